@@ -1,0 +1,69 @@
+// Command bpfmeta adds PERF_RECORD_BPF_METADATA records to perf.data
+// recordings made by perf versions that do not write them, and inspects
+// the BPF programs and metadata of a running system or a recording.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes, as a Unix tool's: 0 success, 1 failure, 2 usage error.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run is main without the process: tests call it with their own streams.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	app := newApp(stdin, stdout, stderr)
+	if err := app.Run(args); err != nil {
+		var uerr usageError
+		fmt.Fprintf(stderr, "bpfmeta: %v\n", err)
+		if errors.As(err, &uerr) {
+			return exitUsage
+		}
+		return exitFailure
+	}
+	return exitOK
+}
+
+// usageError marks errors in how the command was called (exit code 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+	return &cli.App{
+		Name:  "bpfmeta",
+		Usage: "add BPF program metadata (PERF_RECORD_BPF_METADATA) to perf.data recordings",
+		Description: "perf record >= 6.16 writes, for every BPF function in a recording, the program's\n" +
+			"read-only bpf_metadata_* variables (version, build, ...). bpfmeta adds these\n" +
+			"records to recordings made by older perf, taking the metadata from the running\n" +
+			"kernel or from a snapshot, exactly where and as perf record would have written them.",
+		Reader:          stdin,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		HideHelpCommand: true,
+		// Errors are printed once, by run, as "bpfmeta: ...".
+		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
+			return usageError{err}
+		},
+		Commands: commands(),
+	}
+}

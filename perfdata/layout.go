@@ -1,0 +1,66 @@
+package perfdata
+
+import "encoding/binary"
+
+// FileLayout is where everything is in a file-mode recording, as a reader
+// found it. A rewriter uses it to copy what it does not change and to find
+// every absolute offset it must adjust when the data section grows.
+type FileLayout struct {
+	Order binary.ByteOrder
+	// HeaderRaw is the header as stored (FileHeaderSize or
+	// OldFileHeaderSize bytes), so a rewrite keeps bytes it does not
+	// understand (e.g. a feature bitmap written as 32-bit words).
+	HeaderRaw []byte
+	Header    FileHeader
+	Attrs     []LayoutAttr
+	Features  []FeatureSection
+	// Size is the size of the whole file.
+	Size int64
+}
+
+// LayoutAttr is one attrs-section entry and where it is stored.
+type LayoutAttr struct {
+	FileAttr
+	// Offset is the file offset of the entry (its perf_event_attr); the ids
+	// section follows the attr's own size.
+	Offset int64
+}
+
+// IDsFieldOffset is the file offset of the entry's perf_file_section ids.
+func (a *LayoutAttr) IDsFieldOffset() int64 {
+	return a.Offset + int64(AttrSize(a.Attr.Size))
+}
+
+// FeatureSection is one entry of the feature table: a feature and where its
+// payload is.
+type FeatureSection struct {
+	ID Feature
+	Section
+	// TableOffset is the file offset of this entry in the feature table.
+	TableOffset int64
+}
+
+// DataOffset is the file offset where the data section starts.
+func (l *FileLayout) DataOffset() int64 { return int64(l.Header.Data.Offset) }
+
+// DataEnd is the file offset one past the data section.
+func (l *FileLayout) DataEnd() int64 { return int64(l.Header.Data.End()) }
+
+// IDHeaderSize is the sample_id trailer size of the recording: the first
+// attr's, as perf's evlist__id_hdr_size() takes it.
+func (l *FileLayout) IDHeaderSize() int {
+	if len(l.Attrs) == 0 {
+		return 0
+	}
+	return l.Attrs[0].Attr.IDHeaderSize()
+}
+
+// Feature returns the section of feature f, if the file has it.
+func (l *FileLayout) Feature(f Feature) (FeatureSection, bool) {
+	for _, s := range l.Features {
+		if s.ID == f {
+			return s, true
+		}
+	}
+	return FeatureSection{}, false
+}

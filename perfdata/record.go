@@ -1,0 +1,123 @@
+package perfdata
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+)
+
+// MaxRecordSize is the largest record perf_event_header.size can describe.
+const MaxRecordSize = 1<<16 - 1
+
+// EventHeader is struct perf_event_header.
+type EventHeader struct {
+	Type RecordType
+	Misc uint16
+	Size uint16
+}
+
+// DecodeEventHeader decodes the 8 bytes at the start of b.
+func DecodeEventHeader(b []byte, bo binary.ByteOrder) EventHeader {
+	_ = b[7]
+	return EventHeader{
+		Type: RecordType(bo.Uint32(b)),
+		Misc: bo.Uint16(b[4:]),
+		Size: bo.Uint16(b[6:]),
+	}
+}
+
+// Encode writes the header into b[:8].
+func (h EventHeader) Encode(b []byte, bo binary.ByteOrder) {
+	bo.PutUint32(b, uint32(h.Type))
+	bo.PutUint16(b[4:], h.Misc)
+	bo.PutUint16(b[6:], h.Size)
+}
+
+// Record is one record of a recording as a reader hands it out and a writer
+// takes it: the bytes as stored, plus where they came from.
+type Record struct {
+	// Offset is where the record starts: a byte offset in the input file or
+	// stream (pipe header included), or, for a record decoded from a
+	// COMPRESSED/COMPRESSED2 record, an offset in the decompressed stream.
+	// New records made by a program have Offset -1.
+	Offset int64
+	Header EventHeader
+	// Raw is the record as stored, header included: Header.Size bytes, in
+	// the recording's byte order. A reader may reuse it on its next call.
+	Raw []byte
+	// PayloadSize is the number of bytes that follow Raw and belong to the
+	// record without being counted in Header.Size: the AUX data after an
+	// AUXTRACE record, the trace data after a HEADER_TRACING_DATA record.
+	PayloadSize int64
+	// Payload reads those bytes. It is valid until the reader moves on.
+	Payload io.Reader
+	// Outer is the offset of the COMPRESSED or COMPRESSED2 record this record
+	// was decoded from, or -1 for a record stored as such. A writer that
+	// passes compressed records through verbatim skips records with Outer >= 0.
+	Outer int64
+}
+
+// Compressed reports whether r was decoded from a COMPRESSED/COMPRESSED2 record.
+func (r *Record) Compressed() bool { return r.Outer >= 0 }
+
+// Body is the record after its 8-byte header.
+func (r *Record) Body() []byte { return r.Raw[EventHeaderSize:] }
+
+// PayloadLen returns the size of the data that follows a record of type t
+// outside header.size, as perf's readers skip it: auxtrace.size after
+// AUXTRACE (session.c: perf_session__process_user_event returns it as the
+// "skip"), tracing_data.size after HEADER_TRACING_DATA. raw is the record.
+func PayloadLen(t RecordType, raw []byte, bo binary.ByteOrder) (int64, error) {
+	switch t {
+	case RecordAuxtrace:
+		// struct perf_record_auxtrace { header; u64 size; u64 offset; u64 reference; u32 idx, tid, cpu, reserved__; }
+		if len(raw) < 16 {
+			return 0, fmt.Errorf("AUXTRACE record of %d bytes has no size field", len(raw))
+		}
+		n := bo.Uint64(raw[8:])
+		if n > 1<<62 {
+			return 0, fmt.Errorf("AUXTRACE record claims %d bytes of AUX data", n)
+		}
+		return int64(n), nil
+	case RecordHeaderTracingData:
+		// struct perf_record_header_tracing_data { header; u32 size; u32 pad; }
+		if len(raw) < 12 {
+			return 0, fmt.Errorf("HEADER_TRACING_DATA record of %d bytes has no size field", len(raw))
+		}
+		return int64(bo.Uint32(raw[8:])), nil
+	}
+	return 0, nil
+}
+
+// CompressedPayload returns the zstd bytes a COMPRESSED or COMPRESSED2
+// record carries: everything after the header for COMPRESSED (81), and
+// data_size bytes after the u64 data_size field for COMPRESSED2 (83),
+// as perf's perf_session__process_compressed_event() takes them.
+func CompressedPayload(t RecordType, raw []byte, bo binary.ByteOrder) ([]byte, error) {
+	switch t {
+	case RecordCompressed:
+		return raw[EventHeaderSize:], nil
+	case RecordCompressed2:
+		if len(raw) < 16 {
+			return nil, fmt.Errorf("COMPRESSED2 record of %d bytes has no data_size field", len(raw))
+		}
+		n := bo.Uint64(raw[8:])
+		if n > uint64(len(raw)-16) {
+			return nil, fmt.Errorf("COMPRESSED2 data_size %d exceeds the record (%d bytes of data)", n, len(raw)-16)
+		}
+		return raw[16 : 16+n], nil
+	}
+	return nil, fmt.Errorf("record type %v is not compressed", t)
+}
+
+// cString returns b up to its first NUL.
+func cString(b []byte) string {
+	if i := bytes.IndexByte(b, 0); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+// align8 rounds n up to a multiple of 8 (PERF_ALIGN(n, sizeof(u64))).
+func align8(n int) int { return (n + 7) &^ 7 }

@@ -1,0 +1,137 @@
+package reader
+
+import (
+	"io"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// maxHeaderSection bounds the attrs section and the feature table a reader
+// loads into memory: far beyond any real recording, small enough that a
+// damaged size field cannot exhaust memory.
+const maxHeaderSection = 64 << 20
+
+// readLayout reads and checks a file-mode header, attrs section and feature
+// table, with the checks perf's perf_file_header__read() and
+// perf_session__read_header() make.
+func readLayout(ra io.ReaderAt, size int64, head []byte) (*perfdata.FileLayout, error) {
+	if len(head) < perfdata.OldFileHeaderSize {
+		return nil, truncated(0, "file header: %d bytes", len(head))
+	}
+	m, ok := perfdata.ParseMagic(head[:8], head[16:24])
+	if !ok {
+		if v := string(head[:8]); v == "PERFFILE" || v == "ELIFFREP" {
+			return nil, corrupt(16, "version 1 header whose attr_size is no known perf_event_attr size")
+		}
+		return nil, notPerfData(head[:8])
+	}
+	bo := m.Order
+	h, err := perfdata.DecodeFileHeader(head, bo)
+	if err != nil {
+		return nil, corrupt(8, "%v", err)
+	}
+	if int64(len(head)) < int64(h.Size) {
+		return nil, truncated(int64(len(head)), "file header: %d of %d bytes", len(head), h.Size)
+	}
+	l := &perfdata.FileLayout{
+		Order:     bo,
+		HeaderRaw: append([]byte(nil), head[:h.Size]...),
+		Header:    h,
+		Size:      size,
+	}
+	if h.AttrSize == 0 {
+		return nil, corrupt(16, "attr_size is 0")
+	}
+	// The sections must be in the file and must not overlap.
+	for _, s := range []struct {
+		name string
+		sec  perfdata.Section
+		at   int64
+	}{{"attrs", h.Attrs, 24}, {"data", h.Data, 40}} {
+		if s.sec.Offset < h.Size && s.sec.Size > 0 {
+			return nil, corrupt(s.at, "%s section at %#x overlaps the file header", s.name, s.sec.Offset)
+		}
+		if s.sec.End() < s.sec.Offset || int64(s.sec.End()) > size || int64(s.sec.End()) < 0 {
+			return nil, truncated(s.at, "%s section [%#x, %#x) ends past the end of the file (%d bytes)", s.name, s.sec.Offset, s.sec.End(), size)
+		}
+	}
+	if h.Attrs.Size > 0 && h.Data.Size > 0 && h.Attrs.Offset < h.Data.End() && h.Data.Offset < h.Attrs.End() {
+		return nil, corrupt(24, "attrs section [%#x, %#x) and data section [%#x, %#x) overlap", h.Attrs.Offset, h.Attrs.End(), h.Data.Offset, h.Data.End())
+	}
+	if err := readAttrs(ra, l); err != nil {
+		return nil, err
+	}
+	if err := readFeatureTable(ra, l); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// readAttrs reads the attrs section as perf's read_attr() walks it: each
+// entry is a perf_event_attr of its own attr.size, then its ids section.
+func readAttrs(ra io.ReaderAt, l *perfdata.FileLayout) error {
+	h := &l.Header
+	if h.Attrs.Size > maxHeaderSection {
+		return corrupt(32, "attrs section of %d bytes", h.Attrs.Size)
+	}
+	nr := h.Attrs.Size / h.AttrSize
+	buf := make([]byte, h.Attrs.Size)
+	if _, err := ra.ReadAt(buf, int64(h.Attrs.Offset)); err != nil {
+		return truncated(int64(h.Attrs.Offset), "attrs section: %v", err)
+	}
+	p := 0
+	for i := uint64(0); i < nr; i++ {
+		off := int64(h.Attrs.Offset) + int64(p)
+		if len(buf)-p < perfdata.AttrSizeVer0 {
+			return truncated(off, "attr %d: %d bytes left in the attrs section", i, len(buf)-p)
+		}
+		sz := perfdata.AttrSize(l.Order.Uint32(buf[p+4:]))
+		if sz < perfdata.AttrSizeVer0 || uint64(sz)+perfdata.SectionSize > h.AttrSize {
+			return corrupt(off+4, "attr %d: perf_event_attr.size %d does not fit attr_size %d", i, sz, h.AttrSize)
+		}
+		a, err := perfdata.DecodeAttr(buf[p:p+sz], l.Order)
+		if err != nil {
+			return corrupt(off, "attr %d: %v", i, err)
+		}
+		ids := perfdata.DecodeSection(buf[p+sz:], l.Order)
+		if ids.End() < ids.Offset || int64(ids.End()) > l.Size {
+			return truncated(off+int64(sz), "attr %d: ids [%#x, %#x) past the end of the file (%d bytes)", i, ids.Offset, ids.End(), l.Size)
+		}
+		l.Attrs = append(l.Attrs, perfdata.LayoutAttr{FileAttr: perfdata.FileAttr{Attr: a, IDs: ids}, Offset: off})
+		p += sz + perfdata.SectionSize
+	}
+	return nil
+}
+
+// readFeatureTable reads the table of feature sections that starts right
+// after the data section: one perf_file_section per set feature bit.
+func readFeatureTable(ra io.ReaderAt, l *perfdata.FileLayout) error {
+	feats := l.Header.FeatureList()
+	if len(feats) == 0 {
+		return nil
+	}
+	at := int64(l.Header.FeatureTableOffset())
+	n := int64(len(feats)) * perfdata.SectionSize
+	if at+n > l.Size {
+		return truncated(at, "feature table of %d entries: %d bytes left in the file", len(feats), max(l.Size-at, 0))
+	}
+	buf := make([]byte, n)
+	if _, err := ra.ReadAt(buf, at); err != nil {
+		return truncated(at, "feature table: %v", err)
+	}
+	for i, f := range feats {
+		s := perfdata.DecodeSection(buf[i*perfdata.SectionSize:], l.Order)
+		off := at + int64(i)*perfdata.SectionSize
+		if s.End() < s.Offset || int64(s.End()) > l.Size {
+			return truncated(off, "%v feature section [%#x, %#x) ends past the end of the file (%d bytes)", f, s.Offset, s.End(), l.Size)
+		}
+		l.Features = append(l.Features, perfdata.FeatureSection{ID: f, Section: s, TableOffset: off})
+	}
+	return nil
+}
+
+// FeatureReader returns a reader of a file-mode feature section's payload.
+func FeatureReader(ra io.ReaderAt, s perfdata.FeatureSection) *io.SectionReader {
+	return io.NewSectionReader(ra, int64(s.Offset), int64(s.Size))
+}
+

@@ -1,0 +1,412 @@
+// Package reader reads perf.data recordings as perf does: file mode (the
+// seekable layout with header, attrs, data and feature sections, including
+// the old PERFFILE version 1) and pipe mode (a 16-byte header and a stream
+// of records), in either byte order, handing out one record at a time in
+// constant memory.
+//
+// COMPRESSED and COMPRESSED2 records can be decompressed transparently:
+// after a compressed record the reader hands out the records that complete
+// inside it, marked with the compressed record's offset, exactly as perf's
+// session code delivers them (one zstd stream per recording, records
+// straddling compressed records).
+//
+// Records are handed out as stored, bytes untouched. The reader decodes only
+// what it needs for framing; perfdata decodes the records a caller cares
+// about. It does not write, reorder or interpret samples.
+package reader
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// Options change what a Reader hands out.
+type Options struct {
+	// Decompress makes the reader decode COMPRESSED/COMPRESSED2 records and
+	// hand out the records inside them (Record.Outer set) after the
+	// compressed record itself.
+	Decompress bool
+}
+
+// Reader reads the records of one recording.
+type Reader struct {
+	opts    Options
+	format  perfdata.Format
+	dialect dialect
+	order  binary.ByteOrder
+	layout *perfdata.FileLayout // file mode only
+	attrs  []perfdata.Attr      // file attrs, or HEADER_ATTRs seen so far in a pipe
+
+	s       *scanner
+	end     int64 // file mode: end of the data section; pipe: -1
+	rec     perfdata.Record
+	payload payloadReader
+
+	// Decompression state: one zstd stream for the whole recording.
+	zs       *zstdStream
+	inner    []byte // decompressed bytes not yet handed out
+	innerR   int    // start of the next inner record in inner
+	innerOff int64  // decompressed-stream offset of inner[innerR]
+	outer    int64  // offset of the compressed record being handed out
+	inInner  bool
+
+	trailing    []byte
+	trailingOff int64
+	err         error
+	done        bool
+}
+
+// NewFile reads a recording stored in a file (or anything with random
+// access) of the given size. It reads file-mode and pipe-mode contents.
+func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
+	var head [perfdata.FileHeaderSize]byte
+	n, err := ra.ReadAt(head[:], 0)
+	if n < 16 {
+		if err != nil && err != io.EOF {
+			return nil, err
+		}
+		return nil, &FormatError{Offset: 0, Outer: -1, Msg: fmt.Sprintf("input is %d bytes, too short for a perf.data header", n), Err: ErrNotPerfData}
+	}
+	if isPipe(head[:n]) {
+		return NewStream(io.NewSectionReader(ra, 0, size), opts)
+	}
+	r := &Reader{opts: opts, format: perfdata.FormatFile, end: -1}
+	l, err := readLayout(ra, size, head[:n])
+	if err != nil {
+		return nil, err
+	}
+	r.layout = l
+	r.order = l.Order
+	for _, a := range l.Attrs {
+		r.attrs = append(r.attrs, a.Attr)
+	}
+	r.end = l.DataEnd()
+	r.dialect = fileDialect(&l.Header)
+	r.s = newScanner(io.NewSectionReader(ra, l.DataOffset(), int64(l.Header.Data.Size)), l.DataOffset())
+	return r, nil
+}
+
+// NewStream reads a recording from a stream that cannot seek: a pipe-mode
+// recording (perf record -o -), or a pipe-mode recording in a file.
+func NewStream(src io.Reader, opts Options) (*Reader, error) {
+	var head [perfdata.PipeHeaderSize]byte
+	n, err := io.ReadFull(src, head[:])
+	if err != nil {
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return nil, &FormatError{Offset: 0, Outer: -1, Msg: fmt.Sprintf("input is %d bytes, too short for a perf.data header", n), Err: ErrNotPerfData}
+		}
+		return nil, err
+	}
+	m, ok := perfdata.ParseMagic(head[:8], nil)
+	if !ok {
+		return nil, notPerfData(head[:8])
+	}
+	if !isPipe(head[:]) {
+		return nil, &FormatError{Offset: 8, Outer: -1, Err: ErrCorrupt,
+			Msg: fmt.Sprintf("file-mode recording (header size %d) on a stream that cannot seek; pass it as a file", m.Order.Uint64(head[8:]))}
+	}
+	return &Reader{
+		opts:   opts,
+		format: perfdata.FormatPipe,
+		order:  m.Order,
+		s:      newScanner(src, perfdata.PipeHeaderSize),
+		end:    -1,
+	}, nil
+}
+
+func notPerfData(magic []byte) error {
+	return &FormatError{Offset: 0, Outer: -1, Err: ErrNotPerfData,
+		Msg: fmt.Sprintf("magic %q is not PERFILE2, 2ELIFREP or PERFFILE", magic)}
+}
+
+// isPipe tells a pipe header (size 16) from a file header, as perf's
+// perf_header__read_pipe() test does before anything else.
+func isPipe(head []byte) bool {
+	m, ok := perfdata.ParseMagic(head[:8], nil)
+	return ok && m.Version == 2 && len(head) >= 16 && m.Order.Uint64(head[8:]) == perfdata.PipeHeaderSize
+}
+
+// Format reports whether the recording is in file or pipe format.
+func (r *Reader) Format() perfdata.Format { return r.format }
+
+// ByteOrder is the byte order of the machine that wrote the recording.
+func (r *Reader) ByteOrder() binary.ByteOrder { return r.order }
+
+// Layout describes a file-mode recording's sections; nil in pipe mode.
+func (r *Reader) Layout() *perfdata.FileLayout { return r.layout }
+
+// Attrs returns the recording's event attributes: the attrs section of a
+// file, or the HEADER_ATTR records a pipe stream has carried so far.
+func (r *Reader) Attrs() []perfdata.Attr { return r.attrs }
+
+// IDHeaderSize is the size of the sample_id trailer perf appends to the
+// records it synthesizes: the first attr's, as evlist__id_hdr_size() takes it
+// (0 while a pipe stream has shown no HEADER_ATTR).
+func (r *Reader) IDHeaderSize() int {
+	if len(r.attrs) == 0 {
+		return 0
+	}
+	return r.attrs[0].IDHeaderSize()
+}
+
+// Record is the record the last call to Next found. It and its bytes are
+// valid until the next call to Next.
+func (r *Reader) Record() *perfdata.Record { return &r.rec }
+
+// Err is the error that stopped Next, or nil at a clean end.
+func (r *Reader) Err() error { return r.err }
+
+// Offset is the input offset the reader has consumed up to: after the last
+// top-level record handed out (and its payload, once skipped).
+func (r *Reader) Offset() int64 { return r.s.off }
+
+// Trailing reports bytes at the end of a pipe stream that do not form a
+// record (such as a shell's status lines captured with the stream), as
+// found once Next has returned false with Err() == nil. perf stops reading
+// there with "unexpected end of event stream"; bpfmeta keeps the bytes.
+func (r *Reader) Trailing() (off int64, b []byte) { return r.trailingOff, r.trailing }
+
+// Close releases the decompressor. It does not close the input.
+func (r *Reader) Close() error {
+	if r.zs != nil {
+		r.zs.close()
+	}
+	return nil
+}
+
+// Next advances to the next record and reports whether there is one.
+func (r *Reader) Next() bool {
+	if r.err != nil || r.done {
+		return false
+	}
+	if r.payload.left > 0 {
+		n, err := r.s.skip(r.payload.left)
+		if err != nil {
+			r.fail(truncated(r.s.off, "AUX or trace data of the %v record at %#x ends after %d of %d bytes", r.rec.Header.Type, r.rec.Offset, n, r.payload.left))
+			return false
+		}
+		r.payload.left = 0
+	}
+	if r.inInner {
+		ok, err := r.nextInner()
+		if err != nil {
+			r.fail(err)
+			return false
+		}
+		if ok {
+			return true
+		}
+		r.inInner = false
+	}
+	ok, err := r.nextTop()
+	if err != nil {
+		r.fail(err)
+		return false
+	}
+	if !ok {
+		r.done = true
+		if err := r.finish(); err != nil {
+			r.fail(err)
+		}
+	}
+	return ok
+}
+
+func (r *Reader) fail(err error) {
+	r.err = err
+	r.rec = perfdata.Record{}
+	r.Close()
+}
+
+// finish checks the state at the end of the stream.
+func (r *Reader) finish() error {
+	if left := len(r.inner) - r.innerR; left > 0 {
+		// perf drops such a tail silently (its decomp_last_rem is never
+		// delivered); it means the recording stopped mid-record.
+		return &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrTruncated,
+			Msg: fmt.Sprintf("compressed data ends %d bytes into a record", left)}
+	}
+	r.Close()
+	return nil
+}
+
+// nextTop reads the next record stored in the data section or pipe stream.
+func (r *Reader) nextTop() (bool, error) {
+	off := r.s.off
+	hb, err := r.s.peek(perfdata.EventHeaderSize)
+	if err != nil {
+		return false, err
+	}
+	left := r.remaining(len(hb))
+	if len(hb) == 0 {
+		return false, nil
+	}
+	if len(hb) < perfdata.EventHeaderSize {
+		return false, r.truncatedTop(off, hb, int(left))
+	}
+	h := perfdata.DecodeEventHeader(hb, r.order)
+	if off == perfdata.PipeHeaderSize && r.format == perfdata.FormatPipe {
+		r.dialect = pipeDialect(h.Type)
+	}
+	if h.Size < perfdata.EventHeaderSize {
+		if r.format == perfdata.FormatPipe && !h.Type.Known() {
+			return r.trailingBytes(off)
+		}
+		return false, corrupt(off, "bad record size %d (type %v)", h.Size, h.Type)
+	}
+	raw, err := r.s.peek(int(h.Size))
+	if err != nil {
+		return false, err
+	}
+	if len(raw) < int(h.Size) {
+		if r.format == perfdata.FormatPipe && !h.Type.Known() {
+			return r.trailingBytes(off)
+		}
+		return false, truncated(off, "truncated %v record: size %d, %d bytes left", h.Type, h.Size, len(raw))
+	}
+	r.s.consume(int(h.Size))
+	r.rec = perfdata.Record{Offset: off, Header: h, Raw: raw, Outer: -1}
+	if err := r.topLevel(&r.rec); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// remaining is what is left of the data section after n peeked bytes.
+func (r *Reader) remaining(n int) int64 {
+	if r.end >= 0 {
+		return r.end - r.s.off
+	}
+	return int64(n)
+}
+
+func (r *Reader) truncatedTop(off int64, hb []byte, left int) error {
+	if r.format == perfdata.FormatPipe {
+		r.trailing = append([]byte(nil), hb...)
+		r.trailingOff = off
+		// A partial header could be the start of a record or noise; with so
+		// little there is no telling, and perf would stop quietly too.
+		r.s.consume(len(hb))
+		return nil
+	}
+	return truncated(off, "truncated record header: %d bytes left", left)
+}
+
+// trailingBytes keeps what is left of a pipe stream that does not parse
+// as a record of a type perf knows: output captured after the stream.
+func (r *Reader) trailingBytes(off int64) (bool, error) {
+	b, err := r.s.peek(maxRecord + 1)
+	if err != nil {
+		return false, err
+	}
+	if len(b) > maxRecord {
+		h := perfdata.DecodeEventHeader(b, r.order)
+		return false, corrupt(off, "bad record: type %v, size %d", h.Type, h.Size)
+	}
+	r.trailing = append([]byte(nil), b...)
+	r.trailingOff = off
+	r.s.consume(len(b))
+	return false, nil
+}
+
+// topLevel does what a record means for framing and for the reader's state.
+func (r *Reader) topLevel(rec *perfdata.Record) error {
+	switch t := rec.Header.Type; {
+	case r.dialect.hasPayload(t):
+		n, err := perfdata.PayloadLen(t, rec.Raw, r.order)
+		if err != nil {
+			return corrupt(rec.Offset, "%v", err)
+		}
+		if r.end >= 0 && n > r.end-r.s.off {
+			return truncated(rec.Offset, "%v record announces %d bytes of data, %d bytes left", t, n, r.end-r.s.off)
+		}
+		rec.PayloadSize = n
+		r.payload = payloadReader{s: r.s, left: n}
+		rec.Payload = &r.payload
+	case t == perfdata.RecordHeaderAttr:
+		if r.format == perfdata.FormatPipe {
+			a, err := perfdata.DecodeHeaderAttr(rec.Raw, r.order)
+			if err != nil {
+				return corrupt(rec.Offset, "%v", err)
+			}
+			a.Attr.Raw = bytes.Clone(a.Attr.Raw) // rec.Raw is reused
+			r.attrs = append(r.attrs, a.Attr)
+		}
+	case t == perfdata.RecordCompressed || t == perfdata.RecordCompressed2:
+		if !r.opts.Decompress {
+			return nil
+		}
+		p, err := perfdata.CompressedPayload(t, rec.Raw, r.order)
+		if err != nil {
+			return corrupt(rec.Offset, "%v", err)
+		}
+		if r.zs == nil {
+			r.zs = newZstdStream()
+		}
+		if r.innerR > 0 {
+			n := copy(r.inner, r.inner[r.innerR:])
+			r.inner = r.inner[:n]
+			r.innerR = 0
+		}
+		r.inner, err = r.zs.feed(r.inner, p)
+		if err != nil {
+			return corrupt(rec.Offset, "%v record: bad zstd data: %v", t, err)
+		}
+		r.outer = rec.Offset
+		r.inInner = true
+	}
+	return nil
+}
+
+// nextInner hands out the next complete record of the decompressed stream.
+func (r *Reader) nextInner() (bool, error) {
+	b := r.inner[r.innerR:]
+	if len(b) < perfdata.EventHeaderSize {
+		return false, nil
+	}
+	h := perfdata.DecodeEventHeader(b, r.order)
+	if h.Size < perfdata.EventHeaderSize {
+		return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
+			Msg: fmt.Sprintf("bad record size %d (type %v)", h.Size, h.Type)}
+	}
+	if len(b) < int(h.Size) {
+		return false, nil
+	}
+	raw := b[:h.Size]
+	total := int64(h.Size)
+	var payload []byte
+	if r.dialect.hasPayload(h.Type) {
+		n, err := perfdata.PayloadLen(h.Type, raw, r.order)
+		if err != nil {
+			return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt, Msg: err.Error()}
+		}
+		if int64(len(b)) < total+n {
+			return false, nil // as perf, the whole record must be in the buffer
+		}
+		payload = b[total : total+n]
+		total += n
+	}
+	r.rec = perfdata.Record{Offset: r.innerOff, Header: h, Raw: raw, Outer: r.outer}
+	if payload != nil {
+		r.rec.PayloadSize = int64(len(payload))
+		r.rec.Payload = &sliceReader{b: payload}
+	}
+	r.innerR += int(total)
+	r.innerOff += total
+	return true, nil
+}
+
+type sliceReader struct{ b []byte }
+
+func (s *sliceReader) Read(p []byte) (int, error) {
+	if len(s.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p, s.b)
+	s.b = s.b[n:]
+	return n, nil
+}

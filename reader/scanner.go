@@ -1,0 +1,145 @@
+package reader
+
+import (
+	"io"
+)
+
+// Buffer sizes.
+const (
+	// streamBufSize is the read buffer of the record stream: big enough
+	// that a copy runs at the speed of the page cache, small enough for a
+	// constant, small memory footprint.
+	streamBufSize = 1 << 20
+	// maxRecord is the largest record a perf_event_header can describe.
+	maxRecord = 1<<16 - 1
+)
+
+// scanner is a forward-only buffered view of a record stream that hands
+// out slices of its buffer, so records are not copied.
+type scanner struct {
+	src  io.Reader
+	buf  []byte
+	r, w int
+	off  int64 // input offset of buf[r]
+	eof  bool
+}
+
+func newScanner(src io.Reader, off int64) *scanner {
+	return &scanner{src: src, buf: make([]byte, streamBufSize), off: off}
+}
+
+// buffered is the number of bytes available without reading.
+func (s *scanner) buffered() int { return s.w - s.r }
+
+// peek returns the next n bytes without consuming them, or fewer if the
+// stream ends first. Slices returned earlier stay valid until the next peek.
+func (s *scanner) peek(n int) ([]byte, error) {
+	if s.w-s.r >= n {
+		return s.buf[s.r : s.r+n], nil
+	}
+	if s.r > 0 {
+		copy(s.buf, s.buf[s.r:s.w])
+		s.w -= s.r
+		s.r = 0
+	}
+	if n > len(s.buf) {
+		nb := make([]byte, n)
+		copy(nb, s.buf[:s.w])
+		s.buf = nb
+	}
+	for s.w < n && !s.eof {
+		m, err := s.src.Read(s.buf[s.w:])
+		s.w += m
+		if err == io.EOF {
+			s.eof = true
+		} else if err != nil {
+			return s.buf[:s.w], err
+		}
+	}
+	return s.buf[:min(n, s.w)], nil
+}
+
+// consume drops n buffered bytes.
+func (s *scanner) consume(n int) {
+	s.r += n
+	s.off += int64(n)
+}
+
+// read reads up to len(p) bytes of the stream, from the buffer first. It
+// never moves buffered data, so slices handed out by peek stay valid.
+func (s *scanner) read(p []byte) (int, error) {
+	if s.r < s.w {
+		n := copy(p, s.buf[s.r:s.w])
+		s.consume(n)
+		return n, nil
+	}
+	if s.eof {
+		return 0, io.EOF
+	}
+	n, err := s.src.Read(p)
+	s.off += int64(n)
+	if err == io.EOF {
+		s.eof = true
+		if n > 0 {
+			err = nil
+		}
+	}
+	return n, err
+}
+
+// skip drops n bytes of the stream, seeking where the source allows.
+func (s *scanner) skip(n int64) (int64, error) {
+	b := min(n, int64(s.buffered()))
+	s.consume(int(b))
+	left := n - b
+	if left == 0 {
+		return n, nil
+	}
+	if sk, ok := s.src.(io.Seeker); ok {
+		cur, err := sk.Seek(0, io.SeekCurrent)
+		if err == nil {
+			end, err := sk.Seek(0, io.SeekEnd)
+			if err == nil {
+				step := min(left, end-cur)
+				if _, err := sk.Seek(cur+step, io.SeekStart); err == nil {
+					s.off += step
+					if step < left {
+						s.eof = true
+						return b + step, io.ErrUnexpectedEOF
+					}
+					return n, nil
+				}
+			}
+		}
+	}
+	m, err := io.CopyN(io.Discard, readerFunc(s.read), left)
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return b + m, err
+}
+
+type readerFunc func([]byte) (int, error)
+
+func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
+
+// payloadReader reads the bytes a record carries beyond header.size.
+type payloadReader struct {
+	s    *scanner
+	left int64
+}
+
+func (p *payloadReader) Read(b []byte) (int, error) {
+	if p.left <= 0 {
+		return 0, io.EOF
+	}
+	if int64(len(b)) > p.left {
+		b = b[:p.left]
+	}
+	n, err := p.s.read(b)
+	p.left -= int64(n)
+	if err == io.EOF && p.left > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}

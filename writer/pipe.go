@@ -1,0 +1,43 @@
+package writer
+
+import (
+	"bufio"
+	"encoding/binary"
+	"io"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// Pipe writes a pipe-mode recording: the 16-byte pipe header, then records.
+type Pipe struct {
+	bw *bufio.Writer
+	bo binary.ByteOrder
+}
+
+// NewPipe writes the pipe header for byte order bo to w and returns a
+// writer for the records that follow.
+func NewPipe(w io.Writer, bo binary.ByteOrder) (*Pipe, error) {
+	p := &Pipe{bw: bufio.NewWriterSize(w, writeBufSize), bo: bo}
+	if _, err := p.bw.Write(perfdata.PipeHeader(bo)); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// WriteRecord implements RecordWriter.
+func (p *Pipe) WriteRecord(rec *perfdata.Record) error {
+	if rec.Outer >= 0 {
+		return nil
+	}
+	return writeRecord(p.bw, rec)
+}
+
+// WriteRaw writes bytes that are not a record, such as the trailing bytes a
+// reader found after a pipe stream's last record.
+func (p *Pipe) WriteRaw(b []byte) error {
+	_, err := p.bw.Write(b)
+	return err
+}
+
+// Close flushes the stream. It does not close the underlying writer.
+func (p *Pipe) Close() error { return p.bw.Flush() }
