@@ -134,4 +134,3 @@ func readFeatureTable(ra io.ReaderAt, l *perfdata.FileLayout) error {
 func FeatureReader(ra io.ReaderAt, s perfdata.FeatureSection) *io.SectionReader {
 	return io.NewSectionReader(ra, int64(s.Offset), int64(s.Size))
 }
-

@@ -37,9 +37,9 @@ type Reader struct {
 	opts    Options
 	format  perfdata.Format
 	dialect dialect
-	order  binary.ByteOrder
-	layout *perfdata.FileLayout // file mode only
-	attrs  []perfdata.Attr      // file attrs, or HEADER_ATTRs seen so far in a pipe
+	order   binary.ByteOrder
+	layout  *perfdata.FileLayout // file mode only
+	attrs   []perfdata.Attr      // file attrs, or HEADER_ATTRs seen so far in a pipe
 
 	s       *scanner
 	end     int64 // file mode: end of the data section; pipe: -1
