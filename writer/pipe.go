@@ -11,13 +11,13 @@ import (
 // Pipe writes a pipe-mode recording: the 16-byte pipe header, then records.
 type Pipe struct {
 	bw *bufio.Writer
-	bo binary.ByteOrder
+	bo byteOrder
 }
 
 // NewPipe writes the pipe header for byte order bo to w and returns a
 // writer for the records that follow.
 func NewPipe(w io.Writer, bo binary.ByteOrder) (*Pipe, error) {
-	p := &Pipe{bw: bufio.NewWriterSize(w, writeBufSize), bo: bo}
+	p := &Pipe{bw: bufio.NewWriterSize(w, writeBufSize), bo: orderOf(bo)}
 	if _, err := p.bw.Write(perfdata.PipeHeader(bo)); err != nil {
 		return nil, err
 	}
@@ -41,3 +41,16 @@ func (p *Pipe) WriteRaw(b []byte) error {
 
 // Close flushes the stream. It does not close the underlying writer.
 func (p *Pipe) Close() error { return p.bw.Flush() }
+
+// byteOrder is what binary.LittleEndian and binary.BigEndian both are.
+type byteOrder interface {
+	binary.ByteOrder
+	binary.AppendByteOrder
+}
+
+func orderOf(bo binary.ByteOrder) byteOrder {
+	if bo == binary.BigEndian {
+		return binary.BigEndian
+	}
+	return binary.LittleEndian
+}

@@ -1,0 +1,118 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+)
+
+// input is an opened recording.
+type input struct {
+	*reader.Reader
+	name string      // for messages: the path, or "stdin"
+	file *os.File    // the file the reader reads, when it has random access
+	src  io.ReaderAt // what a file-mode rewrite copies from
+	cleanup []func()
+}
+
+func (in *input) Close() {
+	in.Reader.Close()
+	for i := len(in.cleanup) - 1; i >= 0; i-- {
+		in.cleanup[i]()
+	}
+}
+
+// stdinName is how messages name standard input.
+const stdinName = "stdin"
+
+// openInput opens a recording: a path, or "-" (or "") for standard input.
+// A file-format recording on a pipe cannot be read in one pass (its header
+// says where the data is only after the data was written), so it is first
+// copied to a temporary file.
+func openInput(path string, stdin io.Reader, opts reader.Options) (*input, error) {
+	if path == "" || path == "-" {
+		return openStdin(stdin, opts)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	in, err := openFile(f, path, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	in.cleanup = append(in.cleanup, func() { f.Close() })
+	return in, nil
+}
+
+func openFile(f *os.File, name string, opts reader.Options) (*input, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.IsDir() {
+		return nil, fmt.Errorf("%s is a directory", name)
+	}
+	r, err := reader.NewFile(f, st.Size(), opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &input{Reader: r, name: name, file: f, src: f}, nil
+}
+
+func openStdin(stdin io.Reader, opts reader.Options) (*input, error) {
+	if f, ok := stdin.(*os.File); ok {
+		if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+			if _, err := f.Seek(0, io.SeekCurrent); err == nil {
+				return openFile(f, stdinName, opts)
+			}
+		}
+	}
+	br := bufio.NewReaderSize(stdin, 1<<16)
+	head, err := br.Peek(perfdata.PipeHeaderSize)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("%s: %w", stdinName, err)
+	}
+	if len(head) == perfdata.PipeHeaderSize && isFileFormat(head) {
+		return spoolStdin(br, opts)
+	}
+	r, err := reader.NewStream(br, opts)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", stdinName, err)
+	}
+	return &input{Reader: r, name: stdinName}, nil
+}
+
+// isFileFormat reports whether head starts a file-format recording.
+func isFileFormat(head []byte) bool {
+	m, ok := perfdata.ParseMagic(head[:8], nil)
+	if !ok {
+		return string(head[:8]) == "PERFFILE" || string(head[:8]) == "ELIFFREP"
+	}
+	return m.Order.Uint64(head[8:]) != perfdata.PipeHeaderSize
+}
+
+func spoolStdin(src io.Reader, opts reader.Options) (*input, error) {
+	f, err := os.CreateTemp("", "bpfmeta-stdin-*.data")
+	if err != nil {
+		return nil, fmt.Errorf("copying the file-format recording on stdin to a temporary file: %w", err)
+	}
+	os.Remove(f.Name()) // nothing to clean up if we are killed
+	if _, err := io.Copy(f, src); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("copying the file-format recording on stdin to a temporary file: %w", err)
+	}
+	in, err := openFile(f, stdinName, opts)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	in.cleanup = append(in.cleanup, func() { f.Close() })
+	return in, nil
+}
