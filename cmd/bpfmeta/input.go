@@ -14,9 +14,9 @@ import (
 // input is an opened recording.
 type input struct {
 	*reader.Reader
-	name string      // for messages: the path, or "stdin"
-	file *os.File    // the file the reader reads, when it has random access
-	src  io.ReaderAt // what a file-mode rewrite copies from
+	name    string      // for messages: the path, or "stdin"
+	file    *os.File    // the file the reader reads, when it has random access
+	src     io.ReaderAt // what a file-mode rewrite copies from
 	cleanup []func()
 }
 
