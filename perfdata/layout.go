@@ -16,6 +16,8 @@ type FileLayout struct {
 	Features  []FeatureSection
 	// Size is the size of the whole file.
 	Size int64
+	// Dialect is the program that wrote the file.
+	Dialect Dialect
 }
 
 // LayoutAttr is one attrs-section entry and where it is stored.

@@ -38,6 +38,7 @@ func readLayout(ra io.ReaderAt, size int64, head []byte) (*perfdata.FileLayout, 
 		HeaderRaw: append([]byte(nil), head[:h.Size]...),
 		Header:    h,
 		Size:      size,
+		Dialect:   perfdata.FileDialect(&h),
 	}
 	if h.AttrSize == 0 {
 		return nil, corrupt(16, "attr_size is 0")

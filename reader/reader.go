@@ -36,7 +36,7 @@ type Options struct {
 type Reader struct {
 	opts    Options
 	format  perfdata.Format
-	dialect dialect
+	dialect perfdata.Dialect
 	order   binary.ByteOrder
 	layout  *perfdata.FileLayout // file mode only
 	attrs   []perfdata.Attr      // file attrs, or HEADER_ATTRs seen so far in a pipe
@@ -85,7 +85,7 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 		r.attrs = append(r.attrs, a.Attr)
 	}
 	r.end = l.DataEnd()
-	r.dialect = fileDialect(&l.Header)
+	r.dialect = l.Dialect
 	r.s = newScanner(io.NewSectionReader(ra, l.DataOffset(), int64(l.Header.Data.Size)), l.DataOffset())
 	return r, nil
 }
@@ -135,6 +135,9 @@ func (r *Reader) Format() perfdata.Format { return r.format }
 
 // ByteOrder is the byte order of the machine that wrote the recording.
 func (r *Reader) ByteOrder() binary.ByteOrder { return r.order }
+
+// Dialect is the program that wrote the recording, as far as framing goes.
+func (r *Reader) Dialect() perfdata.Dialect { return r.dialect }
 
 // Layout describes a file-mode recording's sections; nil in pipe mode.
 func (r *Reader) Layout() *perfdata.FileLayout { return r.layout }
@@ -250,7 +253,7 @@ func (r *Reader) nextTop() (bool, error) {
 	}
 	h := perfdata.DecodeEventHeader(hb, r.order)
 	if off == perfdata.PipeHeaderSize && r.format == perfdata.FormatPipe {
-		r.dialect = pipeDialect(h.Type)
+		r.dialect = perfdata.PipeDialect(h.Type)
 	}
 	if h.Size < perfdata.EventHeaderSize {
 		if r.format == perfdata.FormatPipe && !h.Type.Known() {
@@ -316,7 +319,7 @@ func (r *Reader) trailingBytes(off int64) (bool, error) {
 // topLevel does what a record means for framing and for the reader's state.
 func (r *Reader) topLevel(rec *perfdata.Record) error {
 	switch t := rec.Header.Type; {
-	case r.dialect.hasPayload(t):
+	case r.dialect.HasPayload(t):
 		n, err := perfdata.PayloadLen(t, rec.Raw, r.order)
 		if err != nil {
 			return corrupt(rec.Offset, "%v", err)
@@ -379,7 +382,7 @@ func (r *Reader) nextInner() (bool, error) {
 	raw := b[:h.Size]
 	total := int64(h.Size)
 	var payload []byte
-	if r.dialect.hasPayload(h.Type) {
+	if r.dialect.HasPayload(h.Type) {
 		n, err := perfdata.PayloadLen(h.Type, raw, r.order)
 		if err != nil {
 			return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt, Msg: err.Error()}

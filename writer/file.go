@@ -143,18 +143,22 @@ func (w *File) Close() error {
 
 // patchAuxtraceIndex rewrites HEADER_AUXTRACE: u64 nr, then {u64
 // file_offset, u64 sz}[nr], where file_offset is the absolute offset of an
-// AUXTRACE record (perf's auxtrace_index__write()).
+// AUXTRACE record (perf's auxtrace_index__write()). simpleperf writes the
+// entries without the count.
 func (w *File) patchAuxtraceIndex(p *patches, f perfdata.FeatureSection) error {
-	if f.Size < 8 {
-		return nil
-	}
 	buf := make([]byte, f.Size)
 	if _, err := w.src.ReadAt(buf, int64(f.Offset)); err != nil {
 		return fmt.Errorf("reading the AUXTRACE feature at %#x: %w", f.Offset, err)
 	}
-	nr := w.bo.Uint64(buf)
-	for i := uint64(0); i < nr && 8+16*i+16 <= f.Size; i++ {
-		at := 8 + 16*i
+	start, nr := uint64(0), f.Size/16
+	if w.l.Dialect != perfdata.DialectSimpleperf {
+		if f.Size < 8 {
+			return nil
+		}
+		start, nr = 8, min(w.bo.Uint64(buf), (f.Size-8)/16)
+	}
+	for i := uint64(0); i < nr; i++ {
+		at := start + 16*i
 		p.put64(int64(f.Offset+at), w.bo, w.mapOffset(w.bo.Uint64(buf[at:])))
 	}
 	return nil

@@ -1,0 +1,320 @@
+package inject_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+	"github.com/bpfmeta/bpfmeta/writer"
+)
+
+var le = binary.LittleEndian
+
+// stream builds a little-endian pipe-mode recording whose attr has
+// sample_id_all with TID|TIME (a 16-byte sample_id trailer).
+type stream struct{ bytes.Buffer }
+
+const idHdr = 16
+
+func newStream() *stream {
+	s := &stream{}
+	s.Write(perfdata.PipeHeader(le))
+	attr := make([]byte, 128)
+	le.PutUint32(attr[4:], 128)
+	le.PutUint64(attr[24:], uint64(perfdata.SampleIP|perfdata.SampleTID|perfdata.SampleTime))
+	le.PutUint64(attr[40:], 1<<18) // sample_id_all
+	s.rec(perfdata.RecordHeaderAttr, attr)
+	return s
+}
+
+func (s *stream) rec(t perfdata.RecordType, body []byte) {
+	h := make([]byte, 8)
+	perfdata.EventHeader{Type: t, Size: uint16(8 + len(body))}.Encode(h, le)
+	s.Write(h)
+	s.Write(body)
+}
+
+// trailer is a sample_id: zeros for perf's synthesized records, a pid and a
+// time for the kernel's.
+func trailer(kernel bool) []byte {
+	b := make([]byte, idHdr)
+	if kernel {
+		le.PutUint32(b, 4242)
+		le.PutUint64(b[8:], 123456789)
+	}
+	return b
+}
+
+func (s *stream) ksym(addr uint64, name string, unregister, kernel bool) {
+	b := make([]byte, 16)
+	le.PutUint64(b, addr)
+	le.PutUint32(b[8:], 40)
+	le.PutUint16(b[12:], perfdata.KSymbolTypeBPF)
+	if unregister {
+		le.PutUint16(b[14:], perfdata.KSymbolFlagUnregister)
+	}
+	n := make([]byte, (len(name)+8)&^7)
+	copy(n, name)
+	s.rec(perfdata.RecordKSymbol, append(append(b, n...), trailer(kernel)...))
+}
+
+func (s *stream) bpfEvent(typ uint16, id uint32, tag bpfprog.Tag, kernel bool) {
+	b := make([]byte, 16)
+	le.PutUint16(b, typ)
+	le.PutUint32(b[4:], id)
+	copy(b[8:], tag[:])
+	s.rec(perfdata.RecordBPFEvent, append(b, trailer(kernel)...))
+}
+
+func (s *stream) sample() { s.rec(perfdata.RecordSample, make([]byte, 24)) }
+
+// fakeSource is a bpfprog.Source over a fixed set of programs.
+type fakeSource map[uint32]*bpfprog.Program
+
+func (f fakeSource) Lookup(id uint32, tag bpfprog.Tag) (*bpfprog.Program, error) {
+	p, ok := f[id]
+	if !ok {
+		return nil, fmt.Errorf("program %d: %w", id, bpfprog.ErrNotFound)
+	}
+	if p.Tag != tag {
+		return nil, &bpfprog.TagMismatchError{ID: id, Want: tag, Got: p.Tag}
+	}
+	return p, nil
+}
+
+func (f fakeSource) System() bpfprog.System { return bpfprog.System{} }
+
+func tag(b byte) bpfprog.Tag { return bpfprog.Tag{b, b, b, b, b, b, b, b} }
+
+// prog is a program with a main function and nsub subprograms at
+// base, base+0x100, ...; the main function's kernel name uses the
+// program tag, its perf name the function tag, as real ones do.
+func prog(id uint32, t byte, base uint64, nsub int, meta bool) *bpfprog.Program {
+	p := &bpfprog.Program{ID: id, Tag: tag(t), Name: fmt.Sprintf("p%d", id)}
+	for i := 0; i <= nsub; i++ {
+		ft := tag(t + byte(i) + 1)
+		fn := fmt.Sprintf("f%d_%d", id, i)
+		f := bpfprog.Func{Tag: ft, BTFName: fn, Addr: base + uint64(i)*0x100, Len: 40,
+			PerfName: fmt.Sprintf("bpf_prog_%v_%s", ft, fn), KernelName: fmt.Sprintf("bpf_prog_%v_%s", ft, fn)}
+		if i == 0 && nsub > 0 {
+			f.KernelName = fmt.Sprintf("bpf_prog_%v_%s", p.Tag, fn)
+		}
+		p.Funcs = append(p.Funcs, f)
+	}
+	if meta {
+		m := &bpfprog.Metadata{Entries: []bpfprog.Entry{{Key: "version", Value: fmt.Sprintf(`"%d.0"`, id)}}}
+		for _, f := range p.Funcs {
+			m.ProgNames = append(m.ProgNames, f.PerfName)
+		}
+		p.Metadata = m
+	}
+	return p
+}
+
+// synth writes what perf writes for a program loaded before the recording.
+func (s *stream) synth(p *bpfprog.Program) {
+	for _, f := range p.Funcs {
+		s.ksym(f.Addr, f.PerfName, false, false)
+	}
+	s.bpfEvent(perfdata.BPFEventProgLoad, p.ID, p.Tag, false)
+}
+
+// kernelLoad writes what the kernel emits for a program loaded while recording.
+func (s *stream) kernelLoad(p *bpfprog.Program) {
+	for _, f := range p.Funcs {
+		s.ksym(f.Addr, f.KernelName, false, true)
+	}
+	s.bpfEvent(perfdata.BPFEventProgLoad, p.ID, p.Tag, true)
+}
+
+func (s *stream) metadata(name string, p *bpfprog.Program) {
+	m := perfdata.BPFMetadata{ProgName: name}
+	for _, e := range p.Metadata.Entries {
+		m.Entries = append(m.Entries, perfdata.BPFMetadataEntry{Key: e.Key, Value: e.Value})
+	}
+	raw, err := m.Encode(le, idHdr)
+	if err != nil {
+		panic(err)
+	}
+	s.Write(raw)
+}
+
+func run(t *testing.T, in []byte, src bpfprog.Source, opts inject.Options) ([]byte, *inject.Summary) {
+	t.Helper()
+	r, err := reader.NewStream(bytes.NewReader(in), reader.Options{Decompress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var out bytes.Buffer
+	w, err := writer.NewPipe(&out, le)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := inject.Run(r, w, src, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out.Bytes(), sum
+}
+
+func TestPlacement(t *testing.T) {
+	a := prog(10, 0xa0, 0xffff0000, 2, true) // three functions, loaded before
+	b := prog(11, 0xb0, 0xffff1000, 0, false)
+	c := prog(30, 0xc0, 0xffff2000, 1, true) // loaded during
+	d := prog(25, 0xd0, 0xffff3000, 0, true) // loaded during, lower id
+	src := fakeSource{10: a, 11: b, 30: c, 25: d}
+
+	in := newStream()
+	in.synth(a)
+	in.synth(b)
+	in.rec(perfdata.RecordFinishedInit, nil)
+	in.sample()
+	in.kernelLoad(c)
+	in.sample()
+	in.kernelLoad(d)
+	in.rec(perfdata.RecordFinishedRound, nil)
+
+	want := newStream()
+	want.synth(a)
+	for _, f := range a.Funcs {
+		want.metadata(f.PerfName, a)
+	}
+	want.synth(b)
+	want.rec(perfdata.RecordFinishedInit, nil)
+	want.sample()
+	want.kernelLoad(c)
+	want.sample()
+	want.kernelLoad(d)
+	want.rec(perfdata.RecordFinishedRound, nil)
+	// at the end, ascending id, named after the kernel's KSYMBOLs
+	want.metadata(d.Funcs[0].KernelName, d)
+	for _, f := range c.Funcs {
+		want.metadata(f.KernelName, c)
+	}
+
+	got, sum := run(t, in.Bytes(), src, inject.Options{})
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("output differs from the expected recording")
+	}
+	if sum.Injected != 3+1+2 {
+		t.Errorf("injected %d records, want 6", sum.Injected)
+	}
+	outcomes := map[uint32]inject.Outcome{}
+	for _, p := range sum.Programs {
+		outcomes[p.ID] = p.Outcome
+	}
+	wantOut := map[uint32]inject.Outcome{10: inject.Injected, 11: inject.NoMetadata, 30: inject.Injected, 25: inject.Injected}
+	for id, o := range wantOut {
+		if outcomes[id] != o {
+			t.Errorf("program %d: %v, want %v", id, outcomes[id], o)
+		}
+	}
+
+	// Injecting again changes nothing.
+	again, sum2 := run(t, got, src, inject.Options{})
+	if !bytes.Equal(again, got) || sum2.Injected != 0 {
+		t.Errorf("second injection added %d records", sum2.Injected)
+	}
+
+	// --perf-names: the main function of c is named as perf names it.
+	pn, _ := run(t, in.Bytes(), src, inject.Options{PerfNames: true})
+	if !bytes.Contains(pn, []byte(c.Funcs[0].PerfName)) || bytes.Count(pn, []byte(c.Funcs[0].KernelName)) != 1 {
+		t.Errorf("--perf-names: main function of a program loaded during the recording not named %s", c.Funcs[0].PerfName)
+	}
+	// and the file it made counts as already injected, under either name.
+	if _, s := run(t, pn, src, inject.Options{}); s.Injected != 0 {
+		t.Errorf("records named the perf way were duplicated: %d added", s.Injected)
+	}
+}
+
+func TestNeverMislabel(t *testing.T) {
+	a := prog(10, 0xa0, 0xffff0000, 1, true)
+	reused := prog(10, 0xee, 0xffff0000, 1, true) // same id, another program
+	moved := prog(10, 0xa0, 0xfffe0000, 1, true)  // same id and tag, other addresses: another boot
+	for _, tc := range []struct {
+		name string
+		src  fakeSource
+		want inject.Outcome
+		is   error
+	}{
+		{"unknown id", fakeSource{}, inject.NotFound, bpfprog.ErrNotFound},
+		{"reused id", fakeSource{10: reused}, inject.Mismatch, bpfprog.ErrTagMismatch},
+		{"other boot", fakeSource{10: moved}, inject.Mismatch, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := newStream()
+			in.synth(a)
+			in.sample()
+			got, sum := run(t, in.Bytes(), tc.src, inject.Options{})
+			if !bytes.Equal(got, in.Bytes()) {
+				t.Errorf("output changed")
+			}
+			if len(sum.Programs) != 1 || sum.Programs[0].Outcome != tc.want {
+				t.Fatalf("programs %+v, want one %v", sum.Programs, tc.want)
+			}
+			if tc.is != nil && !errors.Is(sum.Programs[0].Err, tc.is) {
+				t.Errorf("error %v, want %v", sum.Programs[0].Err, tc.is)
+			}
+			if len(sum.Unresolved()) != 1 {
+				t.Errorf("unresolved %d, want 1", len(sum.Unresolved()))
+			}
+		})
+	}
+}
+
+// TestExistingRecords: a recording written by perf >= 6.16 keeps its
+// records, gets no duplicates, and its programs count as resolved even when
+// the source no longer knows them.
+func TestExistingRecords(t *testing.T) {
+	a := prog(10, 0xa0, 0xffff0000, 1, true)
+	c := prog(30, 0xc0, 0xffff2000, 1, true)
+	in := newStream()
+	in.synth(a)
+	for _, f := range a.Funcs {
+		in.metadata(f.PerfName, a)
+	}
+	in.rec(perfdata.RecordFinishedInit, nil)
+	in.kernelLoad(c)
+	in.sample()
+	for _, f := range c.Funcs { // as perf 7.2 names them: perf names
+		in.metadata(f.PerfName, c)
+	}
+	for _, src := range []fakeSource{{10: a, 30: c}, {}} {
+		got, sum := run(t, in.Bytes(), src, inject.Options{})
+		if !bytes.Equal(got, in.Bytes()) {
+			t.Errorf("source of %d programs: output changed", len(src))
+		}
+		if sum.Injected != 0 || sum.Kept != 4 || len(sum.Unresolved()) != 0 {
+			t.Errorf("source of %d programs: injected %d, kept %d, unresolved %d; want 0, 4, 0", len(src), sum.Injected, sum.Kept, len(sum.Unresolved()))
+		}
+	}
+}
+
+// TestTrailingBytes: bytes after a pipe stream's last record stay last.
+func TestTrailingBytes(t *testing.T) {
+	c := prog(30, 0xc0, 0xffff2000, 0, true)
+	in := newStream()
+	in.rec(perfdata.RecordFinishedInit, nil)
+	in.kernelLoad(c)
+	junk := []byte("[ perf record: Woken up 1 times ]\n")
+	want := newStream()
+	want.rec(perfdata.RecordFinishedInit, nil)
+	want.kernelLoad(c)
+	want.metadata(c.Funcs[0].KernelName, c)
+	in.Write(junk)
+	want.Write(junk)
+	got, _ := run(t, in.Bytes(), fakeSource{30: c}, inject.Options{})
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("metadata not written before the trailing bytes")
+	}
+}

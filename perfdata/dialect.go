@@ -1,0 +1,58 @@
+package perfdata
+
+// Dialect is the program that wrote a recording, as far as it changes how
+// records and sections are framed. Linux perf, Android's simpleperf and the
+// Google perf of 2012 (ChromeOS) agree on everything else.
+type Dialect int
+
+const (
+	DialectPerf Dialect = iota
+	// DialectSimpleperf: simpleperf files set feature bits from 128 up
+	// (FEAT_SIMPLEPERF_START). Its TRACING_DATA (66) record holds the trace
+	// data within header.size; AUXTRACE (71) is framed as perf frames it;
+	// its HEADER_AUXTRACE index has no leading count.
+	DialectSimpleperf
+	// DialectGooglePipe: a pre-upstream Google perf 3.3 wrote the header
+	// features of a pipe stream as records 69 and up (HOSTNAME = 69 ...)
+	// before HEADER_ATTR; there 71 is the VERSION string, not AUXTRACE.
+	DialectGooglePipe
+)
+
+func (d Dialect) String() string {
+	return [...]string{"perf", "simpleperf", "google-pipe"}[d]
+}
+
+// simpleperfFeatureStart is simpleperf's FEAT_SIMPLEPERF_START.
+const simpleperfFeatureStart = 128
+
+// FileDialect tells from a file header which program wrote the file.
+func FileDialect(h *FileHeader) Dialect {
+	for _, f := range h.FeatureList() {
+		if f >= simpleperfFeatureStart {
+			return DialectSimpleperf
+		}
+	}
+	return DialectPerf
+}
+
+// PipeDialect tells from the first record of a pipe stream which program
+// wrote it: upstream perf starts with HEADER_ATTR (64) or HEADER_FEATURE
+// (80), the Google variant with its header-feature records (69..79).
+func PipeDialect(first RecordType) Dialect {
+	if first >= 69 && first < RecordHeaderFeature {
+		return DialectGooglePipe
+	}
+	return DialectPerf
+}
+
+// HasPayload reports whether records of type t are followed by data that
+// header.size does not count.
+func (d Dialect) HasPayload(t RecordType) bool {
+	switch t {
+	case RecordAuxtrace:
+		return d != DialectGooglePipe
+	case RecordHeaderTracingData:
+		return d != DialectSimpleperf
+	}
+	return false
+}

@@ -1,0 +1,227 @@
+package writer_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+	"github.com/bpfmeta/bpfmeta/writer"
+)
+
+// stockPerf is Debian 12's perf 6.1, which reads every corpus file written
+// by perf < 6.3 (newer attrs are too big for it) except the simpleperf ones.
+const stockPerf = "/usr/bin/perf"
+
+// readsWithStockPerf lists the file-mode corpus files perf 6.1 reads, as the
+// MANIFEST says ("| reads |").
+func readsWithStockPerf(t *testing.T) []string {
+	t.Helper()
+	man, err := os.ReadFile(filepath.Join(corpusDir, "MANIFEST.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, line := range strings.Split(string(man), "\n") {
+		f := strings.Split(line, "|")
+		if len(f) > 7 && strings.TrimSpace(f[3]) == "file" && strings.TrimSpace(f[7]) == "reads" {
+			files = append(files, filepath.Join(corpusDir, strings.TrimSpace(f[1])))
+		}
+	}
+	if len(files) < 30 {
+		t.Fatalf("found %d files perf 6.1 reads in the MANIFEST table: format changed?", len(files))
+	}
+	return files
+}
+
+// insertEvery writes a FINISHED_ROUND record (which perf 6.1 accepts
+// anywhere) before every n-th top-level record and before every AUXTRACE
+// record, so that everything after the first insertion moves.
+func insertEvery(n int) func(w writer.RecordWriter, rec *perfdata.Record) error {
+	i := 0
+	fr := make([]byte, 8)
+	perfdata.EventHeader{Type: perfdata.RecordFinishedRound, Size: 8}.Encode(fr, binary.LittleEndian)
+	return func(w writer.RecordWriter, rec *perfdata.Record) error {
+		if !rec.Compressed() {
+			if i%n == 0 || rec.Header.Type == perfdata.RecordAuxtrace {
+				if err := w.WriteRecord(&perfdata.Record{Offset: -1, Outer: -1, Raw: fr, Header: perfdata.EventHeader{Type: perfdata.RecordFinishedRound, Size: 8}}); err != nil {
+					return err
+				}
+			}
+			i++
+		}
+		return w.WriteRecord(rec)
+	}
+}
+
+var statsLine = regexp.MustCompile(`(?m)^\s*(\S+) events:\s+(\d+)`)
+
+func perfStats(t *testing.T, path string) map[string]string {
+	t.Helper()
+	out, err := exec.Command(stockPerf, "report", "--stats", "-i", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("perf report --stats -i %s: %v\n%s", path, err, out)
+	}
+	m := map[string]string{}
+	// Only the "Aggregated stats" block: the per-event blocks repeat names.
+	_, block, _ := strings.Cut(string(out), "Aggregated stats:")
+	block, _, _ = strings.Cut(block, " stats:\n")
+	for _, g := range statsLine.FindAllStringSubmatch(block, -1) {
+		m[g[1]] = g[2]
+	}
+	return m
+}
+
+func headerOnly(t *testing.T, path string) string {
+	t.Helper()
+	out, err := exec.Command(stockPerf, "report", "--header-only", "-I", "-i", path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("perf report --header-only -i %s: %v\n%s", path, err, out)
+	}
+	var keep []string
+	for _, l := range strings.Split(string(out), "\n") {
+		// these two say where the data is, which is what changed
+		if strings.HasPrefix(l, "# data size") || strings.HasPrefix(l, "# feat offset") || strings.HasPrefix(l, "# captured on") {
+			continue
+		}
+		keep = append(keep, l)
+	}
+	return strings.Join(keep, "\n")
+}
+
+// TestInsertPerfReads: records inserted into a file-mode recording move
+// the data after them and everything after the data section; perf 6.1 must
+// read the result with the same header and the same records plus the
+// inserted ones, and HEADER_AUXTRACE must point at the moved AUXTRACE records.
+func TestInsertPerfReads(t *testing.T) {
+	if _, err := exec.LookPath(stockPerf); err != nil {
+		t.Fatalf("%s is needed (apt-get install linux-perf): %v", stockPerf, err)
+	}
+	for _, path := range readsWithStockPerf(t) {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			t.Parallel()
+			got := rewrite(t, path, insertEvery(7))
+			out := filepath.Join(t.TempDir(), "inserted.data")
+			if err := os.WriteFile(out, got, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before, after := perfStats(t, path), perfStats(t, out)
+			inserted := countInserted(t, path)
+			for k, v := range before {
+				want := v
+				if k == "FINISHED_ROUND" || k == "TOTAL" {
+					want = addInt(v, inserted)
+				}
+				if after[k] != want {
+					t.Errorf("%s events: %s, want %s", k, after[k], want)
+				}
+			}
+			if _, ok := before["FINISHED_ROUND"]; !ok && after["FINISHED_ROUND"] != addInt("0", inserted) {
+				t.Errorf("FINISHED_ROUND events: %s, want %d", after["FINISHED_ROUND"], inserted)
+			}
+			if h0, h1 := headerOnly(t, path), headerOnly(t, out); h0 != h1 {
+				t.Errorf("perf report --header-only differs:\n%s\n---\n%s", h0, h1)
+			}
+			checkAuxtraceIndex(t, out)
+		})
+	}
+}
+
+func countInserted(t *testing.T, path string) int {
+	n := 0
+	rewrite(t, path, func(w writer.RecordWriter, rec *perfdata.Record) error {
+		return nil
+	})
+	i := 0
+	f, _ := os.Open(path)
+	defer f.Close()
+	st, _ := f.Stat()
+	r, err := reader.NewFile(f, st.Size(), reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		if i%7 == 0 || r.Record().Header.Type == perfdata.RecordAuxtrace {
+			n++
+		}
+		i++
+	}
+	return n
+}
+
+func addInt(s string, n int) string {
+	v := 0
+	for _, c := range s {
+		v = v*10 + int(c-'0')
+	}
+	return itoa(v + n)
+}
+
+func itoa(v int) string {
+	if v == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; v > 0; v /= 10 {
+		b = append([]byte{byte('0' + v%10)}, b...)
+	}
+	return string(b)
+}
+
+// checkAuxtraceIndex checks that every HEADER_AUXTRACE entry of the file
+// at path points at an AUXTRACE record of its size.
+func checkAuxtraceIndex(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	r, err := reader.NewFile(f, st.Size(), reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, ok := r.Layout().Feature(perfdata.FeatAuxtrace)
+	if !ok {
+		return
+	}
+	bo := r.ByteOrder()
+	idx := make([]byte, sec.Size)
+	f.ReadAt(idx, int64(sec.Offset))
+	start, nr := uint64(0), sec.Size/16 // simpleperf: no count
+	if r.Dialect() != perfdata.DialectSimpleperf {
+		start, nr = 8, bo.Uint64(idx)
+	}
+	if nr == 0 || start+16*nr > sec.Size {
+		t.Fatalf("AUXTRACE index of %d bytes with %d entries", sec.Size, nr)
+	}
+	for i := uint64(0); i < nr; i++ {
+		off, size := bo.Uint64(idx[start+16*i:]), bo.Uint64(idx[start+8+16*i:])
+		h := make([]byte, 8)
+		f.ReadAt(h, int64(off))
+		eh := perfdata.DecodeEventHeader(h, bo)
+		if eh.Type != perfdata.RecordAuxtrace || uint64(eh.Size) != size {
+			t.Errorf("AUXTRACE index entry %d: %#x [%#x] is a %v record of %d bytes", i, off, size, eh.Type, eh.Size)
+		}
+	}
+}
+
+// TestIdentityPipeRewrite: a pipe stream written back is the same stream.
+func TestIdentityPipeRewrite(t *testing.T) {
+	for _, path := range corpusFiles(t) {
+		if !strings.Contains(path, ".pipe.") || strings.Contains(path, "CORRUPTED") {
+			continue
+		}
+		want, _ := os.ReadFile(path)
+		if got := rewrite(t, path, nil); !bytes.Equal(got, want) {
+			t.Errorf("%s: pipe rewrite differs", filepath.Base(path))
+		}
+	}
+}
