@@ -289,12 +289,7 @@ func (r *Reader) remaining(n int) int64 {
 
 func (r *Reader) truncatedTop(off int64, hb []byte, left int) error {
 	if r.format == perfdata.FormatPipe {
-		r.trailing = append([]byte(nil), hb...)
-		r.trailingOff = off
-		// A partial header could be the start of a record or noise; with so
-		// little there is no telling, and perf would stop quietly too.
-		r.s.consume(len(hb))
-		return nil
+		left = len(hb)
 	}
 	return truncated(off, "truncated record header: %d bytes left", left)
 }

@@ -39,6 +39,15 @@ type zstdChunk struct {
 // zstdReadSize is the size of the decoder's output reads.
 const zstdReadSize = 256 << 10
 
+// maxDecompressed bounds what one compressed record may decompress to. perf
+// itself decompresses each record into a buffer of HEADER_COMPRESSED's
+// mmap_len (528 KiB by default, the ring buffer size with -m); the bound
+// keeps a damaged or hostile stream from exhausting memory.
+const maxDecompressed = 256 << 20
+
+// maxIdleReads is how many empty reads in a row the decoder may make.
+const maxIdleReads = 1000
+
 func newZstdStream() *zstdStream {
 	return &zstdStream{
 		in:   make(chan []byte),
@@ -62,6 +71,7 @@ func (z *zstdStream) feed(dst, payload []byte) ([]byte, error) {
 	case <-z.done:
 		return dst, errors.New("zstd stream closed")
 	}
+	start := len(dst)
 	for c := range z.out {
 		if c.need {
 			return dst, nil
@@ -69,6 +79,11 @@ func (z *zstdStream) feed(dst, payload []byte) ([]byte, error) {
 		if c.err != nil {
 			z.err = c.err
 			return dst, c.err
+		}
+		if len(dst)-start+len(c.b) > maxDecompressed {
+			z.err = fmt.Errorf("decompresses to more than %d MiB", maxDecompressed>>20)
+			z.close()
+			return dst, z.err
 		}
 		dst = append(dst, c.b...)
 		select {
@@ -100,8 +115,18 @@ func (z *zstdStream) run() {
 	}
 	defer dec.Close()
 	buf := make([]byte, zstdReadSize)
+	idle := 0
 	for {
 		n, err := dec.Read(buf)
+		if n == 0 && err == nil {
+			// A decoder that returns nothing and no error at the end of a
+			// frame would spin here forever.
+			if idle++; idle > maxIdleReads {
+				err = errors.New("zstd decoder makes no progress")
+			}
+		} else {
+			idle = 0
+		}
 		if n > 0 {
 			if !z.send(zstdChunk{b: buf[:n]}) {
 				return
