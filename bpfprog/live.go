@@ -1,0 +1,355 @@
+package bpfprog
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/cilium/ebpf"
+	ciliumbtf "github.com/cilium/ebpf/btf"
+	"golang.org/x/sys/unix"
+
+	"github.com/bpfmeta/bpfmeta/btf"
+	"github.com/bpfmeta/bpfmeta/internal/bpfsys"
+)
+
+// Live is the running kernel as a Source. It reads a program when asked
+// (nothing is cached), so it sees programs loaded after it was created and
+// reports programs unloaded since as ErrNotFound.
+//
+// Reading programs, maps and BTF by id needs CAP_SYS_ADMIN (root); the
+// errors then wrap os.ErrPermission.
+type Live struct {
+	sys System
+}
+
+// NewLive returns the running kernel as a Source.
+func NewLive() (*Live, error) {
+	sys, err := CurrentSystem()
+	if err != nil {
+		return nil, err
+	}
+	return &Live{sys: sys}, nil
+}
+
+// System describes the running machine.
+func (l *Live) System() System { return l.sys }
+
+// Lookup reads the program with id if its tag is tag.
+func (l *Live) Lookup(id uint32, tag Tag) (*Program, error) {
+	return readProgram(id, &tag)
+}
+
+// ReadProgram reads the program with id now, whatever its tag.
+//
+// libbpf binds .rodata to a program (BPF_PROG_BIND_MAP) only after loading
+// it; read at its PROG_LOAD BPF_EVENT, a program that does not itself use its
+// .rodata may show no metadata yet, as it may to perf's side-band thread.
+func (l *Live) ReadProgram(id uint32) (*Program, error) {
+	return readProgram(id, nil)
+}
+
+// Programs reads every loaded program, in ascending id order as perf's
+// perf_event__synthesize_bpf_events() walks them. Programs unloaded during
+// the walk are left out. An error reading one program is yielded with a nil
+// program and the walk goes on; an error listing ids ends it.
+func (l *Live) Programs() iter.Seq2[*Program, error] {
+	return func(yield func(*Program, error) bool) {
+		var id ebpf.ProgramID
+		for {
+			next, err := ebpf.ProgramGetNextID(id)
+			if errors.Is(err, os.ErrNotExist) {
+				return
+			}
+			if err != nil {
+				yield(nil, fmt.Errorf("bpfprog: listing programs after id %d: %w", id, withHint(err)))
+				return
+			}
+			id = next
+			p, err := readProgram(uint32(id), nil)
+			if errors.Is(err, ErrNotFound) {
+				continue // unloaded between BPF_PROG_GET_NEXT_ID and BPF_PROG_GET_FD_BY_ID
+			}
+			if !yield(p, err) {
+				return
+			}
+		}
+	}
+}
+
+// withHint adds what to do to a permission error.
+func withHint(err error) error {
+	if errors.Is(err, os.ErrPermission) {
+		return fmt.Errorf("%w (reading BPF programs by id needs root: CAP_SYS_ADMIN)", err)
+	}
+	return err
+}
+
+// btfCache loads each BTF object once per program read: libbpf loaders share
+// one BTF between a program and its maps.
+type btfCache map[uint32]*ciliumbtf.Spec
+
+func (c btfCache) spec(id uint32) (*ciliumbtf.Spec, error) {
+	if s, ok := c[id]; ok {
+		return s, nil
+	}
+	h, err := ciliumbtf.NewHandleFromID(ciliumbtf.ID(id))
+	if err != nil {
+		return nil, fmt.Errorf("BTF %d: %w", id, withHint(err))
+	}
+	defer h.Close()
+	s, err := h.Spec(nil)
+	if err != nil {
+		return nil, fmt.Errorf("BTF %d: %w", id, err)
+	}
+	c[id] = s
+	return s, nil
+}
+
+// specNamer resolves type ids in s, as btf__type_by_id() + btf__name_by_offset().
+func specNamer(s *ciliumbtf.Spec) typeNamer {
+	return func(id uint32) (string, bool, error) {
+		t, err := s.TypeByID(ciliumbtf.TypeID(id))
+		if errors.Is(err, ciliumbtf.ErrNotFound) {
+			return "", false, nil
+		}
+		if err != nil {
+			return "", false, err
+		}
+		return t.TypeName(), true, nil
+	}
+}
+
+func readProgram(id uint32, wantTag *Tag) (*Program, error) {
+	fail := func(err error) (*Program, error) {
+		return nil, fmt.Errorf("bpfprog: program %d: %w", id, err)
+	}
+	prog, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, notFound(id)
+	}
+	if err != nil {
+		return fail(withHint(err))
+	}
+	defer prog.Close()
+
+	info, err := bpfsys.GetProgInfo(prog.FD())
+	if err != nil {
+		return fail(withHint(err))
+	}
+	if wantTag != nil {
+		if err := checkTag(id, *wantTag, info.Tag); err != nil {
+			return nil, err
+		}
+	}
+
+	p := &Program{
+		ID:           info.ID,
+		Tag:          info.Tag,
+		Name:         info.Name,
+		Type:         ebpf.ProgramType(info.Type),
+		LoadTime:     durationNs(info.LoadTime),
+		CreatedByUID: info.CreatedByUID,
+		BTFID:        info.BTFID,
+		MapIDs:       info.MapIDs,
+	}
+	n := len(info.ProgTags)
+	// perf_event__synthesize_one_bpf_prog() requires these to agree.
+	if info.NrJitedKsyms != 0 && (int(info.NrJitedKsyms) != n || len(info.JitedFuncLens) != n) {
+		return fail(fmt.Errorf("kernel reports %d JITed functions, %d lengths and %d tags",
+			info.NrJitedKsyms, len(info.JitedFuncLens), n))
+	}
+	haveFuncInfo := len(info.FuncInfos) > 0
+	if haveFuncInfo && len(info.FuncInfos) != n {
+		return fail(fmt.Errorf("kernel reports %d func_info records for %d functions", len(info.FuncInfos), n))
+	}
+
+	ni := &nameInfo{
+		progTags:        make([]Tag, n),
+		name:            info.Name,
+		nrJitedKsyms:    int(info.NrJitedKsyms),
+		funcInfoRecSize: info.FuncInfoRecSize,
+	}
+	for i, t := range info.ProgTags {
+		ni.progTags[i] = t
+	}
+	for _, fi := range info.FuncInfos {
+		ni.funcTypeIDs = append(ni.funcTypeIDs, fi.TypeID)
+	}
+
+	specs := btfCache{}
+	var progBTF typeNamer
+	if info.BTFID != 0 {
+		s, err := specs.spec(info.BTFID)
+		if err != nil {
+			return fail(err)
+		}
+		progBTF = specNamer(s)
+	}
+	// perf synthesizes KSYMBOL names with the program's BTF only if
+	// btf_id && nr_func_info && func_info_rec_size.
+	var ksymBTF typeNamer
+	if info.BTFID != 0 && haveFuncInfo && info.FuncInfoRecSize != 0 {
+		ksymBTF = progBTF
+	}
+
+	p.Funcs = make([]Func, n)
+	for i := range p.Funcs {
+		f := &p.Funcs[i]
+		f.Tag = ni.progTags[i]
+		if info.JitedKsyms != nil {
+			f.Addr = info.JitedKsyms[i]
+		}
+		if i < len(info.JitedFuncLens) {
+			f.Len = info.JitedFuncLens[i]
+		}
+		if haveFuncInfo {
+			if progBTF == nil {
+				return fail(errors.New("func_info without BTF"))
+			}
+			name, ok, err := progBTF(ni.funcTypeIDs[i])
+			if err != nil {
+				return fail(fmt.Errorf("function %d: %w", i, err))
+			}
+			if !ok {
+				return fail(fmt.Errorf("function %d: BTF %d has no type %d", i, info.BTFID, ni.funcTypeIDs[i]))
+			}
+			f.BTFName = name
+		}
+		if f.PerfName, err = synthesizeProgName(ni, ksymBTF, i); err != nil {
+			return fail(fmt.Errorf("function %d: %w", i, err))
+		}
+		f.KernelName = kernelKsymName(p.Tag, f.Tag, i, f.BTFName, haveFuncInfo, info.Name)
+	}
+
+	p.Metadata, p.MetadataErr = readMetadata(info, ni, specs)
+	return p, nil
+}
+
+// durationNs converts nanoseconds, saturating at the largest Duration.
+func durationNs(ns uint64) time.Duration {
+	const maxDuration = 1<<63 - 1
+	if ns > maxDuration {
+		ns = maxDuration
+	}
+	return time.Duration(ns)
+}
+
+// Map selection, as perf's bpf_metadata_read_map_data() does it.
+const (
+	mapTypeArray     = unix.BPF_MAP_TYPE_ARRAY
+	metadataKeySize  = 4 // sizeof(int)
+	metadataMaxEntry = 1
+	rodataMapName    = ".rodata"
+)
+
+// readMetadata is perf's bpf_metadata_create(): the entries of the first map
+// in map_ids that bpf_metadata_read_map_data() accepts, and one prog_name per
+// function from synthesize_bpf_prog_name() with THAT MAP's BTF. Maps perf
+// would skip are skipped; anything perf could read and this cannot is an
+// error, since skipping it might pick another map than perf does.
+func readMetadata(info *bpfsys.ProgInfo, ni *nameInfo, specs btfCache) (*Metadata, error) {
+	for _, mapID := range info.MapIDs {
+		md, err := readMetadataMap(info.ID, mapID, specs)
+		if md == nil && err == nil {
+			continue
+		}
+		if md != nil {
+			md.ProgNames = make([]string, len(ni.progTags))
+			for i := range md.ProgNames {
+				name, nerr := synthesizeProgName(ni, specNamer(specs[md.BTFID]), i)
+				if nerr != nil {
+					return nil, &MetadataError{ProgID: info.ID, MapID: mapID, Err: nerr}
+				}
+				md.ProgNames[i] = name
+			}
+		}
+		return md, err
+	}
+	return nil, nil
+}
+
+// readMetadataMap returns nil, nil for a map perf skips. A non-nil Metadata
+// with an error has entries whose value could not be formatted.
+func readMetadataMap(progID, mapID uint32, specs btfCache) (*Metadata, error) {
+	mdErr := func(err error) error {
+		return &MetadataError{ProgID: progID, MapID: mapID, Err: err}
+	}
+	m, err := ebpf.NewMapFromID(ebpf.MapID(mapID))
+	if err != nil {
+		// The program holds a reference to its maps, so this is not a
+		// map that went away.
+		return nil, mdErr(withHint(err))
+	}
+	defer m.Close()
+	mi, err := bpfsys.GetMapInfo(m.FD())
+	if err != nil {
+		return nil, mdErr(withHint(err))
+	}
+	if mi.Type != mapTypeArray || mi.KeySize != metadataKeySize || mi.MaxEntries != metadataMaxEntry ||
+		mi.BTFValueTypeID == 0 || !strings.Contains(mi.Name, rodataMapName) {
+		return nil, nil
+	}
+	spec, err := specs.spec(mi.BTFID)
+	if err != nil {
+		return nil, mdErr(err)
+	}
+	vt, err := spec.TypeByID(ciliumbtf.TypeID(mi.BTFValueTypeID))
+	if err != nil {
+		return nil, mdErr(fmt.Errorf("value type %d: %w", mi.BTFValueTypeID, err))
+	}
+	ds, ok := vt.(*ciliumbtf.Datasec)
+	if !ok {
+		return nil, nil
+	}
+	nvars := 0
+	for _, vsi := range ds.Vars {
+		if strings.HasPrefix(vsi.Type.TypeName(), MetadataPrefix) {
+			nvars++
+		}
+	}
+	if nvars == 0 {
+		return nil, nil
+	}
+	value, err := m.LookupBytes(uint32(0))
+	if err != nil {
+		return nil, mdErr(fmt.Errorf("lookup key 0: %w", withHint(err)))
+	}
+	if value == nil {
+		return nil, nil // perf skips a map whose lookup fails
+	}
+
+	md := &Metadata{MapID: mi.ID, MapName: mi.Name, BTFID: mi.BTFID}
+	var firstErr error
+	for _, vsi := range ds.Vars {
+		name := vsi.Type.TypeName()
+		if !strings.HasPrefix(name, MetadataPrefix) {
+			continue
+		}
+		key := metadataKey(name)
+		v, ok := vsi.Type.(*ciliumbtf.Var)
+		if !ok {
+			return nil, &MetadataError{ProgID: progID, MapID: mapID, Key: key,
+				Err: fmt.Errorf("DATASEC member is a %T, not a VAR", vsi.Type)}
+		}
+		// perf dumps btf__resolve_size(var->type) bytes at the var's offset.
+		size, err := ciliumbtf.Sizeof(v.Type)
+		if err != nil {
+			return nil, &MetadataError{ProgID: progID, MapID: mapID, Key: key, Err: err}
+		}
+		end := uint64(vsi.Offset) + uint64(size)
+		if end > uint64(len(value)) {
+			return nil, &MetadataError{ProgID: progID, MapID: mapID, Key: key,
+				Err: fmt.Errorf("variable at %d+%d beyond the %d-byte value", vsi.Offset, size, len(value))}
+		}
+		s, err := btf.FormatN(v.Type, value[vsi.Offset:end], MetadataValueLen)
+		if err != nil && firstErr == nil {
+			firstErr = &MetadataError{ProgID: progID, MapID: mapID, Key: key, Err: err}
+		}
+		md.Entries = append(md.Entries, Entry{Key: key, Value: s})
+	}
+	return md, firstErr
+}

@@ -1,0 +1,15 @@
+#!/bin/sh
+# Rebuild the committed BPF test fixtures (*.bpf.o) from their sources.
+# Usage: testdata/bpf/build.sh          (from anywhere; writes next to this script)
+# Needs clang and libbpf-dev (bookworm: clang 14.0.6, libbpf 1.1.2). The .o files
+# are committed so that the tests need no compiler; rebuild them only when a .c
+# changes, and check them in together.
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+command -v clang >/dev/null || { echo "build.sh: clang missing: apt-get install -y clang llvm libbpf-dev" >&2; exit 1; }
+[ -f /usr/include/bpf/bpf_helpers.h ] || { echo "build.sh: libbpf-dev missing" >&2; exit 1; }
+ARCH_INC=/usr/include/$(uname -m)-linux-gnu   # <asm/types.h> under -target bpf
+for n in meta nometa rodata manyfunc; do
+	clang -O2 -g -target bpf -fdebug-prefix-map="$HERE"=. -I"$ARCH_INC" -c "$HERE/$n.bpf.c" -o "$HERE/$n.bpf.o"
+done
+ls -l "$HERE"/*.bpf.o

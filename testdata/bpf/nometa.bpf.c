@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0
+// Test fixture for package bpfprog: a BPF program WITHOUT any bpf_metadata_*
+// variable and no .rodata at all, with one __noinline subprogram (2 KSYMBOLs).
+// Adapted from shared/tools/bpf-fixture/nometa.bpf.c with bpfprogt_ names.
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+static __attribute__((noinline)) int bpfprogt_nometa_sub(int x)
+{
+	return (x ^ 0x5a) + 1;
+}
+
+SEC("socket")
+int bpfprogt_nometa(struct __sk_buff *skb)
+{
+	return bpfprogt_nometa_sub(skb->len) & 0xffff;
+}
+
+char LICENSE[] SEC("license") = "GPL";
