@@ -7,5 +7,9 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		dumpCommand(),
 		convertCommand(),
+		injectCommand(),
+		showCommand(),
+		stripCommand(),
+		programsCommand(), snapshotCommand(),
 	}
 }

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+)
+
+func stripCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "strip",
+		Usage:     "remove PERF_RECORD_BPF_METADATA records, for perf before 6.16",
+		ArgsUsage: " ",
+		Description: "perf before 6.16 stops at the first BPF_METADATA record (\"failed to process\n" +
+			"type: 84\"). strip copies -i to -o without them; every other byte is unchanged\n" +
+			"(offsets after the removed records are adjusted), so the result is what the\n" +
+			"recording was before bpfmeta inject.\n\n" +
+			"Examples:\n" +
+			"   bpfmeta strip -i perf.meta.data -o perf.data\n" +
+			"   bpfmeta strip < perf.meta.data | perf report -i -",
+		Flags: []cli.Flag{inputFlag(), outputFlag(), forceFlag(),
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"}},
+		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return usagef("strip takes no arguments (use -i and -o)")
+			}
+			in, err := openInput(c.String("input"), c.App.Reader, reader.Options{})
+			if err != nil {
+				return err
+			}
+			defer in.Close()
+			out, err := openOutput(c.String("output"), c.Bool("force"), in, c.App.Writer)
+			if err != nil {
+				return err
+			}
+			defer out.abort()
+			w, pipe, err := newWriter(in, out)
+			if err != nil {
+				return err
+			}
+			removed := 0
+			for in.Next() {
+				rec := in.Record()
+				if rec.Header.Type == perfdata.RecordBPFMetadata && !rec.Compressed() {
+					removed++
+					continue
+				}
+				if err := w.WriteRecord(rec); err != nil {
+					return fmt.Errorf("%s: %w", out.name, err)
+				}
+			}
+			if err := in.Err(); err != nil {
+				return fmt.Errorf("%s: %w", in.name, err)
+			}
+			if _, tr := in.Trailing(); len(tr) > 0 && pipe != nil {
+				if err := pipe.WriteRaw(tr); err != nil {
+					return err
+				}
+			}
+			if err := w.Close(); err != nil {
+				return fmt.Errorf("%s: %w", out.name, err)
+			}
+			if !c.Bool("quiet") {
+				fmt.Fprintf(c.App.ErrWriter, "bpfmeta: %s: removed %d BPF_METADATA record(s)\n", in.name, removed)
+			}
+			return out.commit()
+		},
+	}
+}

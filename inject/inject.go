@@ -1,0 +1,442 @@
+// Package inject adds PERF_RECORD_BPF_METADATA records to a recording, one
+// per JITed function of every BPF program that has metadata, where perf
+// record >= 6.16 would have written them:
+//
+//   - for a program perf found loaded when the recording started (perf
+//     synthesized its KSYMBOLs and BPF_EVENT), right after its BPF_EVENT, as
+//     perf_event__synthesize_one_bpf_prog() does;
+//   - for a program loaded while recording (the kernel emitted its KSYMBOLs
+//     and BPF_EVENT, possibly inside compressed records), at the end, in
+//     ascending program id, as perf_event__synthesize_final_bpf_metadata() does.
+//
+// Programs are looked up in a bpfprog.Source by the id of their BPF_EVENT
+// and matched by tag and by the addresses of their KSYMBOLs, so a reused id
+// or a program from another boot gets no metadata. Records the recording
+// already has are kept and not duplicated, so injecting twice is injecting
+// once. Every other record passes through unchanged.
+//
+// The package decides which records to write and where; reading, framing
+// and offsets are the reader's and the writer's.
+package inject
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+	"github.com/bpfmeta/bpfmeta/writer"
+)
+
+// Options change how records are named.
+type Options struct {
+	// PerfNames gives each record the prog_name perf record >= 6.16 writes
+	// (bpf_metadata_create()'s, which for the main function of a program
+	// loaded during the recording is not the name of its KSYMBOL) instead of
+	// the name of the KSYMBOL it belongs to.
+	PerfNames bool
+}
+
+// Outcome is what became of one program of the recording.
+type Outcome int
+
+const (
+	// Injected: BPF_METADATA records were added.
+	Injected Outcome = iota
+	// AlreadyPresent: the recording has this program's records already.
+	AlreadyPresent
+	// NoMetadata: the program has no bpf_metadata_ variables; perf writes
+	// nothing for it either.
+	NoMetadata
+	// NotFound: the source has no program with this id: it was unloaded
+	// before the source was read, or the source is from another boot.
+	NotFound
+	// Mismatch: the source's program with this id is another program
+	// (other tag, or its functions are not the recording's KSYMBOLs).
+	Mismatch
+	// Failed: the program's metadata could not be read exactly.
+	Failed
+)
+
+func (o Outcome) String() string {
+	return [...]string{"injected", "already present", "no metadata", "not found", "mismatch", "failed"}[o]
+}
+
+// Resolved reports whether the outcome is a definite answer (metadata
+// written, present, or known not to exist).
+func (o Outcome) Resolved() bool { return o <= NoMetadata }
+
+// Program is what inject did for one BPF program loaded in the recording.
+type Program struct {
+	ID      uint32
+	Tag     perfdata.BPFTag
+	Name    string // the name of its first KSYMBOL in the recording, if any
+	Outcome Outcome
+	Records int   // BPF_METADATA records written for it
+	Err     error // why, for NotFound, Mismatch and Failed
+	// Synthesized: perf found the program loaded at the start of the
+	// recording (its records follow its BPF_EVENT); otherwise it was loaded
+	// during the recording (its records are at the end).
+	Synthesized bool
+	// ksyms are the names of the KSYMBOLs right before its BPF_EVENT.
+	ksyms []string
+}
+
+// Summary is what an injection did.
+type Summary struct {
+	Programs []Program // one per PROG_LOAD BPF_EVENT, in recording order
+	Injected int       // BPF_METADATA records written
+	Kept     int       // BPF_METADATA records the recording already had
+}
+
+// Unresolved returns the programs whose metadata could not be determined.
+func (s *Summary) Unresolved() []Program {
+	var u []Program
+	for _, p := range s.Programs {
+		if !p.Outcome.Resolved() {
+			u = append(u, p)
+		}
+	}
+	return u
+}
+
+// rawWriter is a writer that can also write bytes that are not records.
+type rawWriter interface {
+	WriteRaw([]byte) error
+}
+
+// Run copies every record of r to w, adding BPF_METADATA records for the
+// programs src knows. r must decompress (reader.Options.Decompress) to see
+// programs loaded during a compressed recording. w is closed by the caller.
+func Run(r *reader.Reader, w writer.RecordWriter, src bpfprog.Source, opts Options) (*Summary, error) {
+	j := &injector{
+		r:     r,
+		w:     w,
+		src:   src,
+		opts:  opts,
+		ksyms: map[uint64]string{},
+		sum:   &Summary{},
+		seen:  map[string]bool{},
+	}
+	for r.Next() {
+		if err := j.record(r.Record()); err != nil {
+			return j.sum, err
+		}
+	}
+	if err := r.Err(); err != nil {
+		return j.sum, err
+	}
+	if err := j.finish(); err != nil {
+		return j.sum, err
+	}
+	if _, tr := r.Trailing(); len(tr) > 0 {
+		rw, ok := w.(rawWriter)
+		if !ok {
+			return j.sum, fmt.Errorf("%d bytes after the last record cannot be written to this output", len(tr))
+		}
+		if err := rw.WriteRaw(tr); err != nil {
+			return j.sum, err
+		}
+	}
+	return j.sum, nil
+}
+
+type injector struct {
+	r    *reader.Reader
+	w    writer.RecordWriter
+	src  bpfprog.Source
+	opts Options
+	sum  *Summary
+
+	// ksyms maps the address of every registered BPF KSYMBOL to its name.
+	ksyms map[uint64]string
+	// recent are the names of the BPF KSYMBOLs since the last BPF_EVENT:
+	// perf and the kernel both write a program's KSYMBOLs right before it.
+	recent []string
+	// finishedInit: a FINISHED_INIT has gone by: perf's synthesized records
+	// come before it (unless perf record --tail-synthesize).
+	finishedInit bool
+	// after are records to write right after the current BPF_EVENT, once the
+	// records that follow it show the recording does not have them already.
+	after []pending
+	// atEnd are records for programs loaded during the recording.
+	atEnd []pending
+	// seen are the prog_names of BPF_METADATA records already in the recording.
+	seen map[string]bool
+}
+
+// pending is a BPF_METADATA record not yet written.
+type pending struct {
+	progID uint32
+	prog   int      // index in sum.Programs
+	names  []string // names that make an existing record the same (KSYMBOL, perf, kernel)
+	raw    []byte
+}
+
+func (j *injector) record(rec *perfdata.Record) error {
+	bo := j.r.ByteOrder()
+	t := rec.Header.Type
+	if t == perfdata.RecordBPFMetadata && !rec.Compressed() {
+		if m, err := perfdata.DecodeBPFMetadata(rec.Raw, bo, j.r.IDHeaderSize()); err == nil {
+			j.existing(m.ProgName)
+		}
+	} else if len(j.after) > 0 {
+		if err := j.flushAfter(); err != nil {
+			return err
+		}
+	}
+	if err := j.w.WriteRecord(rec); err != nil {
+		return err
+	}
+	switch t {
+	case perfdata.RecordFinishedInit:
+		j.finishedInit = true
+	case perfdata.RecordKSymbol:
+		k, err := perfdata.DecodeKSymbol(rec.Raw, bo)
+		if err != nil || k.Type != perfdata.KSymbolTypeBPF {
+			return nil
+		}
+		if k.Unregister() {
+			delete(j.ksyms, k.Addr)
+		} else {
+			j.ksyms[k.Addr] = k.Name
+			j.recent = append(j.recent, k.Name)
+		}
+	case perfdata.RecordBPFEvent:
+		e, err := perfdata.DecodeBPFEvent(rec.Raw, bo)
+		recent := j.recent
+		j.recent = nil
+		if err != nil || e.Type != perfdata.BPFEventProgLoad {
+			return nil
+		}
+		return j.load(rec, e, recent)
+	}
+	return nil
+}
+
+// existing notes a BPF_METADATA record the recording already has: it
+// stands for the one inject would add under any of the same names.
+func (j *injector) existing(name string) {
+	j.sum.Kept++
+	j.seen[name] = true
+	drop := func(ps []pending) []pending {
+		return slices.DeleteFunc(ps, func(p pending) bool {
+			if slices.Contains(p.names, name) {
+				j.sum.Programs[p.prog].Outcome = AlreadyPresent
+				return true
+			}
+			return false
+		})
+	}
+	j.after = drop(j.after)
+	j.atEnd = drop(j.atEnd)
+	// A program the source could not resolve is resolved by the recording.
+	for i := range j.sum.Programs {
+		p := &j.sum.Programs[i]
+		if !p.Outcome.Resolved() && slices.Contains(p.ksyms, name) {
+			p.Outcome, p.Err = AlreadyPresent, nil
+		}
+	}
+}
+
+func (j *injector) flushAfter() error {
+	for _, p := range j.after {
+		if err := j.write(p); err != nil {
+			return err
+		}
+	}
+	j.after = j.after[:0]
+	return nil
+}
+
+func (j *injector) write(p pending) error {
+	rec := perfdata.Record{
+		Offset: -1,
+		Outer:  -1,
+		Header: perfdata.DecodeEventHeader(p.raw, j.r.ByteOrder()),
+		Raw:    p.raw,
+	}
+	if err := j.w.WriteRecord(&rec); err != nil {
+		return err
+	}
+	j.sum.Injected++
+	j.sum.Programs[p.prog].Records++
+	if o := &j.sum.Programs[p.prog].Outcome; *o == AlreadyPresent {
+		*o = Injected // some of its records were there, the others are new
+	}
+	return nil
+}
+
+// finish writes the records of programs loaded during the recording, in
+// ascending program id as perf walks its bpf_prog_info tree.
+func (j *injector) finish() error {
+	if err := j.flushAfter(); err != nil {
+		return err
+	}
+	slices.SortStableFunc(j.atEnd, func(a, b pending) int {
+		return int(int64(a.progID) - int64(b.progID))
+	})
+	for _, p := range j.atEnd {
+		if err := j.write(p); err != nil {
+			return err
+		}
+	}
+	j.atEnd = nil
+	return nil
+}
+
+// load handles a PROG_LOAD BPF_EVENT.
+func (j *injector) load(rec *perfdata.Record, e perfdata.BPFEvent, ksyms []string) error {
+	synth := j.synthesized(rec)
+	j.sum.Programs = append(j.sum.Programs, Program{ID: e.ID, Tag: e.Tag, Synthesized: synth, ksyms: ksyms})
+	if len(ksyms) > 0 {
+		j.sum.Programs[len(j.sum.Programs)-1].Name = ksyms[0]
+	}
+	idx := len(j.sum.Programs) - 1
+	sp := &j.sum.Programs[idx]
+	recs, err := j.records(e, sp)
+	if err != nil {
+		sp.Err = err
+		return nil
+	}
+	if recs == nil {
+		return nil
+	}
+	sp.Outcome = Injected
+	var ps []pending
+	for _, r := range recs {
+		p := pending{progID: e.ID, prog: idx, names: r.names, raw: r.raw}
+		if slices.ContainsFunc(p.names, func(n string) bool { return j.seen[n] }) {
+			sp.Outcome = AlreadyPresent
+			continue
+		}
+		ps = append(ps, p)
+	}
+	if synth {
+		j.after = append(j.after, ps...)
+	} else {
+		j.atEnd = append(j.atEnd, ps...)
+	}
+	return nil
+}
+
+// synthesized tells a BPF_EVENT perf synthesized for a program it found
+// loaded from one the kernel emitted for a program loaded while recording.
+// perf appends machine->id_hdr_size zero bytes to what it synthesizes; the
+// kernel's sample_id carries the loader's pid and a time. Kernel records are
+// also the only ones inside compressed records. Without a sample_id
+// trailer, perf's FINISHED_INIT (perf >= 5.19) separates the two.
+func (j *injector) synthesized(rec *perfdata.Record) bool {
+	if rec.Compressed() {
+		return false
+	}
+	n := j.r.IDHeaderSize()
+	if n == 0 {
+		return !j.finishedInit
+	}
+	if n > len(rec.Raw)-perfdata.EventHeaderSize {
+		return false
+	}
+	for _, b := range rec.Raw[len(rec.Raw)-n:] {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+type newRecord struct {
+	names []string
+	raw   []byte
+}
+
+// records builds the BPF_METADATA records for the program of BPF_EVENT e,
+// or says in sp why there are none.
+func (j *injector) records(e perfdata.BPFEvent, sp *Program) ([]newRecord, error) {
+	p, err := j.src.Lookup(e.ID, bpfprog.Tag(e.Tag))
+	switch {
+	case errors.Is(err, bpfprog.ErrNotFound):
+		sp.Outcome = NotFound
+		return nil, err
+	case errors.Is(err, bpfprog.ErrTagMismatch):
+		sp.Outcome = Mismatch
+		return nil, err
+	case err != nil:
+		sp.Outcome = Failed
+		return nil, err
+	}
+	// The program's functions must be the recording's KSYMBOLs: same
+	// address (where the source knows it) and one of the two names perf
+	// and the kernel give them.
+	names := make([]string, len(p.Funcs))
+	for i, f := range p.Funcs {
+		n, ok := j.ksymFor(f)
+		if !ok {
+			sp.Outcome = Mismatch
+			return nil, fmt.Errorf("program %d: no KSYMBOL for its function %d (%s at %#x) in the recording: another boot?", e.ID, i, f.KernelName, f.Addr)
+		}
+		names[i] = n
+	}
+	if len(names) > 0 {
+		sp.Name = names[0]
+	}
+	m, err := p.BPFMetadata()
+	switch {
+	case errors.Is(err, bpfprog.ErrNoMetadata):
+		sp.Outcome = NoMetadata
+		return nil, nil
+	case err != nil:
+		sp.Outcome = Failed
+		return nil, err
+	}
+	if len(m.ProgNames) != len(p.Funcs) {
+		sp.Outcome = Failed
+		return nil, fmt.Errorf("program %d: %d functions but %d metadata names", e.ID, len(p.Funcs), len(m.ProgNames))
+	}
+	entries := make([]perfdata.BPFMetadataEntry, len(m.Entries))
+	for i, en := range m.Entries {
+		entries[i] = perfdata.BPFMetadataEntry{Key: en.Key, Value: en.Value}
+	}
+	var out []newRecord
+	for i, f := range p.Funcs {
+		name := names[i]
+		if j.opts.PerfNames {
+			name = m.ProgNames[i]
+		}
+		bm := perfdata.BPFMetadata{ProgName: name, Entries: entries}
+		raw, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize())
+		if err != nil {
+			sp.Outcome = Failed
+			return nil, err
+		}
+		out = append(out, newRecord{names: uniq(names[i], m.ProgNames[i], f.PerfName, f.KernelName), raw: raw})
+	}
+	return out, nil
+}
+
+// ksymFor finds the recording's KSYMBOL for function f.
+func (j *injector) ksymFor(f bpfprog.Func) (string, bool) {
+	ok := func(n string) bool { return n == f.PerfName || n == f.KernelName }
+	if f.Addr != 0 {
+		n, found := j.ksyms[f.Addr]
+		return n, found && ok(n)
+	}
+	for _, n := range j.ksyms { // addresses hidden from the source: names only
+		if ok(n) {
+			return n, true
+		}
+	}
+	return "", false
+}
+
+func uniq(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
