@@ -35,11 +35,13 @@ func FileDialect(h *FileHeader) Dialect {
 	return DialectPerf
 }
 
-// PipeDialect tells from the first record of a pipe stream which program
-// wrote it: upstream perf starts with HEADER_ATTR (64) or HEADER_FEATURE
-// (80), the Google variant with its header-feature records (69..79).
-func PipeDialect(first RecordType) Dialect {
-	if first >= 69 && first < RecordHeaderFeature {
+// PipeDialect tells from the header of the first record of a pipe stream
+// which program wrote it: upstream perf starts with HEADER_ATTR (64) or
+// HEADER_FEATURE (80), the Google variant with one of its header-feature
+// records (69..79), a perf_header_string of 12 + 64*n bytes, which no
+// upstream record of those types can be (they are 8-byte multiples).
+func PipeDialect(first EventHeader) Dialect {
+	if first.Type >= 69 && first.Type < RecordHeaderFeature && first.Size%8 != 0 {
 		return DialectGooglePipe
 	}
 	return DialectPerf

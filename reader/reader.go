@@ -253,7 +253,7 @@ func (r *Reader) nextTop() (bool, error) {
 	}
 	h := perfdata.DecodeEventHeader(hb, r.order)
 	if off == perfdata.PipeHeaderSize && r.format == perfdata.FormatPipe {
-		r.dialect = perfdata.PipeDialect(h.Type)
+		r.dialect = perfdata.PipeDialect(h)
 	}
 	if h.Size < perfdata.EventHeaderSize {
 		if r.format == perfdata.FormatPipe && !h.Type.Known() {

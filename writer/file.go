@@ -25,16 +25,26 @@ type RecordWriter interface {
 
 // File rewrites a file-mode recording: it copies everything outside the data
 // section from the source file and takes the data section as records.
+//
+// Records passed through from the source are not copied from their bytes in
+// memory: runs of them are copied from the source file to the output
+// (in the kernel, with copy_file_range(2), when both are files), so an
+// unchanged recording costs what cp costs.
 type File struct {
 	dst    io.WriterAt
 	src    io.ReaderAt
 	l      *perfdata.FileLayout
 	bo     binary.ByteOrder
-	bw     *bufio.Writer
-	out    int64 // bytes of data written
-	delta  int64 // output minus input offset after the last record passed through
+	buf    []byte // new records not yet written, at output offset pos
+	pos    int64  // file offset where buf goes
+	out    int64  // bytes of data written (and buffered)
+	delta  int64  // output minus input offset after the last record passed through
 	edits  []edit
 	closed bool
+	// run is a stretch of source records passed through and not yet copied.
+	runStart, runEnd int64
+	// copier copies runs in the background while the caller reads on.
+	copier *copier
 }
 
 // edit says that from input offset in on, data moved by delta bytes.
@@ -44,13 +54,16 @@ type edit struct {
 
 // NewFile starts a rewrite of the recording src, laid out as l, into dst.
 // dst must be empty; its data section starts where src's does.
+//
+// Records with Offset >= 0 must be records of src, at that offset.
 func NewFile(dst io.WriterAt, src io.ReaderAt, l *perfdata.FileLayout) *File {
 	return &File{
-		dst: dst,
-		src: src,
-		l:   l,
-		bo:  l.Order,
-		bw:  bufio.NewWriterSize(io.NewOffsetWriter(dst, l.DataOffset()), writeBufSize),
+		dst:    dst,
+		src:    src,
+		l:      l,
+		bo:     l.Order,
+		pos:    l.DataOffset(),
+		copier: newCopier(dst, src),
 	}
 }
 
@@ -59,17 +72,74 @@ func (w *File) WriteRecord(rec *perfdata.Record) error {
 	if rec.Outer >= 0 {
 		return nil
 	}
-	if rec.Offset >= 0 {
-		d := w.l.DataOffset() + w.out - rec.Offset
-		if d != w.delta {
-			w.edits = append(w.edits, edit{in: rec.Offset, delta: d})
-			w.delta = d
+	n := int64(len(rec.Raw)) + rec.PayloadSize
+	if rec.Offset < 0 {
+		if err := w.flushRun(); err != nil {
+			return err
 		}
+		if len(w.buf)+int(n) > writeBufSize {
+			if err := w.flushBuf(); err != nil {
+				return err
+			}
+		}
+		w.buf = append(w.buf, rec.Raw...)
+		if rec.PayloadSize > 0 {
+			if _, err := io.CopyN(bufWriter{&w.buf}, rec.Payload, rec.PayloadSize); err != nil {
+				return fmt.Errorf("copying %d bytes of data after a new %v record: %w", rec.PayloadSize, rec.Header.Type, err)
+			}
+		}
+		w.out += n
+		return nil
 	}
-	if err := writeRecord(w.bw, rec); err != nil {
+	d := w.l.DataOffset() + w.out - rec.Offset
+	if d != w.delta {
+		w.edits = append(w.edits, edit{in: rec.Offset, delta: d})
+		w.delta = d
+	}
+	if w.runEnd != rec.Offset || w.runEnd == w.runStart || w.runEnd-w.runStart >= runChunk {
+		if err := w.flushRun(); err != nil {
+			return err
+		}
+		if err := w.flushBuf(); err != nil {
+			return err
+		}
+		w.runStart, w.runEnd = rec.Offset, rec.Offset
+	}
+	w.runEnd += n
+	w.out += n
+	return nil
+}
+
+type bufWriter struct{ b *[]byte }
+
+func (w bufWriter) Write(p []byte) (int, error) {
+	*w.b = append(*w.b, p...)
+	return len(p), nil
+}
+
+func (w *File) flushBuf() error {
+	if len(w.buf) == 0 {
+		return nil
+	}
+	if err := w.copier.write(w.buf, w.pos); err != nil {
 		return err
 	}
-	w.out += int64(len(rec.Raw)) + rec.PayloadSize
+	w.pos += int64(len(w.buf))
+	w.buf = nil // the copier owns it now
+	return nil
+}
+
+// flushRun has the pending run of source records copied to the output.
+func (w *File) flushRun() error {
+	n := w.runEnd - w.runStart
+	if n == 0 {
+		return nil
+	}
+	if err := w.copier.copy(w.pos, w.runStart, n); err != nil {
+		return err
+	}
+	w.pos += n
+	w.runStart = w.runEnd
 	return nil
 }
 
@@ -111,7 +181,13 @@ func (w *File) Close() error {
 		return nil
 	}
 	w.closed = true
-	if err := w.bw.Flush(); err != nil {
+	if err := w.flushRun(); err != nil {
+		return err
+	}
+	if err := w.flushBuf(); err != nil {
+		return err
+	}
+	if err := w.copier.close(); err != nil {
 		return err
 	}
 	l := w.l

@@ -60,12 +60,12 @@ func showCommand() *cli.Command {
 
 // shownRecord is one BPF_METADATA record and what it belongs to.
 type shownRecord struct {
-	Offset   int64          `json:"offset"`
-	ProgName string         `json:"prog_name"`
-	Entries  []shownEntry   `json:"entries"`
-	KSymbol  *shownKSymbol  `json:"ksymbol"`
-	Program  *uint32        `json:"program_id,omitempty"`
-	Samples  int            `json:"samples"`
+	Offset   int64         `json:"offset"`
+	ProgName string        `json:"prog_name"`
+	Entries  []shownEntry  `json:"entries"`
+	KSymbol  *shownKSymbol `json:"ksymbol"`
+	Program  *uint32       `json:"program_id,omitempty"`
+	Samples  int           `json:"samples"`
 	// Others are further KSYMBOLs of the same name (the same function in
 	// several programs) the record may belong to; it names no program.
 	Others []shownKSymbol `json:"others,omitempty"`

@@ -57,4 +57,3 @@ func diff(want, got []byte) string {
 	}
 	return b.String()
 }
-

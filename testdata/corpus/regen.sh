@@ -41,8 +41,9 @@
 #      ("unexpected end of event stream", exit 0). So --stats is only a cross-check here.
 # 3. Outer COMPRESSED/COMPRESSED2 records are counted by the small independent walker
 #    below (top-level records, perf's framing: +auxtrace.size after 71, +tracing_data.size
-#    after 66 when header.size <= 16; the pre-upstream Google pipe variant, whose first
-#    record is type 69 with a size that is not a multiple of 8, has no trailing payloads).
+#    after 66 when header.size <= 16 (perf writes 12 or 16; simpleperf's 66 has the data
+#    inside header.size); the pre-upstream Google pipe variant, whose first record is
+#    type 69 with a size that is not a multiple of 8, has no trailing payloads at all).
 #    Where the chosen perf's `report --stats` works (file mode), its "COMPRESSED events" /
 #    "COMPRESSED2 events" must equal the walker's count, else this script fails.
 #
