@@ -1,6 +1,6 @@
 // Package bpfprog describes loaded BPF programs the way perf sees them: per
 // JITed function its tag, address, length and names, and the bpf_metadata_*
-// entries that perf record >= 6.17 writes into PERF_RECORD_BPF_METADATA.
+// entries that perf record >= 6.16 writes into PERF_RECORD_BPF_METADATA.
 //
 // Programs come from a Source: the running kernel (Live, through cilium/ebpf
 // and internal/bpfsys) or a Snapshot, a versioned JSON file that can be read on

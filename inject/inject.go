@@ -80,6 +80,8 @@ type Program struct {
 	// recording (its records follow its BPF_EVENT); otherwise it was loaded
 	// during the recording (its records are at the end).
 	Synthesized bool
+	// Unloaded: the recording saw the program unloaded (PROG_UNLOAD).
+	Unloaded bool
 	// ksyms are the names of the KSYMBOLs right before its BPF_EVENT.
 	ksyms []string
 }
@@ -208,10 +210,17 @@ func (j *injector) record(rec *perfdata.Record) error {
 		e, err := perfdata.DecodeBPFEvent(rec.Raw, bo)
 		recent := j.recent
 		j.recent = nil
-		if err != nil || e.Type != perfdata.BPFEventProgLoad {
-			return nil
+		switch {
+		case err != nil:
+		case e.Type == perfdata.BPFEventProgLoad:
+			return j.load(rec, e, recent)
+		case e.Type == perfdata.BPFEventProgUnload:
+			for i := range j.sum.Programs {
+				if p := &j.sum.Programs[i]; p.ID == e.ID && p.Tag == e.Tag {
+					p.Unloaded = true
+				}
+			}
 		}
-		return j.load(rec, e, recent)
 	}
 	return nil
 }

@@ -2,14 +2,16 @@ package main
 
 import "github.com/urfave/cli/v2"
 
-// commands lists the subcommands; each lives in its own file.
+// commands lists the subcommands, the main job first; each lives in its
+// own file.
 func commands() []*cli.Command {
 	return []*cli.Command{
-		dumpCommand(),
-		convertCommand(),
 		injectCommand(),
 		showCommand(),
 		stripCommand(),
-		programsCommand(), snapshotCommand(),
+		snapshotCommand(),
+		programsCommand(),
+		dumpCommand(),
+		convertCommand(),
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +10,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
@@ -43,6 +43,7 @@ func injectCommand() *cli.Command {
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program's metadata cannot be determined"},
 			&cli.BoolFlag{Name: "perf-names", Usage: "name records as perf record does (bpf_metadata_create), not after their KSYMBOL"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every program that got no metadata, and why"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
@@ -67,6 +68,9 @@ func injectCommand() *cli.Command {
 				return err
 			}
 			stderr := c.App.ErrWriter
+			if !c.Bool("quiet") {
+				checkSystem(stderr, in, src)
+			}
 			prog := newProgress(stderr, in, c.Bool("quiet"))
 			sum, err := inject.Run(in.Reader, prog.wrap(w), src, inject.Options{PerfNames: c.Bool("perf-names")})
 			prog.done()
@@ -77,7 +81,7 @@ func injectCommand() *cli.Command {
 				return fmt.Errorf("%s: %w", out.name, err)
 			}
 			if !c.Bool("quiet") {
-				printSummary(stderr, in.name, sum, c.String("snapshot") != "")
+				printSummary(stderr, in.name, sum, c.String("snapshot") != "", c.Bool("verbose"))
 			}
 			if u := sum.Unresolved(); c.Bool("strict") && len(u) > 0 {
 				return fmt.Errorf("--strict: the metadata of %d BPF program(s) could not be determined; no output written", len(u))
@@ -104,47 +108,115 @@ func openSource(path string) (bpfprog.Source, error) {
 	return s, nil
 }
 
-func printSummary(w io.Writer, name string, sum *inject.Summary, snapshot bool) {
+// maxListed is how many unresolved programs the summary names without -v.
+const maxListed = 10
+
+func printSummary(w io.Writer, name string, sum *inject.Summary, snapshot, verbose bool) {
 	counts := map[inject.Outcome]int{}
 	for _, p := range sum.Programs {
 		counts[p.Outcome]++
 	}
-	fmt.Fprintf(w, "bpfmeta: %s: %d BPF program(s); %d BPF_METADATA record(s) added for %d; %d already had them; %d without metadata",
+	fmt.Fprintf(w, "bpfmeta: %s: %d BPF program(s) loaded; %d BPF_METADATA record(s) added for %d; %d had them already; %d without metadata",
 		name, len(sum.Programs), sum.Injected, counts[inject.Injected], counts[inject.AlreadyPresent], counts[inject.NoMetadata])
-	if n := len(sum.Unresolved()); n > 0 {
-		fmt.Fprintf(w, "; %d unresolved", n)
+	u := sum.Unresolved()
+	if len(u) == 0 {
+		fmt.Fprintln(w)
+	} else {
+		var gone, unloaded int
+		for _, p := range u {
+			if p.Outcome == inject.NotFound {
+				if p.Unloaded {
+					unloaded++
+				} else {
+					gone++
+				}
+			}
+		}
+		fmt.Fprintf(w, "; %d unresolved", len(u))
+		var why []string
+		if unloaded > 0 {
+			why = append(why, fmt.Sprintf("%d unloaded during the recording", unloaded))
+		}
+		if gone > 0 {
+			why = append(why, fmt.Sprintf("%d no longer loaded", gone))
+		}
+		if n := counts[inject.Mismatch]; n > 0 {
+			why = append(why, fmt.Sprintf("%d another program now", n))
+		}
+		if n := counts[inject.Failed]; n > 0 {
+			why = append(why, fmt.Sprintf("%d unreadable", n))
+		}
+		fmt.Fprintf(w, " (%s)\n", strings.Join(why, ", "))
 	}
-	fmt.Fprintln(w)
-	for _, p := range sum.Unresolved() {
+	for i, p := range u {
+		if i == maxListed && !verbose {
+			fmt.Fprintf(w, "bpfmeta: ... and %d more (-v lists them all)\n", len(u)-maxListed)
+			break
+		}
 		what := fmt.Sprintf("program %d (tag %v", p.ID, p.Tag)
 		if p.Name != "" {
 			what += ", " + p.Name
 		}
 		what += ")"
-		hint := ""
-		if p.Outcome == inject.NotFound {
-			if snapshot {
-				hint = " (not in the snapshot)"
-			} else {
-				hint = " (unloaded since the recording? record with bpfmeta watch, or use --snapshot)"
-			}
+		fmt.Fprintf(w, "bpfmeta: %s: %v: %v\n", what, p.Outcome, errText(p))
+	}
+	if n := counts[inject.NotFound]; n > 0 {
+		if snapshot {
+			fmt.Fprintln(w, "bpfmeta: hint: programs not in the snapshot get no metadata; take it with bpfmeta watch while recording")
+		} else {
+			fmt.Fprintln(w, "bpfmeta: hint: metadata of unloaded programs needs a snapshot: bpfmeta watch -o snap.json -- perf record ..., then inject --snapshot snap.json")
 		}
-		fmt.Fprintf(w, "bpfmeta: %s: %v: %v%s\n", what, p.Outcome, errText(p.Err), hint)
 	}
 	if sum.Injected > 0 {
 		fmt.Fprintln(w, "bpfmeta: note: perf before 6.16 cannot read BPF_METADATA records (\"failed to process type: 84\"): use perf >= 6.16, or bpfmeta strip for an older perf")
 	}
 }
 
-func errText(err error) string {
-	if err == nil {
+// errText is err without the program it is about, which the line names.
+func errText(p inject.Program) string {
+	if p.Err == nil {
 		return "no error"
 	}
-	s := err.Error()
-	s = strings.TrimPrefix(s, "bpfprog: ")
-	var tm *bpfprog.TagMismatchError
-	if errors.As(err, &tm) {
-		return tm.Error()
+	s := strings.TrimPrefix(p.Err.Error(), "bpfprog: ")
+	return strings.TrimPrefix(s, fmt.Sprintf("program %d: ", p.ID))
+}
+
+// checkSystem warns when a file-mode recording says it was made on another
+// machine or kernel than the one the metadata comes from. Programs are still
+// matched by id, tag and address, which another machine's programs almost
+// never share; the warning says why nothing matched.
+func checkSystem(w io.Writer, in *input, src bpfprog.Source) {
+	l := in.Layout()
+	if l == nil {
+		return
 	}
-	return s
+	sys := src.System()
+	host, _ := featureString(in, perfdata.FeatHostname)
+	rel, _ := featureString(in, perfdata.FeatOSRelease)
+	if host != "" && sys.Hostname != "" && host != sys.Hostname || rel != "" && sys.KernelRelease != "" && rel != sys.KernelRelease {
+		fmt.Fprintf(w, "bpfmeta: warning: %s was recorded on %s (kernel %s), the metadata is from %s (kernel %s)\n",
+			in.name, host, rel, sys.Hostname, sys.KernelRelease)
+	}
+}
+
+// featureString reads a perf_header_string feature (u32 len, then a
+// NUL-padded string), as perf's do_read_string() does.
+func featureString(in *input, f perfdata.Feature) (string, bool) {
+	s, ok := in.Layout().Feature(f)
+	if !ok || s.Size < 4 || s.Size > 4096 {
+		return "", false
+	}
+	b := make([]byte, s.Size)
+	if _, err := in.src.ReadAt(b, int64(s.Offset)); err != nil {
+		return "", false
+	}
+	n := int(in.ByteOrder().Uint32(b))
+	if n > len(b)-4 {
+		return "", false
+	}
+	str := b[4 : 4+n]
+	if i := strings.IndexByte(string(str), 0); i >= 0 {
+		str = str[:i]
+	}
+	return string(str), true
 }

@@ -23,7 +23,7 @@ func programsCommand() *cli.Command {
 			"  perf    the KSYMBOL name perf record synthesizes for programs loaded before it starts\n" +
 			"  kernel  the name in /proc/kallsyms and in the KSYMBOLs of programs loaded while\n" +
 			"          recording (the main function of a program with subprograms has another tag)\n" +
-			"and the PERF_RECORD_BPF_METADATA records perf record >= 6.17 writes for the program:\n" +
+			"and the PERF_RECORD_BPF_METADATA records perf record >= 6.16 writes for the program:\n" +
 			"one per function, with its prog_name and the bpf_metadata_* entries as perf formats them.\n" +
 			"Needs root.\n\n" +
 			"Examples:\n" +

@@ -21,7 +21,7 @@ func snapshotCommand() *cli.Command {
 		Name:  "snapshot",
 		Usage: "save the loaded BPF programs and their metadata, for an inject after they are gone",
 		Description: "Writes every loaded BPF program (id, tags, per-function names, addresses, and the\n" +
-			"PERF_RECORD_BPF_METADATA content perf record >= 6.17 would write for it) to a versioned\n" +
+			"PERF_RECORD_BPF_METADATA content perf record >= 6.16 would write for it) to a versioned\n" +
 			"JSON file, with the kernel release, boot id and hostname. Programs that are unloaded\n" +
 			"by the time of inject (short-lived tools, programs loaded during a recording) can be\n" +
 			"labelled from the snapshot, on this machine or another one. The file is written\n" +
