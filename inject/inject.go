@@ -91,6 +91,12 @@ type Summary struct {
 	Programs []Program // one per PROG_LOAD BPF_EVENT, in recording order
 	Injected int       // BPF_METADATA records written
 	Kept     int       // BPF_METADATA records the recording already had
+	// Trailing is the number of bytes after the last record of a pipe
+	// stream that are not a record (see reader.Reader.Trailing). They are
+	// copied to a pipe output and dropped from a file output, whose data
+	// section can only hold records; TrailingDropped says which.
+	Trailing        int
+	TrailingDropped bool
 }
 
 // Unresolved returns the programs whose metadata could not be determined.
@@ -134,9 +140,11 @@ func Run(r *reader.Reader, w writer.RecordWriter, src bpfprog.Source, opts Optio
 		return j.sum, err
 	}
 	if _, tr := r.Trailing(); len(tr) > 0 {
+		j.sum.Trailing = len(tr)
 		rw, ok := w.(rawWriter)
 		if !ok {
-			return j.sum, fmt.Errorf("%d bytes after the last record cannot be written to this output", len(tr))
+			j.sum.TrailingDropped = true
+			return j.sum, nil
 		}
 		if err := rw.WriteRaw(tr); err != nil {
 			return j.sum, err

@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/reader"
+	"github.com/bpfmeta/bpfmeta/writer"
 )
 
 func convertCommand() *cli.Command {
@@ -40,7 +42,7 @@ func convertCommand() *cli.Command {
 				return err
 			}
 			defer out.abort()
-			if err := copyRecords(in, out); err != nil {
+			if err := copyRecords(in, out, c.App.ErrWriter); err != nil {
 				return err
 			}
 			return out.commit()
@@ -57,7 +59,7 @@ func forceFlag() cli.Flag {
 }
 
 // copyRecords copies every record of in to out unchanged.
-func copyRecords(in *input, out *output) error {
+func copyRecords(in *input, out *output, stderr io.Writer) error {
 	w, pipe, err := newWriter(in, out)
 	if err != nil {
 		return err
@@ -70,13 +72,26 @@ func copyRecords(in *input, out *output) error {
 	if err := in.Err(); err != nil {
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
-	if _, tr := in.Trailing(); len(tr) > 0 && pipe != nil {
-		if err := pipe.WriteRaw(tr); err != nil {
-			return err
-		}
+	if err := writeTrailing(in, pipe, stderr); err != nil {
+		return err
 	}
 	if err := w.Close(); err != nil {
 		return fmt.Errorf("%s: %w", out.name, err)
 	}
 	return nil
+}
+
+// writeTrailing copies the bytes after a pipe stream's last record that
+// are not a record to a pipe output; a file cannot hold them, so for a
+// file output they are dropped with a warning.
+func writeTrailing(in *input, pipe *writer.Pipe, stderr io.Writer) error {
+	off, tr := in.Trailing()
+	if len(tr) == 0 {
+		return nil
+	}
+	if pipe == nil {
+		fmt.Fprintf(stderr, "bpfmeta: warning: %s: dropped %d bytes at %#x after the last record that are not a record\n", in.name, len(tr), off)
+		return nil
+	}
+	return pipe.WriteRaw(tr)
 }

@@ -167,6 +167,9 @@ func printSummary(w io.Writer, name string, sum *inject.Summary, snapshot, verbo
 			fmt.Fprintln(w, "bpfmeta: hint: metadata of unloaded programs needs a snapshot: bpfmeta watch -o snap.json -- perf record ..., then inject --snapshot snap.json")
 		}
 	}
+	if sum.TrailingDropped {
+		fmt.Fprintf(w, "bpfmeta: warning: %s: dropped %d bytes after the last record that are not a record\n", name, sum.Trailing)
+	}
 	if sum.Injected > 0 {
 		fmt.Fprintln(w, "bpfmeta: note: perf before 6.16 cannot read BPF_METADATA records (\"failed to process type: 84\"): use perf >= 6.16, or bpfmeta strip for an older perf")
 	}

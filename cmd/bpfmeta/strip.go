@@ -55,10 +55,8 @@ func stripCommand() *cli.Command {
 			if err := in.Err(); err != nil {
 				return fmt.Errorf("%s: %w", in.name, err)
 			}
-			if _, tr := in.Trailing(); len(tr) > 0 && pipe != nil {
-				if err := pipe.WriteRaw(tr); err != nil {
-					return err
-				}
+			if err := writeTrailing(in, pipe, c.App.ErrWriter); err != nil {
+				return err
 			}
 			if err := w.Close(); err != nil {
 				return fmt.Errorf("%s: %w", out.name, err)
