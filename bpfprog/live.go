@@ -330,23 +330,17 @@ func readMetadataMap(progID, mapID uint32, specs btfCache) (*Metadata, error) {
 			continue
 		}
 		key := metadataKey(name)
-		v, ok := vsi.Type.(*ciliumbtf.Var)
-		if !ok {
+		if _, ok := vsi.Type.(*ciliumbtf.Var); !ok {
 			return nil, &MetadataError{ProgID: progID, MapID: mapID, Key: key,
 				Err: fmt.Errorf("DATASEC member is a %T, not a VAR", vsi.Type)}
 		}
-		// perf dumps btf__resolve_size(var->type) bytes at the var's offset.
-		size, err := ciliumbtf.Sizeof(v.Type)
-		if err != nil {
-			return nil, &MetadataError{ProgID: progID, MapID: mapID, Key: key, Err: err}
-		}
-		end := uint64(vsi.Offset) + uint64(size)
-		if end > uint64(len(value)) {
-			return nil, &MetadataError{ProgID: progID, MapID: mapID, Key: key,
-				Err: fmt.Errorf("variable at %d+%d beyond the %d-byte value", vsi.Offset, size, len(value))}
-		}
-		s, err := btf.FormatN(v.Type, value[vsi.Offset:end], MetadataValueLen)
-		if err != nil && firstErr == nil {
+		// as perf's format_btf_variable(): btf_dump__dump_type_data() of
+		// the VAR's type at its offset in the map value, into 256 bytes. perf
+		// ignores the dumper's errors and keeps what it printed, and so do
+		// we, for every error libbpf has; only our own work limits make the
+		// value unknown.
+		s, err := btf.FormatVar(vsi, value, MetadataValueLen)
+		if errors.Is(err, btf.ErrLimit) && firstErr == nil {
 			firstErr = &MetadataError{ProgID: progID, MapID: mapID, Key: key, Err: err}
 		}
 		md.Entries = append(md.Entries, Entry{Key: key, Value: s})

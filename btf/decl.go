@@ -19,12 +19,20 @@ type nameResolver struct {
 	cached                map[btf.Type]string
 }
 
-func newNameResolver() nameResolver {
-	return nameResolver{
-		typeNames:  make(map[string]int),
-		identNames: make(map[string]int),
-		cached:     make(map[btf.Type]string),
+// typeName is btf_dump_type_name(), for struct, union, enum and fwd names.
+func (r *nameResolver) typeName(t btf.Type) string {
+	if r.typeNames == nil {
+		r.typeNames = make(map[string]int)
 	}
+	return r.resolve(t, r.typeNames)
+}
+
+// identName is btf_dump_ident_name(), for typedef names.
+func (r *nameResolver) identName(t btf.Type) string {
+	if r.identNames == nil {
+		r.identNames = make(map[string]int)
+	}
+	return r.resolve(t, r.identNames)
 }
 
 // resolve is btf_dump_resolve_name().
@@ -35,6 +43,9 @@ func (r *nameResolver) resolve(t btf.Type, names map[string]int) string {
 	}
 	if name, ok := r.cached[t]; ok {
 		return name
+	}
+	if r.cached == nil {
+		r.cached = make(map[btf.Type]string)
 	}
 	name := orig
 	if e, ok := t.(*btf.Enum); !(ok && kindOf(e) == kindEnum && len(e.Values) == 0) && kindOf(t) != kindFwd {
@@ -136,17 +147,17 @@ func (d *dumper) emitTypeChain(decls *[]btf.Type, fname string) {
 			if t.TypeName() != "" {
 				s += " "
 			}
-			d.printf(s + d.names.resolve(t, d.names.typeNames))
+			d.printf(s + d.names.typeName(t))
 		case kindEnum, kindEnum64:
-			d.printf("enum " + d.names.resolve(t, d.names.typeNames))
+			d.printf("enum " + d.names.typeName(t))
 		case kindFwd:
 			s := "struct "
 			if t.(*btf.Fwd).Kind == btf.FwdUnion {
 				s = "union "
 			}
-			d.printf(s + d.names.resolve(t, d.names.typeNames))
+			d.printf(s + d.names.typeName(t))
 		case kindTypedef:
-			d.printf(d.names.resolve(t, d.names.identNames))
+			d.printf(d.names.identName(t))
 		case kindPtr:
 			if lastWasPtr {
 				d.printf("*")

@@ -31,9 +31,11 @@ const (
 // represented; emit_zeroes is off.
 //
 // Memory is mem: offsets into it stand for addresses, and mem[0] is taken to
-// be aligned for every type, as perf's calloc()ed map value is. end is
-// libbpf's data_end. libbpf reads past data_end in a few places (zero checks,
-// bitfields); those reads see mem, and zero bytes past the end of mem.
+// be aligned for every type, as perf's calloc()ed map value is (16 bytes;
+// alignments of 3, 5, 6 or 7, from enums of odd sizes, really depend on the
+// address). end <= len(mem) is libbpf's data_end. libbpf reads past data_end
+// in a few places (zero checks, bitfields); those reads see mem, and zero
+// bytes past its end.
 type dumper struct {
 	mem []byte
 	end int64
@@ -51,7 +53,7 @@ type dumper struct {
 	isArrayTerminated bool
 	isArrayChar       bool
 
-	aligns map[btf.Type]int64
+	aligns map[btf.Type]int64 // alignOf's memo, made on first use
 	names  nameResolver
 
 	// err describes the most recent failure; it is the one that propagated
@@ -62,14 +64,7 @@ type dumper struct {
 
 func newDumper(mem []byte, end int64, limit, steps int) *dumper {
 	end = min(end, int64(len(mem)))
-	return &dumper{
-		mem:    mem,
-		end:    end,
-		limit:  limit,
-		steps:  steps,
-		aligns: make(map[btf.Type]int64),
-		names:  newNameResolver(),
-	}
+	return &dumper{mem: mem, end: end, limit: limit, steps: steps}
 }
 
 // fail records why a libbpf function returned code and returns code.

@@ -210,6 +210,9 @@ func (d *dumper) alignOf(t btf.Type) int64 {
 	}
 	defer d.leave()
 	a := d.alignOfUncached(t)
+	if d.aligns == nil {
+		d.aligns = make(map[btf.Type]int64)
+	}
 	d.aligns[t] = a
 	return a
 }
