@@ -353,16 +353,26 @@ func (j *injector) synthesized(rec *perfdata.Record) bool {
 	if n == 0 {
 		return !j.finishedInit
 	}
-	if n > len(rec.Raw)-perfdata.EventHeaderSize {
+	// The sample_id follows the record's fields; it is not always at the
+	// end. The kernel's perf_event_bpf_output() (as perf_event_ksymbol_output())
+	// adds each listening event's id_header_size to the size of the one
+	// record it shares between them and never restores it, so while other
+	// perf sessions listen, a recording gets records that are longer than
+	// their fields and sample_id and end in bytes the kernel never wrote.
+	if bpfEventFieldsSize+n > len(rec.Raw) {
 		return false
 	}
-	for _, b := range rec.Raw[len(rec.Raw)-n:] {
+	for _, b := range rec.Raw[bpfEventFieldsSize : bpfEventFieldsSize+n] {
 		if b != 0 {
 			return false
 		}
 	}
 	return true
 }
+
+// bpfEventFieldsSize is the size of a BPF_EVENT before its sample_id:
+// header, u16 type, u16 flags, u32 id, u8 tag[8].
+const bpfEventFieldsSize = perfdata.EventHeaderSize + 16
 
 type newRecord struct {
 	names []string

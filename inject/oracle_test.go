@@ -1,0 +1,381 @@
+package inject_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// oracleRun is one recording of the oracle workload.
+type oracleRun struct {
+	*perfRecord
+	pin    string   // where the workload pinned what it loaded
+	during []uint32 // the programs it loaded, ascending
+}
+
+// TestOracle is the comparison with perf record >= 6.16 (Done-when 2). It
+// loads the fixtures, then records with perf 6.1 and with perf 7.2, in
+// every mode, a workload that loads them once more and keeps them loaded;
+// it injects the 6.1 recordings from the running kernel and checks that
+// the BPF_METADATA records of its programs are perf 7.2's, byte for byte
+// (Options{PerfNames: true}) and in the same place: right after the
+// BPF_EVENT of a program loaded before, at the end (after the last
+// FINISHED_ROUND, ascending id) for a program loaded during the recording.
+// With the default naming the records of the latter are named after their
+// KSYMBOLs. perf-modern script -D must read the injected files and see
+// exactly these records.
+//
+// The machine is shared: programs are found by the ids of what this test
+// loaded, never by name (others load the same fixtures). A system-wide perf
+// record runs all along, as on a machine with a profiler: the kernel then
+// pads the KSYMBOL and BPF_EVENT records it emits (see kernelLoadPadded).
+func TestOracle(t *testing.T) {
+	requireLive(t)
+	bpffs := mountBPFFS(t)
+	before := loadFixtures(t, filepath.Join(bpffs, "before"), "meta", "nometa")
+	dir := t.TempDir()
+	stopNeighbour := startNeighbour(t, dir)
+	start := func(perf, who, mode string) *oracleRun {
+		pin := filepath.Join(bpffs, who+"-"+mode)
+		w := loadCommand(t, pin, "meta", "nometa") + " && sleep 0.2"
+		return &oracleRun{perfRecord: startRecord(t, perf, mode, filepath.Join(dir, who+"-"+mode+".data"), w), pin: pin}
+	}
+	finish := func(r *oracleRun) {
+		r.wait(t)
+		r.during = pinnedIDs(t, r.pin)
+	}
+	stock := map[string]*oracleRun{}
+	// perf 6.1 records its own processes' programs only: all at once.
+	for _, m := range recordModes {
+		stock[m] = start(perfStock, "stock", m)
+	}
+	for _, m := range recordModes {
+		finish(stock[m])
+	}
+	// perf 7.2's side-band thread sees every program loaded on the machine
+	// (and writes metadata for them): one recording at a time, and no other
+	// loads of this test meanwhile.
+	modern := map[string]*oracleRun{}
+	for _, m := range recordModes {
+		modern[m] = start(perfModern, "modern", m)
+		finish(modern[m])
+	}
+	stopNeighbour()
+	live, err := bpfprog.NewLive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range recordModes {
+		t.Run(m, func(t *testing.T) { compareWithModern(t, live, before, stock[m], modern[m]) })
+	}
+}
+
+// startNeighbour starts a system-wide perf record (with its default KSYMBOL
+// and BPF_EVENT side-band records) and waits until it records; the returned
+// function ends it.
+func startNeighbour(t *testing.T, dir string) func() {
+	t.Helper()
+	ready, done := filepath.Join(dir, "neighbour.ready"), filepath.Join(dir, "neighbour.done")
+	w := fmt.Sprintf("touch '%s'; while [ ! -e '%s' ]; do sleep 0.05; done", ready, done)
+	r := &perfRecord{perf: perfStock, out: filepath.Join(dir, "neighbour.data")}
+	r.cmd = exec.Command(perfStock, "record", "-a", "-N", "-B", "-F", "99", "-o", r.out, "--", "sh", "-c", w)
+	r.cmd.Stdout, r.cmd.Stderr = &r.log, &r.log
+	if err := r.cmd.Start(); err != nil {
+		t.Fatalf("%s record -a: %v", perfStock, err)
+	}
+	stop := func() {
+		if r.cmd.ProcessState == nil {
+			os.WriteFile(done, nil, 0o644)
+			r.wait(t)
+		}
+	}
+	t.Cleanup(stop)
+	deadline := time.Now().Add(recordTimeout)
+	for {
+		if _, err := os.Stat(ready); err == nil {
+			return stop
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s record -a did not start its workload:\n%s", perfStock, r.log.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// padded counts the top-level KSYMBOL and BPF_EVENT records of r that are
+// longer than their fields and sample_id.
+func padded(r *recording) int {
+	n := 0
+	for _, x := range r.top() {
+		fields := 0
+		switch x.Type {
+		case perfdata.RecordKSymbol:
+			k, err := perfdata.DecodeKSymbol(x.Raw, r.Order)
+			if err != nil {
+				continue
+			}
+			fields = 24 + (len(k.Name)+8)&^7
+		case perfdata.RecordBPFEvent:
+			fields = 24
+		default:
+			continue
+		}
+		if len(x.Raw) > fields+r.IDHeaderSize {
+			n++
+		}
+	}
+	return n
+}
+
+func compareWithModern(t *testing.T, live *bpfprog.Live, before []uint32, s, m *oracleRun) {
+	dir := t.TempDir()
+	outPerf, _ := mustInject(t, s.out, dir, live, inject.Options{PerfNames: true})
+	outDefault, _ := mustInject(t, s.out, dir, live, inject.Options{})
+	S, M := readRecording(t, s.out), readRecording(t, m.out)
+	O, D := readRecording(t, outPerf), readRecording(t, outDefault)
+	program := func(id uint32) *bpfprog.Program {
+		t.Helper()
+		p, err := live.ReadProgram(id)
+		if err != nil {
+			t.Fatalf("program %d: %v", id, err)
+		}
+		return p
+	}
+	hasMetadata := func(p *bpfprog.Program) bool { return p.Metadata != nil && len(p.Metadata.Entries) > 0 }
+
+	// Loaded before: perf synthesized them in both recordings, with the
+	// same ids; the records follow the BPF_EVENT.
+	for _, id := range before {
+		p := program(id)
+		want := 0
+		if hasMetadata(p) {
+			want = len(p.Funcs)
+		}
+		o, mm, d := metadataAfter(t, O, id), metadataAfter(t, M, id), metadataAfter(t, D, id)
+		if len(mm) != want {
+			t.Errorf("program %d (%s) loaded before: perf 7.2 wrote %d records after its BPF_EVENT, want %d", id, p.Name, len(mm), want)
+		}
+		if !equalRecords(o, mm) {
+			t.Errorf("program %d (%s) loaded before: inject wrote %d records after its BPF_EVENT that are not perf 7.2's %d", id, p.Name, len(o), len(mm))
+		}
+		if !equalRecords(d, o) {
+			t.Errorf("program %d (%s) loaded before: the default naming differs from perf's", id, p.Name)
+		}
+	}
+
+	// Loaded during: the last records, ascending id.
+	oTail, mTail, dTail := tailMetadata(t, O), tailMetadata(t, M), tailMetadata(t, D)
+	ksyms := S.ksymNames()
+	var perfNames, ksymNames []string
+	for _, id := range s.during {
+		if p := program(id); hasMetadata(p) {
+			perfNames = append(perfNames, p.Metadata.ProgNames...)
+			for _, f := range p.Funcs {
+				ksymNames = append(ksymNames, ksyms[f.Addr])
+			}
+		}
+	}
+	if got := progNames(t, O, oTail); !slices.Equal(got, perfNames) {
+		t.Errorf("loaded during, PerfNames: the records at the end are for\n%q\nwant (ascending id)\n%q", got, perfNames)
+	}
+	if got := progNames(t, D, dTail); !slices.Equal(got, ksymNames) {
+		t.Errorf("loaded during, default naming: the records at the end are for\n%q\nwant their KSYMBOLs'\n%q", got, ksymNames)
+	}
+	if slices.Equal(perfNames, ksymNames) {
+		t.Errorf("loaded during: the fixture's main functions must have KSYMBOL names other than perf's (%q)", perfNames)
+	}
+	// Default naming changes the name only.
+	for i := range min(len(dTail), len(oTail)) {
+		const nameEnd = perfdata.EventHeaderSize + perfdata.BPFProgNameLen
+		if !bytes.Equal(dTail[i][:perfdata.EventHeaderSize], oTail[i][:perfdata.EventHeaderSize]) || !bytes.Equal(dTail[i][nameEnd:], oTail[i][nameEnd:]) {
+			t.Errorf("loaded during: the default-named record %d differs from the perf-named one beyond prog_name", i)
+		}
+	}
+	// perf 7.2's tail has its own during-programs' records, and those of
+	// any program loaded elsewhere while it recorded.
+	if !isSubsequence(oTail, mTail) {
+		t.Errorf("loaded during: the %d injected records at the end are not perf 7.2's (it wrote %d there: %q)", len(oTail), len(mTail), progNames(t, M, mTail))
+	}
+	if len(mTail) != len(oTail) {
+		t.Logf("perf 7.2 wrote %d records at the end, inject %d: programs loaded elsewhere on the machine while perf 7.2 recorded", len(mTail), len(oTail))
+	}
+
+	if n := padded(S); n > 0 {
+		t.Logf("%d KSYMBOL/BPF_EVENT records of the perf 6.1 recording are padded", n)
+	}
+	t.Logf("injected: %d records after BPF_EVENTs (programs loaded before: this test's %d and others'), %d at the end (perf 7.2: %d there)", len(allMetadata(O))-len(oTail), len(before), len(oTail), len(mTail))
+
+	// perf 7.2 reads the injected files and sees exactly these records.
+	for _, r := range []*recording{O, D, M} {
+		if got, want := perfScriptMetadata(t, r.Path), allMetadata(r); !equalRecords(got, want) {
+			t.Errorf("%s: perf-modern script -D shows %d BPF_METADATA records, not the %d the file has", filepath.Base(r.Path), len(got), len(want))
+		}
+	}
+}
+
+// metadataAfter returns the BPF_METADATA records right after the top-level
+// PROG_LOAD BPF_EVENT of program id.
+func metadataAfter(t *testing.T, r *recording, id uint32) [][]byte {
+	t.Helper()
+	top := r.top()
+	for i, x := range top {
+		if x.Type != perfdata.RecordBPFEvent {
+			continue
+		}
+		if e, err := perfdata.DecodeBPFEvent(x.Raw, r.Order); err != nil || e.Type != perfdata.BPFEventProgLoad || e.ID != id {
+			continue
+		}
+		var ms [][]byte
+		for _, y := range top[i+1:] {
+			if y.Type != perfdata.RecordBPFMetadata {
+				break
+			}
+			ms = append(ms, y.Raw)
+		}
+		return ms
+	}
+	t.Fatalf("%s: no top-level PROG_LOAD BPF_EVENT for program %d", filepath.Base(r.Path), id)
+	return nil
+}
+
+// tailMetadata returns the records after the last FINISHED_ROUND, which
+// must all be BPF_METADATA.
+func tailMetadata(t *testing.T, r *recording) [][]byte {
+	t.Helper()
+	top := r.top()
+	last := -1
+	for i, x := range top {
+		if x.Type == perfdata.RecordFinishedRound {
+			last = i
+		}
+	}
+	if last < 0 {
+		t.Fatalf("%s: no FINISHED_ROUND", filepath.Base(r.Path))
+	}
+	var ms [][]byte
+	for _, x := range top[last+1:] {
+		if x.Type != perfdata.RecordBPFMetadata {
+			t.Errorf("%s: a %v record at %#x after the last FINISHED_ROUND", filepath.Base(r.Path), x.Type, x.Offset)
+			continue
+		}
+		ms = append(ms, x.Raw)
+	}
+	return ms
+}
+
+// allMetadata returns every top-level BPF_METADATA record of r in order.
+func allMetadata(r *recording) [][]byte {
+	var ms [][]byte
+	for _, x := range r.top() {
+		if x.Type == perfdata.RecordBPFMetadata {
+			ms = append(ms, x.Raw)
+		}
+	}
+	return ms
+}
+
+func progNames(t *testing.T, r *recording, ms [][]byte) []string {
+	t.Helper()
+	var ns []string
+	for _, raw := range ms {
+		ns = append(ns, r.metadata(t, readRecord{Raw: raw}).ProgName)
+	}
+	return ns
+}
+
+func equalRecords(a, b [][]byte) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if !bytes.Equal(a[i], b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// isSubsequence reports whether sub's records appear in all, in order.
+func isSubsequence(sub, all [][]byte) bool {
+	i := 0
+	for _, r := range all {
+		if i < len(sub) && bytes.Equal(sub[i], r) {
+			i++
+		}
+	}
+	return i == len(sub)
+}
+
+var (
+	// 0x348@path [0x9a0]: event: 84
+	dumpEventRE = regexp.MustCompile(`^(?:0x[0-9a-f]+|0)@.* \[0x[0-9a-f]+\]: event: 84$`)
+	// . ... raw event: size 2464 bytes
+	dumpSizeRE = regexp.MustCompile(`^\. \.\.\. raw event: size (\d+) bytes$`)
+)
+
+// perfScriptMetadata returns the BPF_METADATA records `perf-modern script
+// -D` prints for path (user records are dumped as read: in file order),
+// from its hex dumps: ".  0000:  54 00 ...  T.......", 16 bytes a line.
+func perfScriptMetadata(t *testing.T, path string) [][]byte {
+	t.Helper()
+	cmd := exec.Command(perfModern, "script", "-D", "-i", path)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("perf-modern script -D -i %s: %v\n%s", filepath.Base(path), err, stderr.String())
+	}
+	var ms [][]byte
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(nil, 1<<20)
+	var cur []byte
+	size := -1
+	in := false
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case dumpEventRE.MatchString(line):
+			in, cur, size = true, nil, -1
+		case !in:
+		case dumpSizeRE.MatchString(line):
+			size, _ = strconv.Atoi(dumpSizeRE.FindStringSubmatch(line)[1])
+		case strings.HasPrefix(line, ".  ") && len(line) > 10 && line[7] == ':':
+			const hexStart, perByte = 10, 3
+			for k := 0; k < 16; k++ {
+				at := hexStart + perByte*k
+				if at+2 > len(line) || line[at] == ' ' {
+					break
+				}
+				b, err := hex.DecodeString(line[at : at+2])
+				if err != nil {
+					t.Fatalf("perf-modern script -D: bad hex dump line %q", line)
+				}
+				cur = append(cur, b...)
+			}
+		case line == "" && size >= 0:
+			if len(cur) != size {
+				t.Fatalf("perf-modern script -D: a %d-byte BPF_METADATA dumped as %d bytes", size, len(cur))
+			}
+			ms = append(ms, cur)
+			in = false
+		}
+	}
+	if in {
+		t.Fatalf("perf-modern script -D -i %s: the output ends inside a BPF_METADATA dump", filepath.Base(path))
+	}
+	return ms
+}

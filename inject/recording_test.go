@@ -1,0 +1,450 @@
+package inject_test
+
+// Helpers of the tests on real recordings (golden_test.go, oracle_test.go,
+// pipe_test.go, corpus_test.go): running inject on a file through the
+// writer the CLI uses, reading recordings back, telling inserted records
+// from the input's, and the kernel and perf side of the live tests.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cilium/ebpf"
+	"golang.org/x/sys/unix"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+	"github.com/bpfmeta/bpfmeta/writer"
+)
+
+// Tools and files the tests use, relative to this package's directory (CI
+// has ../shared at the same place as here).
+const (
+	perfStock  = "/usr/bin/perf"                  // perf 6.1: writes no BPF_METADATA
+	perfModern = "../../shared/tools/perf-modern" // perf 7.2: the oracle
+	bpftool    = "bpftool"
+	fixtureDir = "../testdata/bpf"
+	casesDir   = "../testdata/inject"
+	corpusDir  = "../../shared/corpus"
+)
+
+// readRecord is one record of a recording, its bytes copied.
+type readRecord struct {
+	Offset int64
+	Outer  int64 // as perfdata.Record.Outer: >= 0 for records inside compressed ones
+	Type   perfdata.RecordType
+	Raw    []byte
+}
+
+func (r *readRecord) compressed() bool { return r.Outer >= 0 }
+
+// recording is a whole (small) recording as the project's reader reads it.
+type recording struct {
+	Path         string
+	Format       perfdata.Format
+	Order        binary.ByteOrder
+	IDHeaderSize int
+	Records      []readRecord // in reader order, compressed records' contents after them
+	Trailing     []byte
+}
+
+// readRecording reads path with the reader, decompressing.
+func readRecording(t *testing.T, path string) *recording {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := reader.NewFile(f, st.Size(), reader.Options{Decompress: true})
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	defer r.Close()
+	rec := &recording{Path: path, Format: r.Format(), Order: r.ByteOrder()}
+	for r.Next() {
+		x := r.Record()
+		rec.Records = append(rec.Records, readRecord{Offset: x.Offset, Outer: x.Outer, Type: x.Header.Type, Raw: bytes.Clone(x.Raw)})
+	}
+	if err := r.Err(); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	rec.IDHeaderSize = r.IDHeaderSize()
+	_, tr := r.Trailing()
+	rec.Trailing = bytes.Clone(tr)
+	return rec
+}
+
+// top returns the records stored as such (not inside compressed records).
+func (r *recording) top() []readRecord {
+	var top []readRecord
+	for _, x := range r.Records {
+		if !x.compressed() {
+			top = append(top, x)
+		}
+	}
+	return top
+}
+
+// metadata decodes a BPF_METADATA record of r.
+func (r *recording) metadata(t *testing.T, x readRecord) perfdata.BPFMetadata {
+	t.Helper()
+	m, err := perfdata.DecodeBPFMetadata(x.Raw, r.Order, r.IDHeaderSize)
+	if err != nil {
+		t.Fatalf("%s: BPF_METADATA at %#x: %v", r.Path, x.Offset, err)
+	}
+	return m
+}
+
+// ksymNames maps the address of every BPF KSYMBOL registered in r (top
+// level or compressed) to its name.
+func (r *recording) ksymNames() map[uint64]string {
+	names := map[uint64]string{}
+	for _, x := range r.Records {
+		if x.Type != perfdata.RecordKSymbol {
+			continue
+		}
+		k, err := perfdata.DecodeKSymbol(x.Raw, r.Order)
+		if err == nil && k.Type == perfdata.KSymbolTypeBPF && !k.Unregister() {
+			names[k.Addr] = k.Name
+		}
+	}
+	return names
+}
+
+// injectFile runs inject.Run over the recording at in, writing through the
+// writer the CLI uses for its format (writer.File keeping a file's layout,
+// writer.Pipe for a pipe stream), into a new file in dir.
+func injectFile(t *testing.T, in, dir string, src bpfprog.Source, opts inject.Options) (string, *inject.Summary, error) {
+	t.Helper()
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := reader.NewFile(f, st.Size(), reader.Options{Decompress: true})
+	if err != nil {
+		return "", nil, err
+	}
+	defer r.Close()
+	out, err := os.CreateTemp(dir, filepath.Base(in)+".*.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	var w writer.RecordWriter
+	if l := r.Layout(); l != nil && r.Format() == perfdata.FormatFile {
+		w = writer.NewFile(out, f, l)
+	} else if w, err = writer.NewPipe(out, r.ByteOrder()); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := inject.Run(r, w, src, opts)
+	if err != nil {
+		return "", sum, err
+	}
+	if err := w.Close(); err != nil {
+		return "", sum, err
+	}
+	return out.Name(), sum, out.Close()
+}
+
+// mustInject is injectFile for inputs that must inject cleanly.
+func mustInject(t *testing.T, in, dir string, src bpfprog.Source, opts inject.Options) (string, *inject.Summary) {
+	t.Helper()
+	out, sum, err := injectFile(t, in, dir, src, opts)
+	if err != nil {
+		t.Fatalf("inject %s: %v", filepath.Base(in), err)
+	}
+	return out, sum
+}
+
+// insertedRecords returns the indexes in out.top() of the records that are
+// not the input's: out must be in's top-level records in order, with
+// BPF_METADATA records added.
+func insertedRecords(t *testing.T, in, out *recording) map[int]bool {
+	t.Helper()
+	it, ot := in.top(), out.top()
+	ins := map[int]bool{}
+	i := 0
+	for j, x := range ot {
+		if i < len(it) && it[i].Type == x.Type && bytes.Equal(it[i].Raw, x.Raw) {
+			i++
+			continue
+		}
+		if x.Type != perfdata.RecordBPFMetadata {
+			t.Fatalf("%s: the %v record at %#x is neither the input's next record (%d of %d) nor an added BPF_METADATA", out.Path, x.Type, x.Offset, i, len(it))
+		}
+		ins[j] = true
+	}
+	if i != len(it) {
+		t.Fatalf("%s: input records from the %d-th (%v at %#x) on are missing from the output", out.Path, i, it[i].Type, it[i].Offset)
+	}
+	return ins
+}
+
+// strip rewrites the recording at path without the top-level records whose
+// indexes are in drop, through the writer for its format, and returns it.
+func strip(t *testing.T, path string, drop map[int]bool) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, _ := f.Stat()
+	r, err := reader.NewFile(f, st.Size(), reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out, err := os.CreateTemp(t.TempDir(), "stripped.*.data")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	var w writer.RecordWriter
+	var pw *writer.Pipe
+	if l := r.Layout(); l != nil && r.Format() == perfdata.FormatFile {
+		w = writer.NewFile(out, f, l)
+	} else {
+		if pw, err = writer.NewPipe(out, r.ByteOrder()); err != nil {
+			t.Fatal(err)
+		}
+		w = pw
+	}
+	for i := 0; r.Next(); i++ {
+		if drop[i] {
+			continue
+		}
+		if err := w.WriteRecord(r.Record()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, tr := r.Trailing(); len(tr) > 0 {
+		if pw == nil {
+			t.Fatalf("%s: %d trailing bytes in a file", path, len(tr))
+		}
+		if err := pw.WriteRaw(tr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(out.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func readFile(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// firstDiff describes where a and b first differ.
+func firstDiff(a, b []byte) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return fmt.Sprintf("first difference at %#x (sizes %d and %d)", i, len(a), len(b))
+}
+
+// requireLive fails the test unless it can load BPF programs and record
+// with both perfs: the live tests never skip (CI installs perf-modern).
+func requireLive(t *testing.T) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("this test loads BPF programs and records with perf: run it as root")
+	}
+	for _, tool := range []string{bpftool, perfStock} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("this test needs %s: %v", tool, err)
+		}
+	}
+	if out, err := exec.Command(perfModern, "version").CombinedOutput(); err != nil {
+		t.Fatalf("this test compares with perf >= 6.16: %s version: %v\n%s(install it with ../shared/tools/setup-modern-perf.sh)", perfModern, err, out)
+	}
+}
+
+// mountBPFFS mounts a private bpffs for the tests' pins; unmounting it at
+// cleanup drops every pin left in it, and so the programs.
+func mountBPFFS(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := unix.Mount("bpf", dir, "bpf", 0, ""); err != nil {
+		t.Fatalf("mounting a bpffs on %s: %v", dir, err)
+	}
+	t.Cleanup(func() {
+		if err := unix.Unmount(dir, 0); err != nil {
+			t.Errorf("unmounting bpffs %s: %v", dir, err)
+		}
+	})
+	return dir
+}
+
+// fixture returns the absolute path of a fixture object.
+func fixture(t *testing.T, object string) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join(fixtureDir, object+".bpf.o"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// loadCommand is the shell command that loads the fixture objects with
+// bpftool (libbpf), pinning their programs under pin/<object>.
+func loadCommand(t *testing.T, pin string, objects ...string) string {
+	t.Helper()
+	cmds := []string{fmt.Sprintf("mkdir -p '%s'", pin)}
+	for _, o := range objects {
+		cmds = append(cmds, fmt.Sprintf("%s prog loadall '%s' '%s'", bpftool, fixture(t, o), filepath.Join(pin, o)))
+	}
+	return strings.Join(cmds, " && ")
+}
+
+// loadFixtures loads the objects now and returns their programs' ids.
+func loadFixtures(t *testing.T, pin string, objects ...string) []uint32 {
+	t.Helper()
+	t.Cleanup(func() { os.RemoveAll(pin) })
+	if out, err := exec.Command("sh", "-c", loadCommand(t, pin, objects...)).CombinedOutput(); err != nil {
+		t.Fatalf("loading %v: %v\n%s", objects, err, out)
+	}
+	return pinnedIDs(t, pin)
+}
+
+// pinnedIDs returns the ids of the programs pinned under dir, ascending.
+func pinnedIDs(t *testing.T, dir string) []uint32 {
+	t.Helper()
+	var ids []uint32
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		p, err := ebpf.LoadPinnedProgram(path, nil)
+		if err != nil {
+			return err
+		}
+		defer p.Close()
+		info, err := p.Info()
+		if err != nil {
+			return err
+		}
+		id, ok := info.ID()
+		if !ok {
+			return fmt.Errorf("%s: no program id", path)
+		}
+		ids = append(ids, uint32(id))
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("programs pinned under %s: %v", dir, err)
+	}
+	if len(ids) == 0 {
+		t.Fatalf("no programs pinned under %s", dir)
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// Recording modes, as in testdata/inject/record.sh.
+var recordModes = []string{"file", "pipe", "zstd", "pipe-zstd"}
+
+// perfRecord is a running `perf record` of a shell workload.
+type perfRecord struct {
+	perf, mode, out string
+	cmd             *exec.Cmd
+	log             bytes.Buffer
+}
+
+// recordArgs are the arguments for a task-scope recording of workload in a
+// mode, as record.sh records (-N -B: no build-id cache or pass; perf 6.1
+// aborts in the build-id pass when it meets perf 7.2's libraries).
+func recordArgs(mode, out, workload string) []string {
+	args := []string{"record", "-N", "-B", "-F", "999"}
+	if strings.HasSuffix(mode, "zstd") {
+		args = append(args, "-z")
+	}
+	if strings.HasPrefix(mode, "pipe") {
+		args = append(args, "-o", "-")
+	} else {
+		args = append(args, "-o", out)
+	}
+	return append(args, "--", "sh", "-c", workload)
+}
+
+// startRecord starts perf recording workload into out.
+func startRecord(t *testing.T, perf, mode, out, workload string) *perfRecord {
+	t.Helper()
+	r := &perfRecord{perf: perf, mode: mode, out: out}
+	r.cmd = exec.Command(perf, recordArgs(mode, out, workload)...)
+	r.cmd.Stderr = &r.log
+	if strings.HasPrefix(mode, "pipe") {
+		f, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close() // the child has its own descriptor
+		r.cmd.Stdout = f
+	} else {
+		r.cmd.Stdout = &r.log
+	}
+	if err := r.cmd.Start(); err != nil {
+		t.Fatalf("%s record: %v", perf, err)
+	}
+	t.Cleanup(func() {
+		if r.cmd.ProcessState == nil {
+			r.cmd.Process.Kill()
+			r.cmd.Wait()
+		}
+	})
+	return r
+}
+
+// recordTimeout bounds one recording of a sub-second workload.
+const recordTimeout = 60 * time.Second
+
+// wait waits for perf to finish writing.
+func (r *perfRecord) wait(t *testing.T) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- r.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("%s %s: %v\n%s", r.perf, strings.Join(r.cmd.Args[1:], " "), err, r.log.String())
+		}
+	case <-time.After(recordTimeout):
+		r.cmd.Process.Kill()
+		<-done
+		t.Fatalf("%s record did not finish within %v:\n%s", r.perf, recordTimeout, r.log.String())
+	}
+}
