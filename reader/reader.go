@@ -20,6 +20,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -58,6 +59,7 @@ type Reader struct {
 	trailingOff int64
 	err         error
 	done        bool
+	file        *os.File // closed by Close, when Open opened it
 }
 
 // NewFile reads a recording stored in a file (or anything with random
@@ -87,6 +89,27 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 	r.end = l.DataEnd()
 	r.dialect = l.Dialect
 	r.s = newScanner(io.NewSectionReader(ra, l.DataOffset(), int64(l.Header.Data.Size)), l.DataOffset())
+	return r, nil
+}
+
+// Open opens the named file and reads the recording in it. Closing the
+// Reader closes the file.
+func Open(name string, opts Options) (*Reader, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	r, err := NewFile(f, st.Size(), opts)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	r.file = f
 	return r, nil
 }
 
@@ -173,10 +196,14 @@ func (r *Reader) Offset() int64 { return r.s.off }
 // there with "unexpected end of event stream"; bpfmeta keeps the bytes.
 func (r *Reader) Trailing() (off int64, b []byte) { return r.trailingOff, r.trailing }
 
-// Close releases the decompressor. It does not close the input.
+// Close releases the decompressor, and closes the file if Open opened it;
+// it does not close an input the caller passed in.
 func (r *Reader) Close() error {
-	if r.zs != nil {
-		r.zs.close()
+	r.stopDecoder()
+	if r.file != nil {
+		f := r.file
+		r.file = nil
+		return f.Close()
 	}
 	return nil
 }
@@ -222,7 +249,14 @@ func (r *Reader) Next() bool {
 func (r *Reader) fail(err error) {
 	r.err = err
 	r.rec = perfdata.Record{}
-	r.Close()
+	r.stopDecoder()
+}
+
+// stopDecoder ends the decompressor's goroutine, if there is one.
+func (r *Reader) stopDecoder() {
+	if r.zs != nil {
+		r.zs.close()
+	}
 }
 
 // finish checks the state at the end of the stream.
@@ -233,7 +267,7 @@ func (r *Reader) finish() error {
 		return &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrTruncated,
 			Msg: fmt.Sprintf("compressed data ends %d bytes into a record", left)}
 	}
-	r.Close()
+	r.stopDecoder()
 	return nil
 }
 

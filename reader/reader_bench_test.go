@@ -1,0 +1,106 @@
+package reader_test
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/internal/golden"
+	"github.com/bpfmeta/bpfmeta/reader"
+)
+
+// benchInputEnv names the recording the benchmarks read: make bench's
+// BENCH_DIR/big.data for figures that mean something, e.g.
+//
+//	BPFMETA_BENCH_INPUT=/var/tmp/bpfmeta-bench/big.data go test -run - -bench . ./reader
+//
+// Without it they read the largest corpus file.
+const benchInputEnv = "BPFMETA_BENCH_INPUT"
+
+var _ = golden.Update // every test package takes -update
+
+// benchInput returns the recording to read and its size.
+func benchInput(b *testing.B) (string, int64) {
+	b.Helper()
+	path := os.Getenv(benchInputEnv)
+	if path == "" {
+		files, err := filepath.Glob(filepath.Join(corpusDir, "*.data"))
+		if err != nil || len(files) == 0 {
+			b.Fatalf("no corpus files in %s and no %s", corpusDir, benchInputEnv)
+		}
+		var best int64
+		for _, f := range files {
+			if st, err := os.Stat(f); err == nil && st.Size() > best {
+				path, best = f, st.Size()
+			}
+		}
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return path, st.Size()
+}
+
+// drain reads every record and returns how many there were.
+func drain(b *testing.B, r *reader.Reader) int {
+	b.Helper()
+	n := 0
+	for r.Next() {
+		n++
+	}
+	if err := r.Err(); err != nil {
+		b.Fatal(err)
+	}
+	return n
+}
+
+// BenchmarkReadFile: records of a recording in a file, as convert and
+// inject read a file-mode input (page cache warm after the first round).
+func BenchmarkReadFile(b *testing.B) {
+	path, size := benchInput(b)
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.SetBytes(size)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		r, err := reader.NewFile(f, size, reader.Options{Decompress: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		n = drain(b, r)
+		r.Close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(n, 1)), "ns/record")
+}
+
+// BenchmarkReadStream: the same bytes through the pipe-mode path (a stream
+// that cannot seek, behind a bufio.Reader as bpfmeta reads stdin). The input
+// must be in pipe format (make bench's big.pipe); a file-mode input is
+// skipped.
+func BenchmarkReadStream(b *testing.B) {
+	path, size := benchInput(b)
+	b.SetBytes(size)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		f, err := os.Open(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		r, err := reader.NewStream(bufio.NewReaderSize(struct{ *os.File }{f}, 1<<16), reader.Options{Decompress: true})
+		if err != nil {
+			f.Close()
+			b.Skipf("%s: %v", path, err)
+		}
+		n = drain(b, r)
+		r.Close()
+		f.Close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(n, 1)), "ns/record")
+}
