@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,9 +11,9 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/bpfmeta/bpfmeta/internal/golden"
+)
 
 const snapshotGolden = "testdata/snapshot-v1.golden.json"
 
@@ -61,7 +60,7 @@ func TestSnapshotGolden(t *testing.T) {
 	if err := WriteSnapshot(&buf, goldenSnapshot(t)); err != nil {
 		t.Fatal(err)
 	}
-	if *update {
+	if *golden.Update {
 		if err := os.WriteFile(snapshotGolden, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -10,6 +10,7 @@ func commands() []*cli.Command {
 		showCommand(),
 		stripCommand(),
 		snapshotCommand(),
+		watchCommand(),
 		programsCommand(),
 		dumpCommand(),
 		convertCommand(),
