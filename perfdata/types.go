@@ -71,8 +71,8 @@ var recordNames = map[RecordType]string{
 	RecordNamespaces: "NAMESPACES", RecordKSymbol: "KSYMBOL", RecordBPFEvent: "BPF_EVENT",
 	RecordCgroup: "CGROUP", RecordTextPoke: "TEXT_POKE",
 	RecordAuxOutputHWID: "AUX_OUTPUT_HW_ID", RecordCallchainDeferred: "CALLCHAIN_DEFERRED",
-	RecordHeaderAttr: "HEADER_ATTR", RecordHeaderEventType: "HEADER_EVENT_TYPE",
-	RecordHeaderTracingData: "HEADER_TRACING_DATA", RecordHeaderBuildID: "HEADER_BUILD_ID",
+	RecordHeaderAttr: "ATTR", RecordHeaderEventType: "EVENT_TYPE",
+	RecordHeaderTracingData: "TRACING_DATA", RecordHeaderBuildID: "BUILD_ID",
 	RecordFinishedRound: "FINISHED_ROUND", RecordIDIndex: "ID_INDEX",
 	RecordAuxtraceInfo: "AUXTRACE_INFO", RecordAuxtrace: "AUXTRACE",
 	RecordAuxtraceError: "AUXTRACE_ERROR", RecordThreadMap: "THREAD_MAP",
@@ -84,9 +84,9 @@ var recordNames = map[RecordType]string{
 	RecordSchedstatCPU: "SCHEDSTAT_CPU", RecordSchedstatDomain: "SCHEDSTAT_DOMAIN",
 }
 
-// String returns perf's name for the type without the PERF_RECORD_ prefix
-// (the names `perf report --stats` prints), or the number for types perf
-// does not know.
+// String returns perf's name for the type, as perf_event__name() has it
+// (the names perf report --stats prints: PERF_RECORD_HEADER_ATTR is
+// "ATTR"), or the number for types perf does not know.
 func (t RecordType) String() string {
 	if n, ok := recordNames[t]; ok {
 		return n

@@ -16,7 +16,7 @@ const maxHeaderSection = 64 << 20
 // perf_session__read_header() make.
 func readLayout(ra io.ReaderAt, size int64, head []byte) (*perfdata.FileLayout, error) {
 	if len(head) < perfdata.OldFileHeaderSize {
-		return nil, truncated(0, "file header: %d bytes", len(head))
+		return nil, truncated(0, "truncated file header: %d of %d bytes", len(head), perfdata.FileHeaderSize)
 	}
 	m, ok := perfdata.ParseMagic(head[:8], head[16:24])
 	if !ok {
@@ -31,7 +31,7 @@ func readLayout(ra io.ReaderAt, size int64, head []byte) (*perfdata.FileLayout, 
 		return nil, corrupt(8, "%v", err)
 	}
 	if int64(len(head)) < int64(h.Size) {
-		return nil, truncated(int64(len(head)), "file header: %d of %d bytes", len(head), h.Size)
+		return nil, truncated(int64(len(head)), "truncated file header: %d of %d bytes", len(head), h.Size)
 	}
 	l := &perfdata.FileLayout{
 		Order:     bo,

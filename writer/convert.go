@@ -26,78 +26,108 @@ func pipeEndMarker(fs []perfdata.FeatureSection) uint64 {
 	return m
 }
 
+// Omitted is a header section of a file that a pipe stream cannot carry.
+type Omitted struct {
+	Feature perfdata.Feature
+	Size    uint64
+	Why     string
+}
+
 // WritePrelude writes, for a file-mode recording laid out as l in src, the
 // records a pipe stream carries instead of its header sections, in the
 // order perf's perf_event__synthesize_for_pipe() writes them: a HEADER_ATTR
 // per attr (with its ids), a HEADER_FEATURE per feature and the end marker,
 // then HEADER_TRACING_DATA with the trace data. The file's build-id table
-// becomes HEADER_BUILD_ID records. Features that only make sense in a file
-// (AUXTRACE, an index of file offsets) are dropped.
-func (p *Pipe) WritePrelude(l *perfdata.FileLayout, src io.ReaderAt) error {
+// becomes HEADER_BUILD_ID records. It returns the sections it left out:
+// AUXTRACE (an index of file offsets, which perf rebuilds from a pipe), and
+// any too large for a record (perf inject leaves those out too).
+func (p *Pipe) WritePrelude(l *perfdata.FileLayout, src io.ReaderAt) ([]Omitted, error) {
 	bo := p.bo
+	p.dialect = l.Dialect
 	for i, a := range l.Attrs {
 		ids := make([]byte, a.IDs.Size&^7)
 		if _, err := src.ReadAt(ids, int64(a.IDs.Offset)); err != nil {
-			return fmt.Errorf("reading the ids of attr %d at %#x: %w", i, a.IDs.Offset, err)
+			return nil, fmt.Errorf("reading the ids of attr %d at %#x: %w", i, a.IDs.Offset, err)
 		}
 		size := perfdata.EventHeaderSize + len(a.Attr.Raw) + len(ids)
 		if size > perfdata.MaxRecordSize {
-			return fmt.Errorf("attr %d has %d ids, too many for a HEADER_ATTR record", i, len(ids)/8)
+			return nil, fmt.Errorf("attr %d has %d ids, too many for a HEADER_ATTR record", i, len(ids)/8)
 		}
 		b := make([]byte, 0, size)
 		b = appendHeader(b, bo, perfdata.RecordHeaderAttr, 0, size)
 		b = append(b, a.Attr.Raw...)
 		b = append(b, ids...)
 		if _, err := p.bw.Write(b); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	var omitted []Omitted
 	var tracing, buildIDs *perfdata.FeatureSection
 	for i := range l.Features {
 		f := &l.Features[i]
-		switch f.ID {
-		case perfdata.FeatTracingData:
+		switch {
+		case f.ID == perfdata.FeatTracingData:
 			tracing = f
 			continue
-		case perfdata.FeatBuildID:
+		case f.ID == perfdata.FeatBuildID:
 			buildIDs = f
 			continue
-		case perfdata.FeatAuxtrace:
+		case f.ID == perfdata.FeatAuxtrace:
+			omitted = append(omitted, Omitted{f.ID, f.Size, "an index of file offsets; perf rebuilds it from a pipe"})
+			continue
+		case f.Size == 0 && f.ID != perfdata.FeatBranchStack && f.ID != perfdata.FeatStat:
+			// Only flags are empty; perf fails on an empty CPUDESC & co.
+			omitted = append(omitted, Omitted{f.ID, f.Size, "empty"})
+			continue
+		case f.Size > maxFeaturePayload:
+			omitted = append(omitted, Omitted{f.ID, f.Size, "too large for a HEADER_FEATURE record"})
 			continue
 		}
-		if f.Size > maxFeaturePayload {
-			return fmt.Errorf("feature %v has %d bytes, too many for a HEADER_FEATURE record", f.ID, f.Size)
-		}
 		if err := p.writeFeature(uint64(f.ID), io.NewSectionReader(src, int64(f.Offset), int64(f.Size)), int(f.Size)); err != nil {
-			return fmt.Errorf("feature %v: %w", f.ID, err)
+			return nil, fmt.Errorf("feature %v: %w", f.ID, err)
 		}
 	}
 	if err := p.writeFeature(pipeEndMarker(l.Features), nil, 0); err != nil {
-		return err
+		return nil, err
 	}
 	if tracing != nil {
-		// as perf_event__synthesize_tracing_data(): size is the 8-aligned
-		// length, the data is padded with zeros.
-		aligned := (tracing.Size + 7) &^ 7
-		b := appendHeader(nil, bo, perfdata.RecordHeaderTracingData, 0, 16)
-		b = bo.AppendUint32(b, uint32(aligned))
-		b = bo.AppendUint32(b, 0)
-		if _, err := p.bw.Write(b); err != nil {
-			return err
-		}
-		if _, err := io.Copy(p.bw, io.NewSectionReader(src, int64(tracing.Offset), int64(tracing.Size))); err != nil {
-			return fmt.Errorf("copying the trace data: %w", err)
-		}
-		if _, err := p.bw.Write(make([]byte, aligned-tracing.Size)); err != nil {
-			return err
+		if err := p.writeTracingData(src, tracing); err != nil {
+			return nil, err
 		}
 	}
 	if buildIDs != nil {
 		if err := p.writeBuildIDs(src, buildIDs); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return omitted, nil
+}
+
+// writeTracingData writes the TRACING_DATA feature as a
+// HEADER_TRACING_DATA record, as perf_event__synthesize_tracing_data()
+// does: size is the 8-aligned length, the data is padded with zeros. A pipe
+// carries only what perf's trace_report() reads, with an empty kallsyms
+// (see perfdata.TracingData).
+func (p *Pipe) writeTracingData(src io.ReaderAt, f *perfdata.FeatureSection) error {
+	data := make([]byte, f.Size)
+	if _, err := src.ReadAt(data, int64(f.Offset)); err != nil {
+		return fmt.Errorf("reading the TRACING_DATA feature at %#x: %w", f.Offset, err)
+	}
+	if td, err := perfdata.ParseTracingData(data); err == nil {
+		data = td.ForPipe(data)
+	}
+	return p.tracingRecord(data)
+}
+
+func (p *Pipe) tracingRecord(data []byte) error {
+	aligned := (len(data) + 7) &^ 7
+	b := appendHeader(nil, p.bo, perfdata.RecordHeaderTracingData, 0, 16)
+	b = p.bo.AppendUint32(b, uint32(aligned))
+	b = p.bo.AppendUint32(b, 0)
+	b = append(b, data...)
+	b = append(b, make([]byte, aligned-len(data))...)
+	_, err := p.bw.Write(b)
+	return err
 }
 
 func appendHeader(b []byte, bo byteOrder, t perfdata.RecordType, misc uint16, size int) []byte {
@@ -132,8 +162,12 @@ func (p *Pipe) writeBuildIDs(src io.ReaderAt, f *perfdata.FeatureSection) error 
 		if h.Size < perfdata.EventHeaderSize || off+int(h.Size) > len(buf) {
 			return fmt.Errorf("BUILD_ID feature at %#x: bad entry size %d at %#x", f.Offset, h.Size, int(f.Offset)+off)
 		}
-		e := slices.Clone(buf[off : off+int(h.Size)])
+		// Records in a stream are 8-byte multiples (perf 7.2 rejects
+		// others); the filename is NUL-terminated, so zeros pad it.
+		e := make([]byte, (int(h.Size)+7)&^7)
+		copy(e, buf[off:off+int(h.Size)])
 		p.bo.PutUint32(e, uint32(perfdata.RecordHeaderBuildID))
+		p.bo.PutUint16(e[6:], uint16(len(e)))
 		if _, err := p.bw.Write(e); err != nil {
 			return err
 		}

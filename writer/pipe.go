@@ -3,6 +3,7 @@ package writer
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
 
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -12,6 +13,8 @@ import (
 type Pipe struct {
 	bw *bufio.Writer
 	bo byteOrder
+	// dialect is the writer of the file WritePrelude converted.
+	dialect perfdata.Dialect
 }
 
 // NewPipe writes the pipe header for byte order bo to w and returns a
@@ -28,6 +31,18 @@ func NewPipe(w io.Writer, bo binary.ByteOrder) (*Pipe, error) {
 func (p *Pipe) WriteRecord(rec *perfdata.Record) error {
 	if rec.Outer >= 0 {
 		return nil
+	}
+	if p.dialect == perfdata.DialectSimpleperf && rec.Header.Type == perfdata.RecordHeaderTracingData {
+		// simpleperf keeps the trace data inside its record (header | u32
+		// size | data, padded to 64); a stream frames it as perf does.
+		if len(rec.Raw) < 12 {
+			return fmt.Errorf("simpleperf TRACING_DATA record at %#x: %d bytes", rec.Offset, len(rec.Raw))
+		}
+		n := p.bo.Uint32(rec.Raw[8:])
+		if uint64(n) > uint64(len(rec.Raw)-12) {
+			return fmt.Errorf("simpleperf TRACING_DATA record at %#x: %d bytes of data in %d", rec.Offset, n, len(rec.Raw))
+		}
+		return p.tracingRecord(rec.Raw[12 : 12+n])
 	}
 	return writeRecord(p.bw, rec)
 }

@@ -60,13 +60,14 @@ func forceFlag() cli.Flag {
 
 // copyRecords copies every record of in to out unchanged.
 func copyRecords(in *input, out *output, stderr io.Writer) error {
-	w, pipe, err := newWriter(in, out)
+	w, pipe, err := newWriter(in, out, stderr)
 	if err != nil {
 		return err
 	}
 	for in.Next() {
 		if err := w.WriteRecord(in.Record()); err != nil {
-			return fmt.Errorf("%s: %w", out.name, err)
+			// the record's offset is the input's
+			return fmt.Errorf("%s: writing %s: %w", in.name, out.name, err)
 		}
 	}
 	if err := in.Err(); err != nil {

@@ -63,7 +63,18 @@ func injectCommand() *cli.Command {
 				return err
 			}
 			defer out.abort()
-			w, _, err := newWriter(in, out)
+			dst := out
+			var held *os.File
+			if c.Bool("strict") && out.pipeFormat() {
+				// A stream cannot be taken back: hold it until the summary
+				// shows that every program was resolved.
+				if held, err = holdFile(); err != nil {
+					return err
+				}
+				defer held.Close()
+				dst = &output{name: out.name, w: held}
+			}
+			w, _, err := newWriter(in, dst, c.App.ErrWriter)
 			if err != nil {
 				return err
 			}
@@ -86,9 +97,35 @@ func injectCommand() *cli.Command {
 			if u := sum.Unresolved(); c.Bool("strict") && len(u) > 0 {
 				return fmt.Errorf("--strict: the metadata of %d BPF program(s) could not be determined; no output written", len(u))
 			}
+			if held != nil {
+				if err := release(held, out); err != nil {
+					return err
+				}
+			}
 			return out.commit()
 		},
 	}
+}
+
+// holdFile returns an unnamed temporary file to hold a stream output in.
+func holdFile() (*os.File, error) {
+	f, err := os.CreateTemp("", "bpfmeta-held-*.data")
+	if err != nil {
+		return nil, fmt.Errorf("--strict: holding the output in a temporary file: %w", err)
+	}
+	os.Remove(f.Name()) // nothing to clean up if we are killed
+	return f, nil
+}
+
+// release copies the output held in f to out.
+func release(f *os.File, out *output) error {
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("--strict: reading back the held output: %w", err)
+	}
+	if _, err := io.Copy(out.w, f); err != nil {
+		return fmt.Errorf("%s: %w", out.name, err)
+	}
+	return nil
 }
 
 // openSource returns the snapshot at path, or the running kernel.

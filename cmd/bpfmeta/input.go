@@ -42,7 +42,15 @@ func openInput(path string, stdin io.Reader, opts reader.Options) (*input, error
 	if err != nil {
 		return nil, err
 	}
-	in, err := openFile(f, path, opts)
+	open := openFile
+	if st, err := f.Stat(); err == nil && !st.Mode().IsRegular() && !st.IsDir() {
+		// A FIFO or a device (-i <(perf record -o - ...), -i /dev/stdin)
+		// cannot seek: it is read as stdin is.
+		open = func(f *os.File, name string, opts reader.Options) (*input, error) {
+			return openStream(f, name, opts)
+		}
+	}
+	in, err := open(f, path, opts)
 	if err != nil {
 		f.Close()
 		return nil, err
@@ -74,19 +82,24 @@ func openStdin(stdin io.Reader, opts reader.Options) (*input, error) {
 			}
 		}
 	}
-	br := bufio.NewReaderSize(stdin, 1<<16)
+	return openStream(stdin, stdinName, opts)
+}
+
+// openStream reads a recording from a stream that cannot seek, named name.
+func openStream(src io.Reader, name string, opts reader.Options) (*input, error) {
+	br := bufio.NewReaderSize(src, 1<<16)
 	head, err := br.Peek(perfdata.PipeHeaderSize)
 	if err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("%s: %w", stdinName, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(head) == perfdata.PipeHeaderSize && isFileFormat(head) {
-		return spoolStdin(br, opts)
+		return spoolStream(br, name, opts)
 	}
 	r, err := reader.NewStream(br, opts)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", stdinName, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &input{Reader: r, name: stdinName}, nil
+	return &input{Reader: r, name: name}, nil
 }
 
 // isFileFormat reports whether head starts a file-format recording.
@@ -98,17 +111,17 @@ func isFileFormat(head []byte) bool {
 	return m.Order.Uint64(head[8:]) != perfdata.PipeHeaderSize
 }
 
-func spoolStdin(src io.Reader, opts reader.Options) (*input, error) {
+func spoolStream(src io.Reader, name string, opts reader.Options) (*input, error) {
 	f, err := os.CreateTemp("", "bpfmeta-stdin-*.data")
 	if err != nil {
-		return nil, fmt.Errorf("copying the file-format recording on stdin to a temporary file: %w", err)
+		return nil, fmt.Errorf("%s: copying the file-format recording to a temporary file: %w", name, err)
 	}
 	os.Remove(f.Name()) // nothing to clean up if we are killed
 	if _, err := io.Copy(f, src); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("copying the file-format recording on stdin to a temporary file: %w", err)
+		return nil, fmt.Errorf("%s: copying the file-format recording to a temporary file: %w", name, err)
 	}
-	in, err := openFile(f, stdinName, opts)
+	in, err := openFile(f, name, opts)
 	if err != nil {
 		f.Close()
 		return nil, err

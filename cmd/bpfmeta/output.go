@@ -1,10 +1,15 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
 
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -15,6 +20,11 @@ type output struct {
 	name string
 	file *writer.Output // nil for stdout
 	w    io.Writer
+	// While a file is written under its temporary name, a signal that
+	// ends bpfmeta removes it first (see removeOnSignal).
+	mu       sync.Mutex
+	sigs     chan os.Signal
+	sigsDone chan struct{}
 }
 
 // openOutput opens path for writing ("-" or "" is stdout). The input is
@@ -36,11 +46,70 @@ func openOutput(path string, force bool, in *input, stdout io.Writer) (*output, 
 			mode = st.Mode().Perm()
 		}
 	}
+	sigs := catchSignals() // from before the temporary file exists
 	f, err := writer.Create(path, force, mode)
 	if err != nil {
+		signal.Stop(sigs)
+		// Name the output, not the temporary file next to it that
+		// writer.Create failed to make.
+		if pe := (*fs.PathError)(nil); errors.As(err, &pe) && pe.Path != path {
+			return nil, fmt.Errorf("%s: cannot create the output: %w", path, pe.Err)
+		}
 		return nil, err
 	}
-	return &output{name: path, file: f, w: f}, nil
+	o := &output{name: path, file: f, w: f}
+	if !f.Regular() {
+		signal.Stop(sigs) // no temporary file
+		return o, nil
+	}
+	o.removeOnSignal(sigs)
+	return o, nil
+}
+
+// catchSignals catches the signals that end bpfmeta (SIGINT, SIGTERM,
+// SIGHUP), unless they are ignored (under nohup, SIGHUP stays ignored).
+func catchSignals() chan os.Signal {
+	sigs := make(chan os.Signal, 1)
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(sig) {
+			signal.Notify(sigs, sig)
+		}
+	}
+	return sigs
+}
+
+// signalGrace is how long a re-raised signal has to end bpfmeta before it
+// exits with 128+N instead.
+const signalGrace = time.Second
+
+// removeOnSignal makes the caught signals remove the temporary file, then
+// end bpfmeta as they would have: an interrupted run leaves nothing behind,
+// as a failed one does.
+func (o *output) removeOnSignal(sigs chan os.Signal) {
+	done := make(chan struct{})
+	o.sigs, o.sigsDone = sigs, done
+	go func() {
+		select {
+		case sig := <-sigs:
+			o.mu.Lock() // not during a commit
+			o.file.Abort()
+			signal.Reset(sig)
+			s, _ := sig.(syscall.Signal)
+			syscall.Kill(os.Getpid(), s)
+			time.Sleep(signalGrace)
+			os.Exit(128 + int(s))
+		case <-done:
+		}
+	}()
+}
+
+// stopSignals ends removeOnSignal once the file is committed or removed.
+func (o *output) stopSignals() {
+	if o.sigs != nil {
+		signal.Stop(o.sigs)
+		close(o.sigsDone)
+		o.sigs = nil
+	}
 }
 
 // pipeFormat reports whether the output must be a pipe stream: stdout and
@@ -60,6 +129,9 @@ func (o *output) commit() error {
 	if o.file == nil {
 		return nil
 	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	defer o.stopSignals()
 	if err := o.file.Commit(); err != nil {
 		return fmt.Errorf("%s: %w", o.name, err)
 	}
@@ -68,22 +140,31 @@ func (o *output) commit() error {
 
 func (o *output) abort() {
 	if o.file != nil {
+		o.mu.Lock()
+		defer o.mu.Unlock()
 		o.file.Abort()
+		o.stopSignals()
 	}
 }
 
 // newWriter returns the record writer for copying in to o: a layout-keeping
 // rewrite for file to file, a pipe stream (with the pipe prelude for a file
 // input) for pipe output, and a new file for pipe to file.
-func newWriter(in *input, o *output) (writer.RecordWriter, *writer.Pipe, error) {
+func newWriter(in *input, o *output, stderr io.Writer) (writer.RecordWriter, *writer.Pipe, error) {
 	if o.pipeFormat() {
 		p, err := writer.NewPipe(o.w, in.ByteOrder())
 		if err != nil {
 			return nil, nil, err
 		}
 		if l := in.Layout(); l != nil {
-			if err := p.WritePrelude(l, in.src); err != nil {
+			omitted, err := p.WritePrelude(l, in.src)
+			if err != nil {
 				return nil, nil, fmt.Errorf("%s: %w", in.name, err)
+			}
+			for _, o := range omitted {
+				if o.Feature != perfdata.FeatAuxtrace && o.Size > 0 { // perf rebuilds the one, the other is empty
+					fmt.Fprintf(stderr, "bpfmeta: note: %s: feature %v (%d bytes) is not in the pipe stream: %s\n", in.name, o.Feature, o.Size, o.Why)
+				}
 			}
 		}
 		return p, p, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strconv"
 
 	"github.com/urfave/cli/v2"
 
@@ -79,14 +80,23 @@ type shownEntry struct {
 }
 
 type shownKSymbol struct {
-	Addr uint64 `json:"addr"`
-	Len  uint32 `json:"len"`
-	Name string `json:"name"`
+	Addr hexAddr `json:"addr"`
+	Len  uint32  `json:"len"`
+	Name string  `json:"name"`
 	// Matched says how: "name" (the same name), or "function" (only the
 	// function name after the tag agrees, as for the main function of a
 	// program perf recorded while it was loaded: perf names its record with
 	// the first function's tag, the kernel its KSYMBOL with the program's).
 	Matched string `json:"matched"`
+}
+
+// hexAddr is a kernel address, "0x..." in JSON as in a snapshot: kernel
+// addresses are above 2^53, where JSON readers that use doubles (jq,
+// JavaScript) would round a number.
+type hexAddr uint64
+
+func (a hexAddr) MarshalJSON() ([]byte, error) {
+	return []byte(`"0x` + strconv.FormatUint(uint64(a), 16) + `"`), nil
 }
 
 type ksymRange struct {
@@ -164,7 +174,7 @@ func collectMetadata(in *input) ([]shownRecord, error) {
 			}
 		}
 		for j, kr := range cands {
-			k := shownKSymbol{Addr: kr.addr, Len: kr.len, Name: kr.name, Matched: how}
+			k := shownKSymbol{Addr: hexAddr(kr.addr), Len: kr.len, Name: kr.name, Matched: how}
 			r.Samples += kr.sample
 			if j == 0 {
 				r.KSymbol = &k

@@ -37,7 +37,7 @@ func stripCommand() *cli.Command {
 				return err
 			}
 			defer out.abort()
-			w, pipe, err := newWriter(in, out)
+			w, pipe, err := newWriter(in, out, c.App.ErrWriter)
 			if err != nil {
 				return err
 			}
@@ -49,7 +49,8 @@ func stripCommand() *cli.Command {
 					continue
 				}
 				if err := w.WriteRecord(rec); err != nil {
-					return fmt.Errorf("%s: %w", out.name, err)
+					// the record's offset is the input's
+					return fmt.Errorf("%s: writing %s: %w", in.name, out.name, err)
 				}
 			}
 			if err := in.Err(); err != nil {

@@ -1,0 +1,268 @@
+package main
+
+// Helpers of the CLI tests (cli_*_test.go): running bpfmeta in-process
+// through run() or as a real process, the corpus, perf, and reading
+// recordings back with the project's reader.
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+)
+
+// Shared files, relative to this package's directory, cmd/bpfmeta (CI has
+// ../shared next to the repository too). The corpus is read in place and
+// never written. The golden files (-update rewrites them, with the
+// internal/golden flag every test package registers) are in testdata/cli.
+const (
+	cliCorpusDir  = "../../../shared/corpus"
+	cliPerfStock  = "/usr/bin/perf"                     // perf 6.1
+	cliPerfModern = "../../../shared/tools/perf-modern" // perf 7.2
+	cliGoldenDir  = "../../testdata/cli"
+)
+
+// Corpus files the tests use by name.
+const (
+	smallFile      = "autofdo_perf5.6_x86_64_small.data"             // file mode, 6 KiB, both perfs read it
+	smallPipe      = "quipper_perf4.4_x86_64_lost_samples.pipe.data" // pipe mode, 15 KiB
+	bpfFile        = "quipper_perf5.19_x86_64_branch_spec_ksymbol_bpf.data"
+	bpfPipe        = "mstange_perf6.5_aarch64_zstd_compressed.pipe.data" // BPF programs, COMPRESSED
+	bpfZstdFile    = "mstange_perf6.5_aarch64_zstd_compressed.data"
+	trailingPipe   = "mstange_perf6.16_x86_64_zstd_compressed2.pipe.data" // perf record's stderr after the last record
+	corruptPipe    = "quipper_CORRUPTED_zero_size_sample.pipe.data"
+	corruptOffset  = "0xbfd0" // the SAMPLE of size 0
+	trailingOffset = "0x7c40"
+)
+
+func corpusPath(name string) string { return filepath.Join(cliCorpusDir, name) }
+
+// corpusFiles lists the corpus; it must be there (CI has it).
+func corpusFiles(t testing.TB) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join(cliCorpusDir, "*.data"))
+	if err != nil || len(files) < 70 {
+		t.Fatalf("%d corpus files in %s (%v): the tests read the shared corpus in place", len(files), cliCorpusDir, err)
+	}
+	return files
+}
+
+// result is what one bpfmeta run did.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+func (r result) String() string {
+	stderr := r.stderr
+	if len(stderr) > 400 {
+		stderr = stderr[:400] + "..."
+	}
+	return fmt.Sprintf("exit %d, stderr %q", r.code, stderr)
+}
+
+// bpfmeta runs the CLI in-process, as main does, with stdin as given (nil:
+// an empty stream).
+func bpfmeta(t testing.TB, stdin *os.File, args ...string) result {
+	t.Helper()
+	var in io.Reader = strings.NewReader("")
+	if stdin != nil {
+		in = stdin
+	}
+	var stdout, stderr bytes.Buffer
+	code := run(append([]string{"bpfmeta"}, args...), in, &stdout, &stderr)
+	return result{code, stdout.String(), stderr.String()}
+}
+
+// buildBinary builds bpfmeta into a directory of the test, for the cases that
+// need a real process (pipes, another user, another TMPDIR).
+func buildBinary(t testing.TB) string {
+	t.Helper()
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(t.TempDir(), "bpfmeta")
+	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// needPerf returns the absolute path of perf, failing the test when a perf
+// the test compares with is missing: CI installs both.
+func needPerf(t testing.TB, perf string) string {
+	t.Helper()
+	if _, err := os.Stat(perf); err != nil {
+		t.Fatalf("%s is needed (CI installs it: linux-perf, ../shared/tools/setup-modern-perf.sh): %v", perf, err)
+	}
+	abs, err := filepath.Abs(perf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// oneLine checks that stderr is exactly one line "bpfmeta: ..." and
+// contains every string in want.
+func oneLine(t testing.TB, what string, r result, want ...string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], "bpfmeta: ") || !strings.HasSuffix(r.stderr, "\n") {
+		t.Errorf("%s: stderr is not one line \"bpfmeta: ...\":\n%s", what, r.stderr)
+		return
+	}
+	for _, w := range want {
+		if !strings.Contains(lines[0], w) {
+			t.Errorf("%s: the message does not say %q: %s", what, w, lines[0])
+		}
+	}
+}
+
+// fileState is what "unchanged" means for a file: its bytes and mtime.
+type fileState struct {
+	data  []byte
+	mtime time.Time
+}
+
+func stateOf(t testing.TB, path string) fileState {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fileState{b, st.ModTime()}
+}
+
+func (s fileState) check(t testing.TB, path, what string) {
+	t.Helper()
+	now := stateOf(t, path)
+	if !bytes.Equal(now.data, s.data) {
+		t.Errorf("%s: %s was modified (%d bytes, were %d)", what, path, len(now.data), len(s.data))
+	}
+	if !now.mtime.Equal(s.mtime) {
+		t.Errorf("%s: %s has a new mtime %v (was %v)", what, path, now.mtime, s.mtime)
+	}
+}
+
+// copyFile copies src to a new file in dir, with an old mtime so that a
+// write would show, and returns its path.
+func copyFile(t testing.TB, src, dir string) string {
+	t.Helper()
+	b, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(dir, filepath.Base(src))
+	if err := os.WriteFile(dst, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)
+	if err := os.Chtimes(dst, old, old); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// dirNames lists dir, hidden files included.
+func dirNames(t testing.TB, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// readBack is a recording as the project's reader reads it.
+type readBack struct {
+	format   perfdata.Format
+	records  []readRecord
+	trailing int
+}
+
+// readRecord is one record, its bytes copied.
+type readRecord struct {
+	typ    perfdata.RecordType
+	offset int64
+	outer  int64
+	raw    []byte
+}
+
+// readRecording reads a recording file (file or pipe format) to its end.
+func readRecording(t testing.TB, path string, decompress bool) readBack {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := reader.NewFile(f, st.Size(), reader.Options{Decompress: decompress})
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	defer r.Close()
+	rb := readBack{format: r.Format()}
+	for r.Next() {
+		rec := r.Record()
+		rb.records = append(rb.records, readRecord{rec.Header.Type, rec.Offset, rec.Outer, bytes.Clone(rec.Raw)})
+	}
+	if err := r.Err(); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	_, tr := r.Trailing()
+	rb.trailing = len(tr)
+	return rb
+}
+
+// compressedRecords returns the raw bytes of the top-level COMPRESSED and
+// COMPRESSED2 records.
+func (rb readBack) compressedRecords() [][]byte {
+	var out [][]byte
+	for _, r := range rb.records {
+		if r.outer < 0 && (r.typ == perfdata.RecordCompressed || r.typ == perfdata.RecordCompressed2) {
+			out = append(out, r.raw)
+		}
+	}
+	return out
+}
+
+// preludeRecords counts the top-level records of the pipe prelude's types
+// (HEADER_ATTR, HEADER_FEATURE, ...) in a file's data section, as
+// "TYPE×n ...", or "".
+func (rb readBack) preludeRecords() string {
+	counts := map[perfdata.RecordType]int{}
+	for _, r := range rb.records {
+		if r.outer < 0 && isPrelude(r.typ) {
+			counts[r.typ]++
+		}
+	}
+	var parts []string
+	for _, t := range []perfdata.RecordType{perfdata.RecordHeaderAttr, perfdata.RecordHeaderEventType, perfdata.RecordHeaderTracingData, perfdata.RecordHeaderBuildID, perfdata.RecordHeaderFeature} {
+		if counts[t] > 0 {
+			parts = append(parts, fmt.Sprintf("%v×%d", t, counts[t]))
+		}
+	}
+	return strings.Join(parts, " ")
+}

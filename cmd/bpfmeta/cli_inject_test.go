@@ -1,0 +1,381 @@
+package main
+
+// inject, strip and show from the command line, on corpus recordings with
+// BPF programs and snapshots made from them (no kernel needed): --strict,
+// -q, strip giving back the input, show --json.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/golden"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+)
+
+// recordedPrograms returns the BPF programs of a recording as a snapshot
+// would have them: one per PROG_LOAD BPF_EVENT, its functions the BPF
+// KSYMBOLs since the previous BPF_EVENT, with the metadata entries
+// version="1.0.<id>" when withMeta says so.
+func recordedPrograms(t testing.TB, path string, withMeta func(id uint32) bool) []*bpfprog.Program {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := reader.NewFile(f, st.Size(), reader.Options{Decompress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var progs []*bpfprog.Program
+	seen := map[uint32]bool{}
+	var funcs []bpfprog.Func
+	for r.Next() {
+		rec := r.Record()
+		switch rec.Header.Type {
+		case perfdata.RecordKSymbol:
+			k, err := perfdata.DecodeKSymbol(rec.Raw, r.ByteOrder())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if k.Type == perfdata.KSymbolTypeBPF && !k.Unregister() {
+				funcs = append(funcs, bpfprog.Func{Addr: k.Addr, Len: k.Len, PerfName: k.Name, KernelName: k.Name})
+			}
+		case perfdata.RecordBPFEvent:
+			e, err := perfdata.DecodeBPFEvent(rec.Raw, r.ByteOrder())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if e.Type == perfdata.BPFEventProgLoad && len(funcs) > 0 && !seen[e.ID] {
+				seen[e.ID] = true
+				p := &bpfprog.Program{ID: e.ID, Tag: bpfprog.Tag(e.Tag), Name: fmt.Sprintf("prog%d", e.ID), Funcs: funcs}
+				if withMeta(e.ID) {
+					m := &bpfprog.Metadata{Entries: []bpfprog.Entry{{Key: "version", Value: fmt.Sprintf(`"1.0.%d"`, e.ID)}, {Key: "build", Value: "42"}}}
+					for _, f := range funcs {
+						m.ProgNames = append(m.ProgNames, f.PerfName)
+					}
+					p.Metadata = m
+				}
+				progs = append(progs, p)
+			}
+			funcs = nil
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(progs) == 0 {
+		t.Fatalf("%s has no BPF programs", path)
+	}
+	return progs
+}
+
+func programsSnapshot(t testing.TB, progs []*bpfprog.Program) string {
+	t.Helper()
+	s := &bpfprog.Snapshot{Programs: progs}
+	s.Sys.Hostname = "bpfmeta-test"
+	return snapshotFile(t, s)
+}
+
+func allPrograms(uint32) bool { return true }
+
+// countType counts the top-level records of type typ.
+func (rb readBack) countType(typ perfdata.RecordType) int {
+	n := 0
+	for _, r := range rb.records {
+		if r.outer < 0 && r.typ == typ {
+			n++
+		}
+	}
+	return n
+}
+
+// injectInputs are corpus recordings with BPF programs: file, pipe, and
+// file with COMPRESSED records.
+var injectInputs = []string{bpfFile, bpfPipe, bpfZstdFile}
+
+var injectSummary = regexp.MustCompile(`: (\d+) BPF program\(s\) loaded; (\d+) BPF_METADATA record\(s\) added for (\d+);`)
+
+// TestInjectStrip: inject from a snapshot adds one BPF_METADATA record per
+// function, says so on stderr, is idempotent, and strip gives back the
+// input byte for byte, to a file and to stdout.
+func TestInjectStrip(t *testing.T) {
+	modern := needPerf(t, cliPerfModern)
+	for _, name := range injectInputs {
+		t.Run(name, func(t *testing.T) {
+			in := corpusPath(name)
+			progs := recordedPrograms(t, in, allPrograms)
+			funcs := 0
+			for _, p := range progs {
+				funcs += len(p.Funcs)
+			}
+			snap := programsSnapshot(t, progs)
+			dir := t.TempDir()
+			injected := filepath.Join(dir, "injected.data")
+			r := bpfmeta(t, nil, "inject", "--snapshot", snap, "-i", in, "-o", injected)
+			if r.code != exitOK || r.stdout != "" {
+				t.Fatalf("inject: %v, %d bytes on stdout", r, len(r.stdout))
+			}
+			g := injectSummary.FindStringSubmatch(r.stderr)
+			if g == nil || g[1] != fmt.Sprint(len(progs)) || g[2] != fmt.Sprint(funcs) || g[3] != fmt.Sprint(len(progs)) {
+				t.Errorf("the summary does not say %d programs, %d records added for %d:\n%s", len(progs), funcs, len(progs), r.stderr)
+			}
+			if n := readRecording(t, injected, false).countType(perfdata.RecordBPFMetadata); n != funcs {
+				t.Errorf("%d BPF_METADATA records, want %d (one per function)", n, funcs)
+			}
+			// perf 7.2 reads them
+			out, err := exec.Command(modern, "script", "-D", "-i", injected).CombinedOutput()
+			if n := strings.Count(string(out), "]: event: 84\n"); err != nil || n != funcs {
+				t.Errorf("perf 7.2 reads %d BPF_METADATA records (%v), want %d", n, err, funcs)
+			}
+
+			again := filepath.Join(dir, "again.data")
+			if r := bpfmeta(t, nil, "inject", "-q", "--snapshot", snap, "-i", injected, "-o", again); r.code != exitOK {
+				t.Fatalf("inject again: %v", r)
+			}
+			if !bytes.Equal(stateOf(t, again).data, stateOf(t, injected).data) {
+				t.Errorf("injecting twice is not injecting once")
+			}
+
+			// strip gives back what convert makes of the input: the input
+			// itself for a file, its file form for a pipe stream.
+			stripped := filepath.Join(dir, "stripped.data")
+			r = bpfmeta(t, nil, "strip", "-i", injected, "-o", stripped)
+			if r.code != exitOK || r.stdout != "" {
+				t.Fatalf("strip: %v", r)
+			}
+			oneLine(t, "strip", r, fmt.Sprintf("removed %d BPF_METADATA record(s)", funcs))
+			converted := filepath.Join(dir, "converted.data")
+			if r := bpfmeta(t, nil, "convert", "-i", in, "-o", converted); r.code != exitOK {
+				t.Fatalf("convert: %v", r)
+			}
+			if !bytes.Equal(stateOf(t, stripped).data, stateOf(t, converted).data) {
+				t.Errorf("strip of the injected file is not the input converted to a file")
+			}
+			if isFile := readRecording(t, in, false).format == perfdata.FormatFile; isFile && !bytes.Equal(stateOf(t, stripped).data, stateOf(t, in).data) {
+				t.Errorf("strip of the injected file is not the input")
+			}
+
+			// Through stdout: inject | strip is convert, and for a pipe
+			// stream the input.
+			r = bpfmeta(t, nil, "inject", "-q", "--snapshot", snap, "-i", in)
+			if refusal := convertRefusals[name]; refusal != "" {
+				if r.code != exitFailure || !strings.Contains(r.stderr, refusal) {
+					t.Errorf("inject -o -: %v, want the refusal %q", r, refusal)
+				}
+				return
+			}
+			if r.code != exitOK {
+				t.Fatalf("inject -o -: %v", r)
+			}
+			pipe := filepath.Join(dir, "injected.pipe.data")
+			if err := os.WriteFile(pipe, []byte(r.stdout), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			r = bpfmeta(t, nil, "strip", "-q", "-i", pipe)
+			want := bpfmeta(t, nil, "convert", "-i", in)
+			if r.code != exitOK || r.stderr != "" || want.code != exitOK || r.stdout != want.stdout {
+				t.Errorf("inject -o - | strip -q -o - is not convert -o -: %v", r)
+			}
+			if isPipe := readRecording(t, in, false).format == perfdata.FormatPipe; isPipe && r.stdout != string(stateOf(t, in).data) {
+				t.Errorf("inject -o - | strip -o - of a pipe stream is not the stream")
+			}
+		})
+	}
+}
+
+// TestInjectStrict: with --strict, a program whose metadata cannot be
+// determined is exit 1 and no output, whatever the output is; when every
+// program resolves, --strict changes nothing.
+func TestInjectStrict(t *testing.T) {
+	for _, name := range injectInputs {
+		in := corpusPath(name)
+		progs := recordedPrograms(t, in, allPrograms)
+		complete := programsSnapshot(t, progs)
+		partial := programsSnapshot(t, progs[1:]) // the first program is not in it
+		outs := []string{"file", "-", "stdin"}
+		if convertRefusals[name] != "" {
+			outs = outs[:1] // it has no pipe form (TestInjectStrip checks the refusal)
+		}
+		for _, out := range outs {
+			// runInject runs inject to out and returns what it wrote there.
+			runInject := func(t *testing.T, snap string, strict bool) (result, []byte, string) {
+				dir := t.TempDir()
+				file := filepath.Join(dir, "out.data")
+				args := []string{"inject", "--snapshot", snap}
+				if strict {
+					args = append(args, "--strict")
+				}
+				var stdin *os.File
+				switch out {
+				case "file":
+					args = append(args, "-i", in, "-o", file)
+				case "-":
+					args = append(args, "-i", in, "-o", "-")
+				case "stdin":
+					f, err := os.Open(in)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer f.Close()
+					stdin = f
+				}
+				r := bpfmeta(t, stdin, args...)
+				data := []byte(r.stdout)
+				if out == "file" {
+					data, _ = os.ReadFile(file)
+				}
+				return r, data, dir
+			}
+			t.Run(name+" -o "+out, func(t *testing.T) {
+				r, data, dir := runInject(t, partial, true)
+				if r.code != exitFailure {
+					t.Errorf("%v, want exit 1", r)
+				}
+				lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+				if last := lines[len(lines)-1]; last != "bpfmeta: --strict: the metadata of 1 BPF program(s) could not be determined; no output written" {
+					t.Errorf("the last line is not the --strict error: %s", last)
+				}
+				if !strings.Contains(r.stderr, fmt.Sprintf("program %d (tag %v", progs[0].ID, progs[0].Tag)) {
+					t.Errorf("the unresolved program %d is not named:\n%s", progs[0].ID, r.stderr)
+				}
+				if len(data) != 0 {
+					t.Errorf("--strict wrote %d bytes of output", len(data))
+				}
+				if names := dirNames(t, dir); len(names) != 0 {
+					t.Errorf("the output directory has %v", names)
+				}
+
+				// Every program resolved: the output of inject without --strict.
+				strict, sdata, _ := runInject(t, complete, true)
+				plain, pdata, _ := runInject(t, complete, false)
+				if strict.code != exitOK || plain.code != exitOK || len(sdata) == 0 || !bytes.Equal(sdata, pdata) {
+					t.Errorf("--strict with every program resolved: %v; without: %v; the same output: %v", strict, plain, bytes.Equal(sdata, pdata))
+				}
+			})
+		}
+	}
+}
+
+// TestInjectQuiet: inject -q prints nothing on success, with or without
+// programs left unresolved; strip -q neither.
+func TestInjectQuiet(t *testing.T) {
+	for _, name := range injectInputs {
+		in := corpusPath(name)
+		progs := recordedPrograms(t, in, allPrograms)
+		for _, snap := range []struct{ name, path string }{
+			{"complete snapshot", programsSnapshot(t, progs)},
+			{"empty snapshot", emptySnapshot(t)},
+		} {
+			t.Run(name+" "+snap.name, func(t *testing.T) {
+				out := filepath.Join(t.TempDir(), "out.data")
+				if r := bpfmeta(t, nil, "inject", "-q", "--snapshot", snap.path, "-i", in, "-o", out); r.code != exitOK || r.stdout != "" || r.stderr != "" {
+					t.Errorf("inject -q: %v, stdout %d bytes", r, len(r.stdout))
+				}
+				if r := bpfmeta(t, nil, "inject", "-q", "--snapshot", snap.path, "-i", in); convertRefusals[name] == "" && (r.code != exitOK || r.stderr != "" || len(r.stdout) == 0) {
+					t.Errorf("inject -q -o -: %v, stdout %d bytes", r, len(r.stdout))
+				}
+				if r := bpfmeta(t, nil, "strip", "-q", "-i", out, "-o", "/dev/null"); r.code != exitOK || r.stdout != "" || r.stderr != "" {
+					t.Errorf("strip -q: %v", r)
+				}
+				// and without -q there is a summary
+				if r := bpfmeta(t, nil, "inject", "--snapshot", snap.path, "-i", in, "-o", "/dev/null"); r.code != exitOK || !injectSummary.MatchString(r.stderr) {
+					t.Errorf("inject without -q: %v, no summary", r)
+				}
+			})
+		}
+	}
+}
+
+// TestShowJSON: show --json is a JSON array with one object per
+// BPF_METADATA record: its offset, prog_name and entries, the KSYMBOL it
+// belongs to, the program id and the samples in it; the injected corpus
+// file's is testdata/cli/show-NAME.json.
+func TestShowJSON(t *testing.T) {
+	for _, name := range injectInputs {
+		t.Run(name, func(t *testing.T) {
+			in := corpusPath(name)
+			progs := recordedPrograms(t, in, func(id uint32) bool { return id%2 == 1 })
+			injected := filepath.Join(t.TempDir(), "injected.data")
+			if r := bpfmeta(t, nil, "inject", "-q", "--snapshot", programsSnapshot(t, progs), "-i", in, "-o", injected); r.code != exitOK {
+				t.Fatalf("inject: %v", r)
+			}
+			r := bpfmeta(t, nil, "show", "--json", "-i", injected)
+			if r.code != exitOK || r.stderr != "" {
+				t.Fatalf("show --json: %v", r)
+			}
+			golden.Check(t, filepath.Join(cliGoldenDir, "show-"+strings.TrimSuffix(name, ".data")+".json"), []byte(r.stdout))
+
+			var shown []map[string]any
+			if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil {
+				t.Fatalf("show --json is not a JSON array of objects: %v", err)
+			}
+			// The records, in the order inject writes them: after each
+			// program's BPF_EVENT (these recordings have only programs
+			// loaded before perf record started).
+			type function struct {
+				p    *bpfprog.Program
+				name string
+				addr uint64
+			}
+			var want []function
+			for _, p := range progs {
+				if p.Metadata != nil {
+					for _, f := range p.Funcs {
+						want = append(want, function{p, f.PerfName, f.Addr})
+					}
+				}
+			}
+			if len(shown) != len(want) {
+				t.Fatalf("%d objects, want one per function of a program with metadata: %d", len(shown), len(want))
+			}
+			for i, o := range shown {
+				for _, k := range []string{"offset", "prog_name", "entries", "ksymbol", "program_id", "samples"} {
+					if _, ok := o[k]; !ok {
+						t.Errorf("object %d has no %q: %v", i, k, o)
+					}
+				}
+				pn, _ := o["prog_name"].(string)
+				p := want[i].p
+				if pn != want[i].name {
+					t.Errorf("object %d: prog_name %q, want %q", i, pn, want[i].name)
+				}
+				if id, _ := o["program_id"].(float64); uint32(id) != p.ID {
+					t.Errorf("object %d (%s): program_id %v, want %d", i, pn, o["program_id"], p.ID)
+				}
+				entries := fmt.Sprintf(`[{"key":"version","value":"\"1.0.%d\""},{"key":"build","value":"42"}]`, p.ID)
+				if got, _ := json.Marshal(o["entries"]); string(got) != entries {
+					t.Errorf("object %d: entries %s, want %s", i, got, entries)
+				}
+				k, _ := o["ksymbol"].(map[string]any)
+				if k["name"] != pn || k["matched"] != "name" {
+					t.Errorf("object %d: ksymbol %v, want %s matched by name", i, k, pn)
+				}
+				// a kernel address is above 2^53: a string, as in snapshots
+				if addr := fmt.Sprintf("%#x", want[i].addr); k["addr"] != addr {
+					t.Errorf("object %d: ksymbol addr %v (%T), want %q", i, k["addr"], k["addr"], addr)
+				}
+			}
+
+			// A recording without BPF_METADATA: an empty array.
+			r = bpfmeta(t, nil, "show", "--json", "-i", in)
+			if r.code != exitOK || strings.TrimSpace(r.stdout) != "[]" {
+				t.Errorf("show --json of a recording without BPF_METADATA: %v, stdout %q", r, r.stdout)
+			}
+		})
+	}
+}
