@@ -1,0 +1,402 @@
+#!/bin/bash
+# make bench: whole-process time and peak RSS of bpfmeta on a >= 300 MB
+# recording, against cp/cat (what a copy costs) and perf inject (what the job
+# costs with perf), in one run, with the targets of issues 3 and 5:
+#
+#   identity copy (convert file->file)   <= 1.5x cp           (issue 3)
+#   identity copy vs perf 6.1 inject      >= 5x faster          (issue 3)
+#   inject file->file                     <= 1.3x cp           (issue 5)
+#   inject file->file vs perf 6.1 inject  >= 10x faster         (issue 5)
+#   peak RSS of every bpfmeta run         < 64 MiB              (issues 3, 5)
+#
+# The recording is made once in BENCH_DIR and reused: stock perf 6.1,
+# `perf record -N -B -F 20000 -a -g` over one busy loop per CPU, as
+# ../shared/tools/inject-timing.sh does, with testdata/bpf/meta.bpf.o loaded
+# (so perf synthesizes KSYMBOL/BPF_EVENT records for its programs) and a
+# bpfmeta snapshot taken while it is loaded (so inject --snapshot really adds
+# BPF_METADATA records after the fixture is gone). -B: perf 6.1 crashes in its
+# build-id pass at the end of a recording this big without it. The pipe input
+# big.pipe is bpfmeta's own file->pipe conversion, or perf 6.1's
+# (perf inject -o -) when bpfmeta cannot convert the file.
+#
+# Measuring on a shared machine: every command runs BENCH_RUNS times (perf
+# 7.2, which is slow, BENCH_MODERN_RUNS times), the commands alternate round
+# by round so that a burst of load from someone else hits all of them, the
+# page cache holds the inputs, and before each run the previous output is
+# removed and `sync` writes back what is dirty. The table gives the median
+# and the minimum wall time. A ratio is taken per round, between runs a few
+# seconds apart (so under the same load), and its median is what the verdict
+# uses; the ratio of the minima is shown next to it. Wall time is the whole
+# command (pipeline included); user/sys/RSS are the measured process's
+# (bpfmeta, perf, cp or cat), from /usr/bin/time.
+#
+# Prints FAIL for a missed target but exits 0; exits non-zero only when
+# something broke (a run failed, an output is wrong, no space).
+#
+# Environment: BENCH_DIR (/var/tmp/bpfmeta-bench), BENCH_RUNS (7),
+# BENCH_MODERN_RUNS (2), BENCH_SECONDS (70: seconds of recording),
+# BENCH_MIN_MB (300), BPFMETA (bin/bpfmeta), PERF (/usr/bin/perf),
+# PERF_MODERN (../shared/tools/perf-modern). Needs root.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REPO=$PWD
+W=${BENCH_DIR:-/var/tmp/bpfmeta-bench}
+RUNS=${BENCH_RUNS:-7}
+MODERN_RUNS=${BENCH_MODERN_RUNS:-2}
+SECS=${BENCH_SECONDS:-70}
+MIN_BYTES=$((${BENCH_MIN_MB:-300} * 1000 * 1000))
+BPFMETA=$(realpath "${BPFMETA:-bin/bpfmeta}")
+PERF=${PERF:-/usr/bin/perf}
+PERF_MODERN=${PERF_MODERN:-$REPO/../shared/tools/perf-modern}
+FIXTURE=$REPO/testdata/bpf/meta.bpf.o
+# FIXTURE_RECORDS is how many BPF_METADATA records inject must add for the
+# fixture: one per JITed function of its 3 programs (3 + 2 + 1).
+FIXTURE_RECORDS=6
+RSS_LIMIT_KB=$((64 * 1024))
+TIME=/usr/bin/time
+# NEED_FREE_KB: room for the outputs (one at a time) and a new recording.
+NEED_FREE_KB=$((1500 * 1024))
+
+die() { echo "bench: $*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "needs root (perf record -a, loading BPF programs)"
+[ -x "$BPFMETA" ] || die "$BPFMETA missing: make build"
+[ -x "$TIME" ] || die "$TIME missing: apt-get install time"
+[ -x "$PERF" ] || die "$PERF missing: apt-get install linux-perf"
+have_modern=0
+"$PERF_MODERN" version >/dev/null 2>&1 && have_modern=1
+
+mkdir -p "$W"
+W=$(cd "$W" && pwd)
+avail=$(df -Pk "$W" | awk 'NR == 2 {print $4}')
+[ "$avail" -ge "$NEED_FREE_KB" ] || die "$W: $((avail / 1024)) MiB free, need $((NEED_FREE_KB / 1024)) MiB"
+
+DATA=$W/big.data
+PIPE=$W/big.pipe
+SNAP=$W/big.snapshot.json
+OUT=$W/out
+LOGS=$W/logs
+mkdir -p "$LOGS"
+rm -f "$OUT" "$LOGS"/* "$W"/sum-* "$W"/stats-* "$W"/perf72-report-stats.txt
+
+# --- the recording --------------------------------------------------------
+PIN=
+unload() {
+	if [ -n "$PIN" ]; then
+		rm -rf "$PIN" # the pins are the programs' last references
+		PIN=
+	fi
+}
+trap 'unload; rm -f "$OUT" "$DATA.tmp" "$PIPE.tmp" "$SNAP.tmp"' EXIT
+trap 'exit 130' INT TERM
+
+size_of() { stat -c %s "$1" 2>/dev/null || echo 0; }
+
+# perf61_reads FILE: does perf 6.1 read FILE to the end? (perf report exits 0
+# even when it stops at a record it cannot process.)
+perf61_reads() {
+	"$PERF" report --stats -i "$1" >/dev/null 2>"$LOGS/perf61-report.err" &&
+		! grep -q 'failed to process\|^Error' "$LOGS/perf61-report.err"
+}
+
+# Another perf session with side-band tracking (any perf record) running while
+# a BPF program is loaded makes the kernel (6.18) write KSYMBOL and BPF_EVENT
+# records with a size that includes the other session's sample_id as well:
+# perf_event_ksymbol_output() and perf_event_bpf_output() grow the shared
+# header in perf_event_header__init_id() and never restore it. The records
+# then end in stale bytes that perf 6.1 parses as a sample_id and rejects
+# ("failed to process type: 17 [Bad address]"), so perf inject cannot be
+# timed. Such a recording is made again (BENCH_RECORD_TRIES times in all).
+TRIES=${BENCH_RECORD_TRIES:-3}
+
+# big.data and its snapshot appear (renamed from .tmp) only once complete.
+if [ "$(size_of "$DATA")" -ge "$MIN_BYTES" ] && [ -s "$SNAP" ] && perf61_reads "$DATA"; then
+	echo "== reusing $DATA ($(size_of "$DATA") bytes) and $SNAP"
+else
+	rm -f "$DATA" "$PIPE" "$SNAP"
+	grep -q ' /sys/fs/bpf bpf ' /proc/mounts || mount -t bpf bpffs /sys/fs/bpf
+	PIN=/sys/fs/bpf/bpfmeta-bench-$$
+	echo "== loading $FIXTURE at $PIN"
+	bpftool prog loadall "$FIXTURE" "$PIN"
+	"$BPFMETA" snapshot -o "$SNAP.tmp"
+	# How much a second gives depends on the call chains (what else runs):
+	# a recording that comes out short is made again, longer.
+	for ((attempt = 1; ; attempt++)); do
+		for ((waited = 0; waited < 120; waited += 5)); do
+			others=$(pgrep -x perf | tr '\n' ' ') || break
+			[ $waited = 0 ] && echo "   waiting up to 120 s for other perf sessions to end (pids $others)"
+			sleep 5
+		done
+		busy="for i in \$(seq $(nproc)); do timeout $SECS sh -c 'while :; do echo x >/dev/null; done' & done; wait"
+		echo "== $PERF record -N -B -F 20000 -a -g -o $DATA -- ($(nproc) busy loops for $SECS s)"
+		rm -f "$DATA.tmp"
+		"$PERF" record -N -B -F 20000 -a -g -o "$DATA.tmp" -- sh -c "$busy" >"$LOGS/record.log" 2>&1 ||
+			die "perf record failed: $(tail -3 "$LOGS/record.log")"
+		got=$(size_of "$DATA.tmp")
+		if [ "$got" -lt "$MIN_BYTES" ]; then
+			[ "$attempt" -ge "$TRIES" ] && die "$DATA is $got bytes after $SECS s, less than $MIN_BYTES: set BENCH_SECONDS"
+			SECS=$((SECS * MIN_BYTES / got * 11 / 10 + 1))
+			echo "   $got bytes, less than $MIN_BYTES: again for $SECS s"
+			continue
+		fi
+		perf61_reads "$DATA.tmp" && break
+		echo "   perf 6.1 cannot read it: $(grep -m1 'failed to process' "$LOGS/perf61-report.err")"
+		echo "   (another perf session was running while BPF programs were loaded; see the comment in $0)"
+		[ "$attempt" -ge "$TRIES" ] && die "no recording perf 6.1 can read after $TRIES tries: run again when no other perf record is running"
+	done
+	unload
+	mv "$SNAP.tmp" "$SNAP"
+	mv "$DATA.tmp" "$DATA"
+fi
+# The pipe input: bpfmeta's own file->pipe conversion, or perf 6.1's where
+# bpfmeta cannot convert (big.pipe.how says which made it).
+if [ ! -s "$PIPE" ] || [ "$PIPE" -ot "$DATA" ] || [ ! -s "$PIPE.how" ]; then
+	echo "== $BPFMETA convert -i $DATA -o - > $PIPE"
+	if "$BPFMETA" convert -i "$DATA" -o - >"$PIPE.tmp" 2>"$LOGS/convert-pipe.err"; then
+		echo "bpfmeta convert -i big.data -o -" >"$PIPE.how"
+	else
+		echo "   bpfmeta convert failed: $(tail -1 "$LOGS/convert-pipe.err")"
+		echo "== $PERF inject -i $DATA -o - > $PIPE instead"
+		"$PERF" inject -i "$DATA" -o - >"$PIPE.tmp" || die "perf inject -o - failed too"
+		echo "perf 6.1 inject -i big.data -o - (bpfmeta convert failed: $(tail -1 "$LOGS/convert-pipe.err"))" >"$PIPE.how"
+	fi
+	mv "$PIPE.tmp" "$PIPE"
+fi
+"$BPFMETA" dump --stats -i "$DATA" >"$W/stats-input.txt"
+
+# count TYPE STATSFILE: the number of TYPE records in a dump --stats output.
+count() { awk -v t="$1" '$1 == t && $2 == "events:" {print $3; f = 1; exit} END {if (!f) print 0}' "$2"; }
+
+# KSYMBOL/BPF_EVENT records longer than what they hold: the kernel bug
+# above, in a milder form perf 6.1 still reads. Reported, not an error.
+oversized=$("$BPFMETA" dump -i "$DATA" | awk '
+	function hex(s,   i, v) { s = tolower(s); sub(/^0x/, "", s); for (i = 1; i <= length(s); i++) v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1; return v }
+	/^# attrs/ { for (i = 1; i <= NF; i++) if ($i == "id_hdr_size") idh = $(i + 1) }
+	$3 == "KSYMBOL" || $3 == "BPF_EVENT" {
+		want = ($3 == "BPF_EVENT") ? 24 + idh : 24 + int((length($NF) + 8) / 8) * 8 + idh
+		n++; if (hex(substr($2, 2, length($2) - 3)) != want) bad++
+	}
+	END { printf "%d of %d", bad, n }')
+
+# perf synthesizes the KSYMBOLs of loaded programs at the start
+{ "$BPFMETA" dump -i "$DATA" 2>&1 | head -5000 >"$LOGS/dump-head.txt"; } || true
+grep -q 'KSYMBOL.*bpfprogt_' "$LOGS/dump-head.txt" ||
+	die "$DATA has no KSYMBOL of the fixture (bpfprogt_*): remove it to record again"
+
+# --- the commands ---------------------------------------------------------
+# Each is a function that writes $OUT, with "${T[@]}" (the /usr/bin/time prefix)
+# in front of the process that is measured.
+cmd_cp() { "${T[@]}" cp "$DATA" "$OUT"; }
+cmd_cat() { "${T[@]}" cat "$PIPE" >"$OUT"; }
+cmd_convert_f2f() { "${T[@]}" "$BPFMETA" convert -i "$DATA" -o "$OUT"; }
+cmd_inject_f2f() { "${T[@]}" "$BPFMETA" inject -q --snapshot "$SNAP" -i "$DATA" -o "$OUT"; }
+cmd_inject_f2p() { "${T[@]}" "$BPFMETA" inject -q --snapshot "$SNAP" -i "$DATA" -o - >"$OUT"; }
+cmd_inject_p2p() { cat "$PIPE" | "${T[@]}" "$BPFMETA" inject -q --snapshot "$SNAP" >"$OUT"; }
+cmd_perf61_f2f() { "${T[@]}" "$PERF" inject -i "$DATA" -o "$OUT"; }
+cmd_perf61_p2p() { cat "$PIPE" | "${T[@]}" "$PERF" inject -o - >"$OUT"; }
+cmd_perf72_f2f() { "${T[@]}" "$PERF_MODERN" inject -i "$DATA" -o "$OUT"; }
+cmd_perf72_p2p() { cat "$PIPE" | "${T[@]}" "$PERF_MODERN" inject -o - >"$OUT"; }
+
+CMDS="cp cat convert_f2f inject_f2f inject_f2p inject_p2p perf61_f2f perf61_p2p"
+[ $have_modern = 1 ] && CMDS="$CMDS perf72_f2f perf72_p2p"
+
+declare -A LABEL=(
+	[cp]="cp big.data out"
+	[cat]="cat big.pipe > out"
+	[convert_f2f]="bpfmeta convert f2f"
+	[inject_f2f]="bpfmeta inject f2f"
+	[inject_f2p]="bpfmeta inject f2p"
+	[inject_p2p]="bpfmeta inject p2p"
+	[perf61_f2f]="perf 6.1 inject f2f"
+	[perf61_p2p]="perf 6.1 inject p2p"
+	[perf72_f2f]="perf 7.2 inject f2f"
+	[perf72_p2p]="perf 7.2 inject p2p"
+)
+declare -A INPUT=([cat]=$PIPE [inject_p2p]=$PIPE [perf61_p2p]=$PIPE [perf72_p2p]=$PIPE)
+
+runs_of() { case $1 in perf72_*) echo "$MODERN_RUNS" ;; *) echo "$RUNS" ;; esac; }
+
+declare -A STATS_OF
+# check NAME: is the first run's output right?
+check() {
+	local name=$1 st=$W/stats-$1.txt
+	case $name in
+	cp) cmp -s "$OUT" "$DATA" || { echo "cp: output differs from the input"; return 1; } ;;
+	cat) cmp -s "$OUT" "$PIPE" || { echo "cat: output differs from the input"; return 1; } ;;
+	convert_f2f)
+		cmp -s "$OUT" "$DATA" || { echo "convert f2f: output is not byte-identical to the input: $(cmp "$OUT" "$DATA" 2>&1 | head -1)"; return 1; } ;;
+	inject_*)
+		"$BPFMETA" dump --stats -i "$OUT" >"$st" || { echo "$name: bpfmeta dump cannot read the output"; return 1; }
+		local n in_total out_total
+		n=$(count BPF_METADATA "$st")
+		in_total=$(count TOTAL "$W/stats-input.txt")
+		out_total=$(count TOTAL "$st")
+		if [ "$n" -lt "$FIXTURE_RECORDS" ]; then
+			echo "$name: $n BPF_METADATA records, want >= $FIXTURE_RECORDS (the fixture's)"
+			return 1
+		fi
+		STATS_OF[$name]=$n
+		# pipe output adds HEADER_ATTR/HEADER_FEATURE records for the header
+		if [ $name = inject_f2f ] && [ "$out_total" != $((in_total + n)) ]; then
+			echo "$name: $out_total records, want $in_total + $n"
+			return 1
+		fi
+		sha256sum <"$OUT" | cut -d' ' -f1 >"$W/sum-$name"
+		if [ $name = inject_f2f ] && [ $have_modern = 1 ]; then
+			# perf exits 0 even where it stops early: compare its counts
+			local rs=$W/perf72-report-stats.txt
+			"$PERF_MODERN" report --stats -i "$OUT" >"$rs" 2>&1 ||
+				{ echo "$name: perf 7.2 report --stats cannot read the output"; return 1; }
+			if [ "$(count BPF_METADATA "$rs")" != "$n" ] || [ "$(count TOTAL "$rs")" != "$out_total" ]; then
+				echo "$name: perf 7.2 counts $(count TOTAL "$rs") records, $(count BPF_METADATA "$rs") BPF_METADATA; bpfmeta $out_total, $n"
+				return 1
+			fi
+		fi
+		;;
+	perf*) [ "$(size_of "$OUT")" -gt $((MIN_BYTES / 2)) ] || { echo "$name: output is $(size_of "$OUT") bytes"; return 1; } ;;
+	esac
+}
+
+# --- the runs -------------------------------------------------------------
+echo "== warming the page cache"
+cat "$DATA" "$PIPE" "$BPFMETA" "$PERF" >/dev/null
+declare -A WALLS WALL_R USERS SYSS RSSS FAILED
+broken=0
+max_runs=$RUNS
+[ "$MODERN_RUNS" -gt "$max_runs" ] && max_runs=$MODERN_RUNS
+load_before=$(cut -d' ' -f1-3 /proc/loadavg)
+for ((r = 1; r <= max_runs; r++)); do
+	echo "== round $r of $max_runs"
+	for name in $CMDS; do
+		[ "$r" -le "$(runs_of $name)" ] && [ -z "${FAILED[$name]:-}" ] || continue
+		rm -f "$OUT"
+		sync
+		tf=$LOGS/time-$name-$r.txt
+		T=("$TIME" -o "$tf" -f %U,%S,%M)
+		t0=$EPOCHREALTIME
+		if ! cmd_$name 2>"$LOGS/$name-$r.err"; then
+			# A command that fails is reported and not run again; the others
+			# are still measured, and bench exits non-zero at the end.
+			FAILED[$name]="run $r failed: $(grep -v '^Command exited' "$LOGS/$name-$r.err" | tail -1)"
+			echo "   ${LABEL[$name]}: ${FAILED[$name]}"
+			broken=1
+			continue
+		fi
+		t1=$EPOCHREALTIME
+		IFS=, read -r u s m < <(tail -1 "$tf")
+		wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.3f", b - a}')
+		WALLS[$name]+="$wall "
+		WALL_R[$name,$r]=$wall
+		USERS[$name]+="$u "
+		SYSS[$name]+="$s "
+		RSSS[$name]+="$m "
+		printf '   %-22s %7.3f s  user %5s  sys %5s  rss %6d KiB\n' "${LABEL[$name]}" "$wall" "$u" "$s" "$m"
+		if [ "$r" = 1 ]; then
+			if ! check $name >"$LOGS/check.txt"; then
+				FAILED[$name]="wrong output: $(cat "$LOGS/check.txt")"
+				echo "   ${FAILED[$name]}"
+				broken=1
+			fi
+		fi
+	done
+done
+rm -f "$OUT"
+load_after=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# --- the report -----------------------------------------------------------
+median() { tr ' ' '\n' | grep . | sort -g | awk -v f="${1:-%.3f}" '{a[NR] = $1} END {printf f "\n", (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+minimum() { tr ' ' '\n' | grep . | sort -g | head -1; }
+maximum() { tr ' ' '\n' | grep . | sort -g | tail -1; }
+declare -A MED MIN MAXRSS
+for name in $CMDS; do
+	[ -z "${FAILED[$name]:-}" ] && [ -n "${WALLS[$name]:-}" ] || continue
+	MED[$name]=$(median <<<"${WALLS[$name]}")
+	MIN[$name]=$(minimum <<<"${WALLS[$name]}")
+	MAXRSS[$name]=$(maximum <<<"${RSSS[$name]}")
+done
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", a / b}'; }
+# paired A B: the median over the rounds both ran of A's time / B's time.
+paired() {
+	local r rs=
+	for ((r = 1; r <= max_runs; r++)); do
+		[ -n "${WALL_R[$1,$r]:-}" ] && [ -n "${WALL_R[$2,$r]:-}" ] && rs+="$(ratio "${WALL_R[$1,$r]}" "${WALL_R[$2,$r]}") "
+	done
+	median %.2f <<<"$rs"
+}
+# verdict ACTUAL OP LIMIT
+verdict() { awk -v a="$1" -v l="$3" -v op="$2" 'BEGIN {ok = (op == "<=") ? a <= l : (op == ">=") ? a >= l : a < l; print ok ? "PASS" : "FAIL"}'; }
+
+# ok NAME...: every NAME ran and gave the right output.
+ok() { for n; do [ -n "${MED[$n]:-}" ] || return 1; done; }
+why() { for n; do [ -z "${FAILED[$n]:-}" ] || { echo "${LABEL[$n]}: ${FAILED[$n]}"; return; }; done; echo "not run"; }
+
+REP=$W/BENCH.txt
+{
+	printf '# make bench %s: %s, %s CPUs, kernel %s, load %s -> %s\n' "$(date -u +%FT%TZ)" \
+		"$(git -C "$REPO" describe --always --dirty 2>/dev/null || echo '?')" "$(nproc)" "$(uname -r)" "$load_before" "$load_after"
+	printf '# big.data %d bytes, %d records (%d SAMPLE); %s runs (perf 7.2: %s), page cache warm\n' \
+		"$(size_of "$DATA")" "$(count TOTAL "$W/stats-input.txt")" "$(count SAMPLE "$W/stats-input.txt")" "$RUNS" "$MODERN_RUNS"
+	printf '# big.pipe %d bytes, made by %s\n' "$(size_of "$PIPE")" "$(cat "$PIPE.how")"
+	printf '# KSYMBOL/BPF_EVENT records with stale bytes after their sample_id (kernel bug, see bench.sh): %s\n' "$oversized"
+	for name in inject_f2f inject_f2p inject_p2p; do
+		[ -n "${STATS_OF[$name]:-}" ] && printf '# %s added %s BPF_METADATA records\n' "${LABEL[$name]}" "${STATS_OF[$name]}"
+	done
+	if [ -s "$W/sum-inject_f2p" ] && [ -s "$W/sum-inject_p2p" ] && grep -q '^bpfmeta' "$PIPE.how"; then
+		[ "$(cat "$W/sum-inject_f2p")" = "$(cat "$W/sum-inject_p2p")" ] &&
+			echo "# inject f2p and p2p outputs are byte-identical" || echo "# inject f2p and p2p outputs differ"
+	fi
+	echo
+	printf '%-22s %4s %9s %9s %8s %8s %10s %8s\n' command runs median_s min_s user_s sys_s maxrss_MiB MB/s
+	for name in $CMDS; do
+		if ! ok $name; then
+			printf '%-22s %s\n' "${LABEL[$name]}" "$([ -n "${FAILED[$name]:-}" ] && echo "FAILED: ${FAILED[$name]}" || echo "not run")"
+			continue
+		fi
+		in=${INPUT[$name]:-$DATA}
+		printf '%-22s %4s %9s %9s %8s %8s %10.1f %8.0f\n' "${LABEL[$name]}" "$(runs_of $name)" "${MED[$name]}" "${MIN[$name]}" \
+			"$(median %.2f <<<"${USERS[$name]}")" "$(median %.2f <<<"${SYSS[$name]}")" "$(awk -v k="${MAXRSS[$name]}" 'BEGIN {print k / 1024}')" \
+			"$(awk -v b="$(size_of "$in")" -v t="${MED[$name]}" 'BEGIN {print b / 1e6 / t}')"
+	done
+	echo
+	printf '%-46s %8s %8s %9s %s\n' "target (ratio of wall times)" paired min/min limit verdict
+	target() { # text a b op limit: a/b (median and min) against limit
+		if ! ok "$2" "$3"; then
+			printf '%-46s %8s %8s %9s %s\n' "$1" - - "$4 $5" "FAIL ($(why "$2" "$3"))"
+			return
+		fi
+		local m n
+		m=$(paired "$2" "$3")
+		n=$(ratio "${MIN[$2]}" "${MIN[$3]}")
+		printf '%-46s %8s %8s %9s %s\n' "$1" "${m}x" "${n}x" "$4 $5" "$(verdict "$m" "$4" "$5")"
+	}
+	info() { # text a b: a/b, no target
+		ok "$2" "$3" || { printf '%-46s %8s %8s %9s %s\n' "$1" - - - "($(why "$2" "$3"))"; return; }
+		printf '%-46s %8s %8s %9s %s\n' "$1" "$(paired "$2" "$3")x" "$(ratio "${MIN[$2]}" "${MIN[$3]}")x" - info
+	}
+	target "issue 3: convert f2f / cp" convert_f2f cp "<=" 1.5
+	target "issue 3: perf 6.1 inject f2f / convert f2f" perf61_f2f convert_f2f ">=" 5
+	target "issue 5: inject f2f / cp" inject_f2f cp "<=" 1.3
+	target "issue 5: perf 6.1 inject f2f / inject f2f" perf61_f2f inject_f2f ">=" 10
+	info "inject f2p / cp" inject_f2p cp
+	info "inject p2p / cat" inject_p2p cat
+	info "perf 6.1 inject p2p / inject p2p" perf61_p2p inject_p2p
+	if [ $have_modern = 1 ]; then
+		info "perf 7.2 inject f2f / inject f2f" perf72_f2f inject_f2f
+		info "perf 7.2 inject p2p / inject p2p" perf72_p2p inject_p2p
+	fi
+	for name in $CMDS; do
+		case $name in convert_* | inject_*) ;; *) continue ;; esac
+		if ! ok $name; then
+			printf '%-46s %8s %8s %9s %s\n' "peak RSS: ${LABEL[$name]}" - "" "< 64 MiB" "FAIL (${FAILED[$name]})"
+			continue
+		fi
+		mib=$(awk -v k="${MAXRSS[$name]}" 'BEGIN {printf "%.1f", k / 1024}')
+		printf '%-46s %8s %8s %9s %s\n' "peak RSS: ${LABEL[$name]}" "$mib MiB" "" "< 64 MiB" \
+			"$(verdict "${MAXRSS[$name]}" "<" "$RSS_LIMIT_KB")"
+	done
+	[ $broken = 0 ] || echo "# something broke (FAILED above): bench exits 1"
+} >"$REP"
+echo
+cat "$REP"
+echo "(written to $REP; per-run times and stderr in $LOGS)"
+exit $broken
