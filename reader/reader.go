@@ -59,6 +59,7 @@ type Reader struct {
 	trailingOff int64
 	err         error
 	done        bool
+	started     bool     // a record has been read: the dialect is known
 	file        *os.File // closed by Close, when Open opened it
 }
 
@@ -179,6 +180,17 @@ func (r *Reader) IDHeaderSize() int {
 	return r.attrs[0].IDHeaderSize()
 }
 
+// SetRetainer lets the caller keep using the Raw bytes of the top-level
+// records it was handed after later calls to Next, for instance to write
+// them in the background without copying them. Before the reader moves
+// on to fresh memory it calls retain; before it writes into the memory of
+// records it handed out, it calls the function retain returned, which must
+// return only once the caller is done with those bytes. Call it before the
+// first Next. (Records decoded from compressed records are not retained.)
+func (r *Reader) SetRetainer(retain func() (release func())) {
+	r.s.retain = retain
+}
+
 // Record is the record the last call to Next found. It and its bytes are
 // valid until the next call to Next.
 func (r *Reader) Record() *perfdata.Record { return &r.rec }
@@ -273,6 +285,17 @@ func (r *Reader) finish() error {
 
 // nextTop reads the next record stored in the data section or pipe stream.
 func (r *Reader) nextTop() (bool, error) {
+	// The common case, kept short: a whole kernel record in the buffer.
+	// User types (>= 64) take the long way: framing and state depend on them.
+	if s := r.s; s.w-s.r >= perfdata.EventHeaderSize && r.started {
+		h := perfdata.DecodeEventHeader(s.buf[s.r:], r.order)
+		if h.Type < perfdata.UserTypeStart && h.Size >= perfdata.EventHeaderSize && s.w-s.r >= int(h.Size) {
+			r.rec = perfdata.Record{Offset: s.off, Header: h, Raw: s.buf[s.r : s.r+int(h.Size)], Outer: -1}
+			s.consume(int(h.Size))
+			return true, nil
+		}
+	}
+	r.started = true
 	off := r.s.off
 	hb, err := r.s.peek(perfdata.EventHeaderSize)
 	if err != nil {

@@ -22,6 +22,14 @@ type scanner struct {
 	r, w int
 	off  int64 // input offset of buf[r]
 	eof  bool
+
+	// retain, when set, lets the consumer keep the bytes handed out past
+	// the next peek (Reader.SetRetainer). The scanner then alternates
+	// between two buffers, and waits with spareRelease before it writes into
+	// the one it left.
+	retain       func() (release func())
+	spare        []byte
+	spareRelease func()
 }
 
 func newScanner(src io.Reader, off int64) *scanner {
@@ -32,31 +40,50 @@ func newScanner(src io.Reader, off int64) *scanner {
 func (s *scanner) buffered() int { return s.w - s.r }
 
 // peek returns the next n bytes without consuming them, or fewer if the
-// stream ends first. Slices returned earlier stay valid until the next peek.
+// stream ends first. Slices returned earlier stay valid until the next peek
+// that has to make room (or, with retain, until their release).
 func (s *scanner) peek(n int) ([]byte, error) {
 	if s.w-s.r >= n {
 		return s.buf[s.r : s.r+n], nil
 	}
-	if s.r > 0 {
-		copy(s.buf, s.buf[s.r:s.w])
-		s.w -= s.r
-		s.r = 0
+	// Make room only when the buffer's end is reached, so that reads
+	// of any size (a pipe gives 64 KiB at a time) fill whole buffers.
+	if len(s.buf)-s.r < n {
+		switch {
+		case s.retain != nil:
+			// The consumer may still hold bytes of buf: move to the
+			// other buffer once it is done with that one's.
+			release := s.retain()
+			if s.spare == nil {
+				s.spare = make([]byte, max(len(s.buf), n))
+			}
+			if s.spareRelease != nil {
+				s.spareRelease()
+			}
+			m := copy(s.spare, s.buf[s.r:s.w])
+			s.buf, s.spare = s.spare, s.buf
+			s.r, s.w = 0, m
+			s.spareRelease = release
+		default:
+			m := copy(s.buf, s.buf[s.r:s.w])
+			s.r, s.w = 0, m
+		}
+		if n > len(s.buf) {
+			nb := make([]byte, n)
+			copy(nb, s.buf[:s.w])
+			s.buf = nb
+		}
 	}
-	if n > len(s.buf) {
-		nb := make([]byte, n)
-		copy(nb, s.buf[:s.w])
-		s.buf = nb
-	}
-	for s.w < n && !s.eof {
+	for s.w-s.r < n && !s.eof {
 		m, err := s.src.Read(s.buf[s.w:])
 		s.w += m
 		if err == io.EOF {
 			s.eof = true
 		} else if err != nil {
-			return s.buf[:s.w], err
+			return s.buf[s.r:s.w], err
 		}
 	}
-	return s.buf[:min(n, s.w)], nil
+	return s.buf[s.r:min(s.r+n, s.w)], nil
 }
 
 // consume drops n buffered bytes.

@@ -360,3 +360,16 @@ func (w *FromPipe) Close() error {
 	_, err := w.dst.WriteAt(hb, 0)
 	return err
 }
+
+func writeRecord(bw *bufio.Writer, rec *perfdata.Record) error {
+	if _, err := bw.Write(rec.Raw); err != nil {
+		return err
+	}
+	if rec.PayloadSize > 0 {
+		n, err := io.CopyN(bw, rec.Payload, rec.PayloadSize)
+		if err != nil {
+			return fmt.Errorf("copying %d bytes of data after the %v record at %#x: %d copied: %w", rec.PayloadSize, rec.Header.Type, rec.Offset, n, err)
+		}
+	}
+	return nil
+}

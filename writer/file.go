@@ -1,7 +1,6 @@
 package writer
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -10,7 +9,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// writeBufSize is the output buffer of the data section.
+// writeBufSize is the output buffer of FromPipe's data section.
 const writeBufSize = 1 << 20
 
 // RecordWriter is what File and Pipe have in common.
@@ -26,25 +25,21 @@ type RecordWriter interface {
 // File rewrites a file-mode recording: it copies everything outside the data
 // section from the source file and takes the data section as records.
 //
-// Records passed through from the source are not copied from their bytes in
-// memory: runs of them are copied from the source file to the output
-// (in the kernel, with copy_file_range(2), when both are files), so an
-// unchanged recording costs what cp costs.
+// Writing happens in a goroutine, overlapped with the caller's reading.
+// Records are copied into the writer's buffers, unless the reader was
+// attached (Attach): then records passed through are written straight from
+// the reader's buffers, which the reader keeps until they are written.
 type File struct {
 	dst    io.WriterAt
 	src    io.ReaderAt
 	l      *perfdata.FileLayout
 	bo     binary.ByteOrder
-	buf    []byte // new records not yet written, at output offset pos
-	pos    int64  // file offset where buf goes
-	out    int64  // bytes of data written (and buffered)
-	delta  int64  // output minus input offset after the last record passed through
+	out    int64 // bytes of data written (and queued)
+	delta  int64 // output minus input offset after the last record passed through
 	edits  []edit
 	closed bool
-	// run is a stretch of source records passed through and not yet copied.
-	runStart, runEnd int64
-	// copier copies runs in the background while the caller reads on.
-	copier *copier
+	sink   *sink
+	held   bool // the reader keeps records' bytes for us (Attach)
 }
 
 // edit says that from input offset in on, data moved by delta bytes.
@@ -57,14 +52,26 @@ type edit struct {
 //
 // Records with Offset >= 0 must be records of src, at that offset.
 func NewFile(dst io.WriterAt, src io.ReaderAt, l *perfdata.FileLayout) *File {
-	return &File{
-		dst:    dst,
-		src:    src,
-		l:      l,
-		bo:     l.Order,
-		pos:    l.DataOffset(),
-		copier: newCopier(dst, src),
-	}
+	w := &File{dst: dst, src: src, l: l, bo: l.Order}
+	w.sink = newSink(
+		func(b []byte, off int64) error { _, err := dst.WriteAt(b, off); return err },
+		func(off, srcOff, n int64) error { return copyRange(dst, off, src, srcOff, n) },
+		l.DataOffset())
+	return w
+}
+
+// Retainer is what a reader that can keep the records it hands out offers
+// a writer: reader.Reader.SetRetainer.
+type Retainer interface {
+	SetRetainer(retain func() (release func()))
+}
+
+// Attach has r keep the bytes of the records it hands out until this
+// writer has written them, so that they need not be copied. Attach before
+// the first record.
+func (w *File) Attach(r Retainer) {
+	w.held = true
+	r.SetRetainer(w.sink.barrier)
 }
 
 // WriteRecord implements RecordWriter.
@@ -73,87 +80,33 @@ func (w *File) WriteRecord(rec *perfdata.Record) error {
 		return nil
 	}
 	n := int64(len(rec.Raw)) + rec.PayloadSize
-	if rec.Offset < 0 {
-		if err := w.flushRun(); err != nil {
+	if rec.Offset >= 0 {
+		d := w.l.DataOffset() + w.out - rec.Offset
+		if d != w.delta {
+			w.edits = append(w.edits, edit{in: rec.Offset, delta: d})
+			w.delta = d
+		}
+		if w.held {
+			w.sink.hold(rec.Raw)
+		} else if _, err := w.sink.Write(rec.Raw); err != nil {
 			return err
 		}
-		if len(w.buf)+int(n) > writeBufSize {
-			if err := w.flushBuf(); err != nil {
-				return err
-			}
-		}
-		w.buf = append(w.buf, rec.Raw...)
 		if rec.PayloadSize > 0 {
-			if _, err := io.CopyN(bufWriter{&w.buf}, rec.Payload, rec.PayloadSize); err != nil {
+			// The AUX data is in the input file right after the record.
+			w.sink.copyInput(rec.Offset+int64(len(rec.Raw)), rec.PayloadSize)
+		}
+	} else {
+		if _, err := w.sink.Write(rec.Raw); err != nil {
+			return err
+		}
+		if rec.PayloadSize > 0 {
+			if _, err := io.CopyN(w.sink, rec.Payload, rec.PayloadSize); err != nil {
 				return fmt.Errorf("copying %d bytes of data after a new %v record: %w", rec.PayloadSize, rec.Header.Type, err)
 			}
 		}
-		w.out += n
-		return nil
 	}
-	d := w.l.DataOffset() + w.out - rec.Offset
-	if d != w.delta {
-		w.edits = append(w.edits, edit{in: rec.Offset, delta: d})
-		w.delta = d
-	}
-	if w.runEnd != rec.Offset || w.runEnd == w.runStart || w.runEnd-w.runStart >= runChunk {
-		if err := w.flushRun(); err != nil {
-			return err
-		}
-		if err := w.flushBuf(); err != nil {
-			return err
-		}
-		w.runStart, w.runEnd = rec.Offset, rec.Offset
-	}
-	w.runEnd += n
 	w.out += n
-	return nil
-}
-
-type bufWriter struct{ b *[]byte }
-
-func (w bufWriter) Write(p []byte) (int, error) {
-	*w.b = append(*w.b, p...)
-	return len(p), nil
-}
-
-func (w *File) flushBuf() error {
-	if len(w.buf) == 0 {
-		return nil
-	}
-	if err := w.copier.write(w.buf, w.pos); err != nil {
-		return err
-	}
-	w.pos += int64(len(w.buf))
-	w.buf = nil // the copier owns it now
-	return nil
-}
-
-// flushRun has the pending run of source records copied to the output.
-func (w *File) flushRun() error {
-	n := w.runEnd - w.runStart
-	if n == 0 {
-		return nil
-	}
-	if err := w.copier.copy(w.pos, w.runStart, n); err != nil {
-		return err
-	}
-	w.pos += n
-	w.runStart = w.runEnd
-	return nil
-}
-
-func writeRecord(bw *bufio.Writer, rec *perfdata.Record) error {
-	if _, err := bw.Write(rec.Raw); err != nil {
-		return err
-	}
-	if rec.PayloadSize > 0 {
-		n, err := io.CopyN(bw, rec.Payload, rec.PayloadSize)
-		if err != nil {
-			return fmt.Errorf("copying %d bytes of data after the %v record at %#x: %d copied: %w", rec.PayloadSize, rec.Header.Type, rec.Offset, n, err)
-		}
-	}
-	return nil
+	return w.sink.failed()
 }
 
 // mapOffset returns where input file offset off is in the output.
@@ -181,13 +134,7 @@ func (w *File) Close() error {
 		return nil
 	}
 	w.closed = true
-	if err := w.flushRun(); err != nil {
-		return err
-	}
-	if err := w.flushBuf(); err != nil {
-		return err
-	}
-	if err := w.copier.close(); err != nil {
+	if err := w.sink.close(); err != nil {
 		return err
 	}
 	l := w.l

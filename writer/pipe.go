@@ -1,8 +1,8 @@
 package writer
 
 import (
-	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 
@@ -10,9 +10,12 @@ import (
 )
 
 // Pipe writes a pipe-mode recording: the 16-byte pipe header, then records.
+// Like File, it writes in a goroutine, from its own buffers or, attached
+// to the reader, from the reader's.
 type Pipe struct {
-	bw *bufio.Writer
-	bo byteOrder
+	bw   *sink
+	bo   byteOrder
+	held bool
 	// dialect is the writer of the file WritePrelude converted.
 	dialect perfdata.Dialect
 }
@@ -20,11 +23,22 @@ type Pipe struct {
 // NewPipe writes the pipe header for byte order bo to w and returns a
 // writer for the records that follow.
 func NewPipe(w io.Writer, bo binary.ByteOrder) (*Pipe, error) {
-	p := &Pipe{bw: bufio.NewWriterSize(w, writeBufSize), bo: orderOf(bo)}
+	p := &Pipe{bo: orderOf(bo)}
+	p.bw = newSink(
+		func(b []byte, _ int64) error { _, err := w.Write(b); return err },
+		func(_, _, _ int64) error { return errors.New("writer: a pipe stream has no input file to copy from") },
+		0)
 	if _, err := p.bw.Write(perfdata.PipeHeader(bo)); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// Attach has r keep the bytes of the records it hands out until this
+// writer has written them; see File.Attach.
+func (p *Pipe) Attach(r Retainer) {
+	p.held = true
+	r.SetRetainer(p.bw.barrier)
 }
 
 // WriteRecord implements RecordWriter.
@@ -44,7 +58,25 @@ func (p *Pipe) WriteRecord(rec *perfdata.Record) error {
 		}
 		return p.tracingRecord(rec.Raw[12 : 12+n])
 	}
-	return writeRecord(p.bw, rec)
+	if p.held && rec.Offset >= 0 {
+		p.bw.hold(rec.Raw)
+		if rec.PayloadSize > 0 {
+			// read now: the reader moves on past it
+			if _, err := io.CopyN(p.bw, rec.Payload, rec.PayloadSize); err != nil {
+				return fmt.Errorf("copying %d bytes of data after the %v record at %#x: %w", rec.PayloadSize, rec.Header.Type, rec.Offset, err)
+			}
+		}
+		return p.bw.failed()
+	}
+	if _, err := p.bw.Write(rec.Raw); err != nil {
+		return err
+	}
+	if rec.PayloadSize > 0 {
+		if _, err := io.CopyN(p.bw, rec.Payload, rec.PayloadSize); err != nil {
+			return fmt.Errorf("copying %d bytes of data after the %v record at %#x: %w", rec.PayloadSize, rec.Header.Type, rec.Offset, err)
+		}
+	}
+	return p.bw.failed()
 }
 
 // WriteRaw writes bytes that are not a record, such as the trailing bytes a
@@ -54,8 +86,8 @@ func (p *Pipe) WriteRaw(b []byte) error {
 	return err
 }
 
-// Close flushes the stream. It does not close the underlying writer.
-func (p *Pipe) Close() error { return p.bw.Flush() }
+// Close writes what is queued. It does not close the underlying writer.
+func (p *Pipe) Close() error { return p.bw.close() }
 
 // byteOrder is what binary.LittleEndian and binary.BigEndian both are.
 type byteOrder interface {

@@ -74,7 +74,7 @@ func injectCommand() *cli.Command {
 				defer held.Close()
 				dst = &output{name: out.name, w: held}
 			}
-			w, _, err := newWriter(in, dst, c.App.ErrWriter)
+			w, _, err := newWriter(in, dst, notes(c))
 			if err != nil {
 				return err
 			}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -87,6 +89,9 @@ func openStdin(stdin io.Reader, opts reader.Options) (*input, error) {
 
 // openStream reads a recording from a stream that cannot seek, named name.
 func openStream(src io.Reader, name string, opts reader.Options) (*input, error) {
+	if f, ok := src.(*os.File); ok {
+		growPipe(f)
+	}
 	br := bufio.NewReaderSize(src, 1<<16)
 	head, err := br.Peek(perfdata.PipeHeaderSize)
 	if err != nil && !errors.Is(err, io.EOF) {
@@ -128,4 +133,16 @@ func spoolStream(src io.Reader, name string, opts reader.Options) (*input, error
 	}
 	in.cleanup = append(in.cleanup, func() { f.Close() })
 	return in, nil
+}
+
+// pipeSize is the pipe buffer bpfmeta asks for on a pipe it reads: perf
+// writes a stream in large blocks, and fewer, larger reads cost less.
+const pipeSize = 1 << 20
+
+// growPipe enlarges f's pipe buffer if f is a pipe (F_SETPIPE_SZ; an
+// unprivileged user may get less, which is fine).
+func growPipe(f *os.File) {
+	if st, err := f.Stat(); err == nil && st.Mode()&os.ModeNamedPipe != 0 {
+		unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, pipeSize)
+	}
 }

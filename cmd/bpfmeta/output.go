@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
@@ -167,10 +169,21 @@ func newWriter(in *input, o *output, stderr io.Writer) (writer.RecordWriter, *wr
 				}
 			}
 		}
+		p.Attach(in.Reader) // records go out from the reader's buffers
 		return p, p, nil
 	}
 	if l := in.Layout(); l != nil && in.Format() == perfdata.FormatFile {
-		return writer.NewFile(o.file, in.src, l), nil, nil
+		w := writer.NewFile(o.file, in.src, l)
+		w.Attach(in.Reader)
+		return w, nil, nil
 	}
 	return writer.NewFromPipe(o.file, in.ByteOrder()), nil, nil
+}
+
+// notes is where a command prints its notes: stderr, or nowhere with -q.
+func notes(c *cli.Context) io.Writer {
+	if c.Bool("quiet") {
+		return io.Discard
+	}
+	return c.App.ErrWriter
 }

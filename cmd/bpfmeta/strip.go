@@ -37,7 +37,7 @@ func stripCommand() *cli.Command {
 				return err
 			}
 			defer out.abort()
-			w, pipe, err := newWriter(in, out, c.App.ErrWriter)
+			w, pipe, err := newWriter(in, out, notes(c))
 			if err != nil {
 				return err
 			}
