@@ -5,8 +5,6 @@
 GO       ?= go
 BIN      := bin/bpfmeta
 FUZZTIME ?= 30s
-SHARED   ?= ../shared
-PERF_MODERN ?= $(SHARED)/tools/perf-modern
 export PATH := $(PATH):/usr/local/go/bin
 
 .PHONY: help build test deps demo fuzz bench golden vet clean
@@ -18,14 +16,12 @@ build: ## build bin/bpfmeta
 	$(GO) build -o $(BIN) ./cmd/bpfmeta
 
 test: build ## run every test (as root: loads BPF programs, records with perf 6.1 and perf 7.2)
+	./scripts/deps.sh
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
 
-deps: ## install what the tests need (Debian 12, as root): clang, bpftool, perf 6.1, perf 7.2
-	apt-get update
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-		clang llvm libbpf-dev bpftool linux-perf debootstrap time zstd
-	$(SHARED)/tools/setup-modern-perf.sh
+deps: ## install what the tests need, if missing (Debian 12, as root): clang, bpftool, perf 6.1, perf 7.2
+	./scripts/deps.sh
 
 demo: build ## load a sample BPF program, record 3 s with the system perf, inject, show the metadata
 	./scripts/demo.sh

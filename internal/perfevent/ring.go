@@ -1,6 +1,7 @@
 package perfevent
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -124,8 +125,8 @@ func (r *ring) read(rec *Record, buf []byte) error {
 	atomic.StoreUint64(&r.meta.Data_tail, r.tail)
 
 	*rec = Record{CPU: r.cpu, Header: h, Raw: raw}
-	if h.Type != perfdata.RecordSample && len(raw) >= perfdata.EventHeaderSize+sampleIDSize {
-		id := raw[len(raw)-sampleIDSize:]
+	if at := sampleIDOffset(h.Type, raw); at >= 0 && at+sampleIDSize <= len(raw) {
+		id := raw[at : at+sampleIDSize]
 		rec.SampleID = SampleID{
 			PID:  binary.NativeEndian.Uint32(id),
 			TID:  binary.NativeEndian.Uint32(id[4:]),
@@ -133,6 +134,33 @@ func (r *ring) read(rec *Record, buf []byte) error {
 		}
 	}
 	return nil
+}
+
+// sampleIDOffset is where the sample_id of a record is: right after its
+// fields. It is not always at the end: while several events listen, the
+// kernel's perf_event_bpf_output() and perf_event_ksymbol_output() grow the
+// one header they share by each event's id_header_size and never shrink it
+// back, so such records can end in bytes nobody wrote.
+func sampleIDOffset(t perfdata.RecordType, raw []byte) int {
+	switch t {
+	case perfdata.RecordSample:
+		return -1
+	case perfdata.RecordBPFEvent:
+		return perfdata.EventHeaderSize + 16 // u16 type, u16 flags, u32 id, u8 tag[8]
+	case perfdata.RecordKSymbol:
+		// u64 addr, u32 len, u16 ksym_type, u16 flags, then the name,
+		// NUL-terminated and padded to 8
+		const fixed = perfdata.EventHeaderSize + 16
+		if len(raw) <= fixed {
+			return -1
+		}
+		n := bytes.IndexByte(raw[fixed:], 0)
+		if n < 0 {
+			return -1
+		}
+		return fixed + (n+1+7)&^7
+	}
+	return len(raw) - sampleIDSize
 }
 
 // copyOut copies len(dst) bytes from tail, across the end of the buffer if
