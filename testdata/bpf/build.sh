@@ -9,7 +9,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 command -v clang >/dev/null || { echo "build.sh: clang missing: apt-get install -y clang llvm libbpf-dev" >&2; exit 1; }
 [ -f /usr/include/bpf/bpf_helpers.h ] || { echo "build.sh: libbpf-dev missing" >&2; exit 1; }
 ARCH_INC=/usr/include/$(uname -m)-linux-gnu   # <asm/types.h> under -target bpf
-for n in meta nometa rodata manyfunc; do
+for n in meta nometa rodata manyfunc demo; do
 	clang -O2 -g -target bpf -fdebug-prefix-map="$HERE"=. -I"$ARCH_INC" -c "$HERE/$n.bpf.c" -o "$HERE/$n.bpf.o"
 done
 ls -l "$HERE"/*.bpf.o
