@@ -19,6 +19,7 @@ test: build ## run every test (as root: loads BPF programs, records with perf 6.
 	./scripts/deps.sh
 	$(GO) vet ./...
 	$(GO) test -count=1 -timeout 30m ./...
+	$(GO) test -count=1 -race ./reader ./writer
 
 deps: ## install what the tests need, if missing (Debian 12, as root): clang, bpftool, perf 6.1, perf 7.2
 	./scripts/deps.sh

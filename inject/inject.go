@@ -23,6 +23,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -84,6 +85,9 @@ type Program struct {
 	Unloaded bool
 	// ksyms are the names of the KSYMBOLs right before its BPF_EVENT.
 	ksyms []string
+	// present are the names of the recording's records that stand for
+	// this program's.
+	present []string
 }
 
 // Summary is what an injection did.
@@ -110,6 +114,12 @@ func (s *Summary) Unresolved() []Program {
 	return u
 }
 
+// WriteError is an error of the output, as opposed to one of the input.
+type WriteError struct{ Err error }
+
+func (e *WriteError) Error() string { return e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
+
 // rawWriter is a writer that can also write bytes that are not records.
 type rawWriter interface {
 	WriteRaw([]byte) error
@@ -126,7 +136,7 @@ func Run(r *reader.Reader, w writer.RecordWriter, src bpfprog.Source, opts Optio
 		opts:  opts,
 		ksyms: map[uint64]string{},
 		sum:   &Summary{},
-		seen:  map[string]bool{},
+		cur:   -1,
 	}
 	for r.Next() {
 		if err := j.record(r.Record()); err != nil {
@@ -147,7 +157,7 @@ func Run(r *reader.Reader, w writer.RecordWriter, src bpfprog.Source, opts Optio
 			return j.sum, nil
 		}
 		if err := rw.WriteRaw(tr); err != nil {
-			return j.sum, err
+			return j.sum, &WriteError{err}
 		}
 	}
 	return j.sum, nil
@@ -173,8 +183,9 @@ type injector struct {
 	after []pending
 	// atEnd are records for programs loaded during the recording.
 	atEnd []pending
-	// seen are the prog_names of BPF_METADATA records already in the recording.
-	seen map[string]bool
+	// cur is the program whose BPF_EVENT the records since are right
+	// after (only BPF_METADATA records came since), or -1.
+	cur int
 }
 
 // pending is a BPF_METADATA record not yet written.
@@ -192,13 +203,14 @@ func (j *injector) record(rec *perfdata.Record) error {
 		if m, err := perfdata.DecodeBPFMetadata(rec.Raw, bo, j.r.IDHeaderSize()); err == nil {
 			j.existing(m.ProgName)
 		}
-	} else if len(j.after) > 0 {
+	} else {
+		j.cur = -1
 		if err := j.flushAfter(); err != nil {
 			return err
 		}
 	}
 	if err := j.w.WriteRecord(rec); err != nil {
-		return err
+		return &WriteError{err}
 	}
 	switch t {
 	case perfdata.RecordFinishedInit:
@@ -208,9 +220,15 @@ func (j *injector) record(rec *perfdata.Record) error {
 		if err != nil || k.Type != perfdata.KSymbolTypeBPF {
 			return nil
 		}
-		if k.Unregister() {
-			delete(j.ksyms, k.Addr)
-		} else {
+		switch {
+		case k.Unregister():
+			if j.ksyms[k.Addr] == k.Name { // not a later symbol at that address
+				delete(j.ksyms, k.Addr)
+			}
+		case strings.HasPrefix(k.Name, "bpf_trampoline_") || strings.HasPrefix(k.Name, "bpf_dispatcher_"):
+			// perf synthesizes these after all programs; no BPF_EVENT
+			// follows them
+		default:
 			j.ksyms[k.Addr] = k.Name
 			j.recent = append(j.recent, k.Name)
 		}
@@ -233,29 +251,60 @@ func (j *injector) record(rec *perfdata.Record) error {
 	return nil
 }
 
-// existing notes a BPF_METADATA record the recording already has: it
-// stands for the one inject would add under any of the same names.
+// existing notes a BPF_METADATA record the recording already has. perf
+// writes a program's records right after its BPF_EVENT or at the end, so
+// the record stands, by position, for one record inject would add: of the
+// program whose BPF_EVENT it follows, or else of a program loaded during
+// the recording. Its name alone does not say which program: two loads of
+// one object have the same names, and may have other metadata.
 func (j *injector) existing(name string) {
 	j.sum.Kept++
-	j.seen[name] = true
-	drop := func(ps []pending) []pending {
-		return slices.DeleteFunc(ps, func(p pending) bool {
-			if slices.Contains(p.names, name) {
-				j.sum.Programs[p.prog].Outcome = AlreadyPresent
-				return true
-			}
-			return false
-		})
+	if j.cur >= 0 {
+		if !j.cancel(&j.after, name) {
+			j.claim(j.cur, name)
+		}
+		return
 	}
-	j.after = drop(j.after)
-	j.atEnd = drop(j.atEnd)
-	// A program the source could not resolve is resolved by the recording.
+	if j.cancel(&j.atEnd, name) {
+		return
+	}
 	for i := range j.sum.Programs {
-		p := &j.sum.Programs[i]
-		if !p.Outcome.Resolved() && slices.Contains(p.ksyms, name) {
-			p.Outcome, p.Err = AlreadyPresent, nil
+		if p := &j.sum.Programs[i]; !p.Synthesized && j.claim(i, name) {
+			return
 		}
 	}
+}
+
+// cancel drops one pending record that the recording's record named name
+// stands for.
+func (j *injector) cancel(ps *[]pending, name string) bool {
+	for k, p := range *ps {
+		if slices.Contains(p.names, name) {
+			j.sum.Programs[p.prog].Outcome = AlreadyPresent
+			j.sum.Programs[p.prog].present = append(j.sum.Programs[p.prog].present, name)
+			*ps = slices.Delete(*ps, k, k+1)
+			return true
+		}
+	}
+	return false
+}
+
+// claim takes the recording's record named name for program i, which the
+// source could not resolve, if it is one of that program's KSYMBOLs not
+// claimed yet: the recording resolves the program.
+func (j *injector) claim(i int, name string) bool {
+	p := &j.sum.Programs[i]
+	if !slices.Contains(p.ksyms, name) || slices.Contains(p.present, name) {
+		return false
+	}
+	switch {
+	case !p.Outcome.Resolved():
+		p.Outcome, p.Err = AlreadyPresent, nil
+	case p.Outcome != AlreadyPresent:
+		return false
+	}
+	p.present = append(p.present, name)
+	return true
 }
 
 func (j *injector) flushAfter() error {
@@ -276,7 +325,7 @@ func (j *injector) write(p pending) error {
 		Raw:    p.raw,
 	}
 	if err := j.w.WriteRecord(&rec); err != nil {
-		return err
+		return &WriteError{err}
 	}
 	j.sum.Injected++
 	j.sum.Programs[p.prog].Records++
@@ -312,6 +361,7 @@ func (j *injector) load(rec *perfdata.Record, e perfdata.BPFEvent, ksyms []strin
 		j.sum.Programs[len(j.sum.Programs)-1].Name = ksyms[0]
 	}
 	idx := len(j.sum.Programs) - 1
+	j.cur = idx
 	sp := &j.sum.Programs[idx]
 	recs, err := j.records(e, sp)
 	if err != nil {
@@ -324,12 +374,7 @@ func (j *injector) load(rec *perfdata.Record, e perfdata.BPFEvent, ksyms []strin
 	sp.Outcome = Injected
 	var ps []pending
 	for _, r := range recs {
-		p := pending{progID: e.ID, prog: idx, names: r.names, raw: r.raw}
-		if slices.ContainsFunc(p.names, func(n string) bool { return j.seen[n] }) {
-			sp.Outcome = AlreadyPresent
-			continue
-		}
-		ps = append(ps, p)
+		ps = append(ps, pending{progID: e.ID, prog: idx, names: r.names, raw: r.raw})
 	}
 	if synth {
 		j.after = append(j.after, ps...)
@@ -399,6 +444,12 @@ func (j *injector) records(e perfdata.BPFEvent, sp *Program) ([]newRecord, error
 	// and the kernel give them.
 	names := make([]string, len(p.Funcs))
 	for i, f := range p.Funcs {
+		if f.Addr == 0 {
+			// Names alone are the same in every boot; without its
+			// addresses the program cannot be told from another boot's.
+			sp.Outcome = Failed
+			return nil, fmt.Errorf("program %d: the source has no addresses for its functions (read without root, or with kernel.kptr_restrict): it cannot be matched to the recording's KSYMBOLs", e.ID)
+		}
 		n, ok := j.ksymFor(f)
 		if !ok {
 			sp.Outcome = Mismatch
@@ -443,19 +494,11 @@ func (j *injector) records(e perfdata.BPFEvent, sp *Program) ([]newRecord, error
 	return out, nil
 }
 
-// ksymFor finds the recording's KSYMBOL for function f.
+// ksymFor finds the recording's KSYMBOL for function f: the one at its
+// address, if it has one of the two names perf and the kernel give f.
 func (j *injector) ksymFor(f bpfprog.Func) (string, bool) {
-	ok := func(n string) bool { return n == f.PerfName || n == f.KernelName }
-	if f.Addr != 0 {
-		n, found := j.ksyms[f.Addr]
-		return n, found && ok(n)
-	}
-	for _, n := range j.ksyms { // addresses hidden from the source: names only
-		if ok(n) {
-			return n, true
-		}
-	}
-	return "", false
+	n, found := j.ksyms[f.Addr]
+	return n, found && (n == f.PerfName || n == f.KernelName)
 }
 
 func uniq(ss ...string) []string {

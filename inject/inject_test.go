@@ -318,3 +318,60 @@ func TestTrailingBytes(t *testing.T) {
 		t.Errorf("metadata not written before the trailing bytes")
 	}
 }
+
+// TestTwoLoadsOfOneObject: two loads of one object have the same KSYMBOL
+// names (and tags), but may have other metadata. A record the recording has
+// for the first says nothing about the second.
+func TestTwoLoadsOfOneObject(t *testing.T) {
+	a := prog(10, 0xa0, 0xffff0000, 1, true)
+	b := prog(11, 0xa0, 0xffff4000, 1, true) // same code, same names, other addresses
+	b.Metadata.Entries = []bpfprog.Entry{{Key: "version", Value: `"2.0"`}}
+	in := newStream()
+	in.synth(a)
+	for _, f := range a.Funcs {
+		in.metadata(f.PerfName, a)
+	}
+	in.rec(perfdata.RecordFinishedInit, nil)
+	in.kernelLoad(b)
+	in.sample()
+
+	want := &stream{}
+	want.Write(in.Bytes()) // everything, then b's records at the end
+	for _, f := range b.Funcs {
+		want.metadata(f.KernelName, b)
+	}
+	got, sum := run(t, in.Bytes(), fakeSource{10: a, 11: b}, inject.Options{})
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Fatalf("the second load did not get its own records at the end")
+	}
+	if sum.Injected != 2 || sum.Kept != 2 {
+		t.Errorf("injected %d, kept %d; want 2, 2", sum.Injected, sum.Kept)
+	}
+	for _, p := range sum.Programs {
+		if want := map[uint32]inject.Outcome{10: inject.AlreadyPresent, 11: inject.Injected}[p.ID]; p.Outcome != want {
+			t.Errorf("program %d: %v, want %v", p.ID, p.Outcome, want)
+		}
+	}
+	// and the second program unknown to the source stays unresolved: the
+	// first's records do not stand for it
+	_, sum = run(t, in.Bytes(), fakeSource{10: a}, inject.Options{})
+	if u := sum.Unresolved(); len(u) != 1 || u[0].ID != 11 {
+		t.Errorf("unresolved %+v, want program 11", u)
+	}
+}
+
+// TestHiddenAddresses: a source without addresses (read without root)
+// cannot tell a program from another boot's, so it gets nothing.
+func TestHiddenAddresses(t *testing.T) {
+	a := prog(10, 0xa0, 0xffff0000, 1, true)
+	hidden := prog(10, 0xa0, 0xffff0000, 1, true)
+	for i := range hidden.Funcs {
+		hidden.Funcs[i].Addr = 0
+	}
+	in := newStream()
+	in.synth(a)
+	got, sum := run(t, in.Bytes(), fakeSource{10: hidden}, inject.Options{})
+	if !bytes.Equal(got, in.Bytes()) || len(sum.Programs) != 1 || sum.Programs[0].Outcome != inject.Failed {
+		t.Errorf("programs %+v, want one that failed and nothing added", sum.Programs)
+	}
+}

@@ -127,8 +127,9 @@ func (r *recording) ksymNames() map[uint64]string {
 }
 
 // injectFile runs inject.Run over the recording at in, writing through the
-// writer the CLI uses for its format (writer.File keeping a file's layout,
-// writer.Pipe for a pipe stream), into a new file in dir.
+// writer the CLI uses (writer.New: writer.File keeping a file's layout,
+// writer.Pipe for a pipe stream, attached to the reader), into a new file
+// in dir.
 func injectFile(t *testing.T, in, dir string, src bpfprog.Source, opts inject.Options) (string, *inject.Summary, error) {
 	t.Helper()
 	f, err := os.Open(in)
@@ -150,12 +151,13 @@ func injectFile(t *testing.T, in, dir string, src bpfprog.Source, opts inject.Op
 		t.Fatal(err)
 	}
 	defer out.Close()
-	var w writer.RecordWriter
-	if l := r.Layout(); l != nil && r.Format() == perfdata.FormatFile {
-		w = writer.NewFile(out, f, l)
-	} else if w, err = writer.NewPipe(out, r.ByteOrder()); err != nil {
+	// as the CLI does (cmd/bpfmeta newWriter): the input's format kept,
+	// records written from the reader's buffers
+	w, _, _, err := writer.New(writer.Setup{Layout: r.Layout(), Source: f, Order: r.ByteOrder(), Out: out, File: out, Reader: r})
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Abort()
 	sum, err := inject.Run(r, w, src, opts)
 	if err != nil {
 		return "", sum, err

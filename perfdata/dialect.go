@@ -22,13 +22,14 @@ func (d Dialect) String() string {
 	return [...]string{"perf", "simpleperf", "google-pipe"}[d]
 }
 
-// simpleperfFeatureStart is simpleperf's FEAT_SIMPLEPERF_START.
-const simpleperfFeatureStart = 128
+// SimpleperfFeatureStart is simpleperf's FEAT_SIMPLEPERF_START: its own
+// feature ids start there.
+const SimpleperfFeatureStart = 128
 
 // FileDialect tells from a file header which program wrote the file.
 func FileDialect(h *FileHeader) Dialect {
 	for _, f := range h.FeatureList() {
-		if f >= simpleperfFeatureStart {
+		if f >= SimpleperfFeatureStart {
 			return DialectSimpleperf
 		}
 	}

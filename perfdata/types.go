@@ -161,10 +161,10 @@ var featureNames = map[Feature]string{
 }
 
 // String returns perf's name for the feature (HEADER_ prefix dropped), or
-// "feature N" for ids perf does not know.
+// the number for ids perf does not know.
 func (f Feature) String() string {
 	if n, ok := featureNames[f]; ok {
 		return n
 	}
-	return "feature " + strconv.FormatUint(uint64(f), 10)
+	return strconv.FormatUint(uint64(f), 10)
 }

@@ -62,6 +62,7 @@ func (p *Pipe) WritePrelude(l *perfdata.FileLayout, src io.ReaderAt) ([]Omitted,
 		}
 	}
 	var omitted []Omitted
+	var written []perfdata.FeatureSection
 	var tracing, buildIDs *perfdata.FeatureSection
 	for i := range l.Features {
 		f := &l.Features[i]
@@ -82,12 +83,17 @@ func (p *Pipe) WritePrelude(l *perfdata.FileLayout, src io.ReaderAt) ([]Omitted,
 		case f.Size > maxFeaturePayload:
 			omitted = append(omitted, Omitted{f.ID, f.Size, "too large for a HEADER_FEATURE record"})
 			continue
+		case l.Dialect == perfdata.DialectSimpleperf && f.ID >= perfdata.SimpleperfFeatureStart:
+			// perf report fails on a feat_id above its own last one
+			omitted = append(omitted, Omitted{f.ID, f.Size, "a simpleperf feature, which perf does not know"})
+			continue
 		}
+		written = append(written, *f)
 		if err := p.writeFeature(uint64(f.ID), io.NewSectionReader(src, int64(f.Offset), int64(f.Size)), int(f.Size)); err != nil {
 			return nil, fmt.Errorf("feature %v: %w", f.ID, err)
 		}
 	}
-	if err := p.writeFeature(pipeEndMarker(l.Features), nil, 0); err != nil {
+	if err := p.writeFeature(pipeEndMarker(written), nil, 0); err != nil {
 		return nil, err
 	}
 	if tracing != nil {
@@ -300,6 +306,9 @@ func (w *FromPipe) fileAttrSize() int {
 	}
 	return len(w.attrs[0].Attr.Raw) + perfdata.SectionSize
 }
+
+// Abort implements RecordWriter: nothing more is written.
+func (w *FromPipe) Abort() { w.closed = true }
 
 // Close writes the feature sections and the header.
 func (w *FromPipe) Close() error {

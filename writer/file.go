@@ -20,6 +20,9 @@ type RecordWriter interface {
 	WriteRecord(rec *perfdata.Record) error
 	// Close finishes the recording.
 	Close() error
+	// Abort gives up on the recording: it stops writing at once (the
+	// output is to be removed), and may be called after Close.
+	Abort()
 }
 
 // File rewrites a file-mode recording: it copies everything outside the data
@@ -107,6 +110,12 @@ func (w *File) WriteRecord(rec *perfdata.Record) error {
 	}
 	w.out += n
 	return w.sink.failed()
+}
+
+// Abort implements RecordWriter.
+func (w *File) Abort() {
+	w.closed = true
+	w.sink.abort()
 }
 
 // mapOffset returns where input file offset off is in the output.

@@ -86,6 +86,9 @@ func (p *Pipe) WriteRaw(b []byte) error {
 	return err
 }
 
+// Abort implements RecordWriter.
+func (p *Pipe) Abort() { p.bw.abort() }
+
 // Close writes what is queued. It does not close the underlying writer.
 func (p *Pipe) Close() error { return p.bw.close() }
 

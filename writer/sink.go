@@ -1,6 +1,7 @@
 package writer
 
 import (
+	"errors"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -190,6 +191,27 @@ func (s *sink) barrier() (wait func()) {
 		s.mu.Unlock()
 	}
 }
+
+// abort stops the goroutine without writing what is still queued, and
+// waits for it: after abort no held bytes are read and the output is not
+// touched again.
+func (s *sink) abort() {
+	if s.closed {
+		return
+	}
+	s.mu.Lock()
+	if s.err == nil {
+		s.err = errAborted
+		s.broken.Store(true)
+	}
+	s.mu.Unlock()
+	s.buf, s.run = nil, nil
+	s.closed = true
+	close(s.jobs)
+	<-s.finished
+}
+
+var errAborted = errors.New("writer: aborted")
 
 // close writes everything and stops the goroutine.
 func (s *sink) close() error {

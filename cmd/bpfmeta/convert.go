@@ -60,10 +60,11 @@ func forceFlag() cli.Flag {
 
 // copyRecords copies every record of in to out unchanged.
 func copyRecords(in *input, out *output, stderr io.Writer) error {
-	w, pipe, err := newWriter(in, out, stderr)
+	w, pipe, err := newWriter(in, out, stderr, true)
 	if err != nil {
 		return err
 	}
+	defer w.Abort() // stops the writer when an error ends the command early
 	for in.Next() {
 		if err := w.WriteRecord(in.Record()); err != nil {
 			// the record's offset is the input's

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -74,10 +75,11 @@ func injectCommand() *cli.Command {
 				defer held.Close()
 				dst = &output{name: out.name, w: held}
 			}
-			w, _, err := newWriter(in, dst, notes(c))
+			w, _, err := newWriter(in, dst, notes(c), false)
 			if err != nil {
 				return err
 			}
+			defer w.Abort() // stops the writer when an error ends the command early
 			stderr := c.App.ErrWriter
 			if !c.Bool("quiet") {
 				checkSystem(stderr, in, src)
@@ -85,7 +87,10 @@ func injectCommand() *cli.Command {
 			prog := newProgress(stderr, in, c.Bool("quiet"))
 			sum, err := inject.Run(in.Reader, prog.wrap(w), src, inject.Options{PerfNames: c.Bool("perf-names")})
 			prog.done()
-			if err != nil {
+			var werr *inject.WriteError
+			if errors.As(err, &werr) {
+				return fmt.Errorf("%s: %w", out.name, werr.Err)
+			} else if err != nil {
 				return fmt.Errorf("%s: %w", in.name, err)
 			}
 			if err := w.Close(); err != nil {

@@ -114,8 +114,9 @@ func (o *output) stopSignals() {
 	}
 }
 
-// pipeFormat reports whether the output must be a pipe stream: stdout and
-// FIFOs cannot seek to finish a file's header, and perf reads "-" as a pipe.
+// pipeFormat reports whether the output must be a pipe stream: stdout, a
+// FIFO, a socket or a terminal cannot seek to finish a file's header, and
+// perf reads "-" as a pipe.
 func (o *output) pipeFormat() bool {
 	if o.file == nil {
 		return true
@@ -124,7 +125,11 @@ func (o *output) pipeFormat() bool {
 		return false
 	}
 	st, err := o.file.Stat()
-	return err != nil || st.Mode()&fs.ModeNamedPipe != 0
+	if err != nil || st.Mode()&fs.ModeNamedPipe != 0 {
+		return true
+	}
+	_, err = o.file.Seek(0, io.SeekCurrent)
+	return err != nil
 }
 
 func (o *output) commit() error {
@@ -149,35 +154,31 @@ func (o *output) abort() {
 	}
 }
 
-// newWriter returns the record writer for copying in to o: a layout-keeping
-// rewrite for file to file, a pipe stream (with the pipe prelude for a file
-// input) for pipe output, and a new file for pipe to file.
-func newWriter(in *input, o *output, stderr io.Writer) (writer.RecordWriter, *writer.Pipe, error) {
-	if o.pipeFormat() {
-		p, err := writer.NewPipe(o.w, in.ByteOrder())
-		if err != nil {
-			return nil, nil, err
-		}
-		if l := in.Layout(); l != nil {
-			omitted, err := p.WritePrelude(l, in.src)
-			if err != nil {
-				return nil, nil, fmt.Errorf("%s: %w", in.name, err)
-			}
-			for _, o := range omitted {
-				if o.Feature != perfdata.FeatAuxtrace && o.Size > 0 { // perf rebuilds the one, the other is empty
-					fmt.Fprintf(stderr, "bpfmeta: note: %s: feature %v (%d bytes) is not in the pipe stream: %s\n", in.name, o.Feature, o.Size, o.Why)
-				}
-			}
-		}
-		p.Attach(in.Reader) // records go out from the reader's buffers
-		return p, p, nil
+// newWriter returns the record writer for copying in to o (writer.New):
+// the input's format is kept unless toFile turns a pipe stream written to
+// a file into a file-mode recording; a stream output is always a pipe.
+func newWriter(in *input, o *output, stderr io.Writer, toFile bool) (writer.RecordWriter, *writer.Pipe, error) {
+	s := writer.Setup{
+		Layout: in.Layout(),
+		Source: in.src,
+		Order:  in.ByteOrder(),
+		Out:    o.w,
+		ToFile: toFile,
+		Reader: in.Reader, // records go out from the reader's buffers
 	}
-	if l := in.Layout(); l != nil && in.Format() == perfdata.FormatFile {
-		w := writer.NewFile(o.file, in.src, l)
-		w.Attach(in.Reader)
-		return w, nil, nil
+	if !o.pipeFormat() {
+		s.File = o.file
 	}
-	return writer.NewFromPipe(o.file, in.ByteOrder()), nil, nil
+	w, p, omitted, err := writer.New(s)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", o.name, err)
+	}
+	for _, f := range omitted {
+		if f.Feature != perfdata.FeatAuxtrace && f.Size > 0 { // perf rebuilds the one, the other is empty
+			fmt.Fprintf(stderr, "bpfmeta: note: %s: feature %v (%d bytes) is not in the pipe stream: %s\n", in.name, f.Feature, f.Size, f.Why)
+		}
+	}
+	return w, p, nil
 }
 
 // notes is where a command prints its notes: stderr, or nowhere with -q.

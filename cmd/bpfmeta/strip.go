@@ -37,10 +37,11 @@ func stripCommand() *cli.Command {
 				return err
 			}
 			defer out.abort()
-			w, pipe, err := newWriter(in, out, notes(c))
+			w, pipe, err := newWriter(in, out, notes(c), false)
 			if err != nil {
 				return err
 			}
+			defer w.Abort() // stops the writer when an error ends the command early
 			removed := 0
 			for in.Next() {
 				rec := in.Record()
