@@ -345,7 +345,7 @@ func (w *Watcher) handle(r *perfevent.Record) error {
 			}
 			return err
 		case perfdata.BPFEventProgUnload:
-			if wp := w.progs[e.ID]; wp != nil && wp.p.Tag == Tag(e.Tag) {
+			if wp := w.progs[e.ID]; wp != nil && wp.p != nil && wp.p.Tag == Tag(e.Tag) {
 				wp.unloaded = true
 			}
 		}

@@ -1,6 +1,6 @@
 #!/bin/sh
 # bpfmeta in one minute: load a BPF program that carries bpf_metadata_*
-# variables (testdata/bpf/meta.bpf.o, shipped compiled), record 3 seconds
+# variables (testdata/bpf/demo.bpf.o, shipped compiled), record 3 seconds
 # with the system's perf (Debian 12: perf 6.1, which writes no metadata),
 # add the metadata with bpfmeta inject, and show it. Needs root.
 set -eu

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -117,7 +119,9 @@ func collectMetadata(in *input) ([]shownRecord, error) {
 	// recent are the KSYMBOLs since the last BPF_EVENT, last those of the
 	// last program (perf writes its records right after its BPF_EVENT).
 	var recent, last []*ksymRange
-	var ips []uint64
+	// the BPF KSYMBOLs by address, to count samples as they go by: perf
+	// writes a KSYMBOL before the samples in it
+	var byAddr []*ksymRange
 	for in.Next() {
 		rec := in.Record()
 		switch rec.Header.Type {
@@ -139,6 +143,8 @@ func collectMetadata(in *input) ([]shownRecord, error) {
 			kr := &ksymRange{addr: k.Addr, len: k.Len, name: k.Name}
 			ksyms = append(ksyms, kr)
 			byName[k.Name] = append(byName[k.Name], kr)
+			i, _ := slices.BinarySearchFunc(byAddr, kr.addr, func(r *ksymRange, a uint64) int { return cmp.Compare(r.addr, a) })
+			byAddr = slices.Insert(byAddr, i, kr)
 			recent = append(recent, kr)
 		case perfdata.RecordBPFEvent:
 			e, err := perfdata.DecodeBPFEvent(rec.Raw, bo)
@@ -152,14 +158,13 @@ func collectMetadata(in *input) ([]shownRecord, error) {
 		case perfdata.RecordSample:
 			last = nil
 			if ip, ok := sampleIP(rec.Raw, bo, in.Attrs()); ok {
-				ips = append(ips, ip)
+				countSample(byAddr, ip)
 			}
 		}
 	}
 	if err := in.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", in.name, err)
 	}
-	countSamples(ksyms, ips)
 	for i := range recs {
 		r := &recs[i]
 		cands, how := byName[r.ProgName], "name"
@@ -232,17 +237,12 @@ func sampleIP(raw []byte, bo interface{ Uint64([]byte) uint64 }, attrs []perfdat
 	return bo.Uint64(raw[off:]), true
 }
 
-func countSamples(ksyms []*ksymRange, ips []uint64) {
-	if len(ksyms) == 0 || len(ips) == 0 {
-		return
-	}
-	sorted := append([]*ksymRange(nil), ksyms...)
-	sort.Slice(sorted, func(i, j int) bool { return sorted[i].addr < sorted[j].addr })
-	for _, ip := range ips {
-		i := sort.Search(len(sorted), func(i int) bool { return sorted[i].addr > ip }) - 1
-		if i >= 0 && ip < sorted[i].addr+uint64(sorted[i].len) {
-			sorted[i].sample++
-		}
+// countSample counts a sample at ip for the KSYMBOL (sorted by address)
+// that has it.
+func countSample(byAddr []*ksymRange, ip uint64) {
+	i := sort.Search(len(byAddr), func(i int) bool { return byAddr[i].addr > ip }) - 1
+	if i >= 0 && ip < byAddr[i].addr+uint64(byAddr[i].len) {
+		byAddr[i].sample++
 	}
 }
 

@@ -16,8 +16,9 @@ func stripCommand() *cli.Command {
 		ArgsUsage: " ",
 		Description: "perf before 6.16 stops at the first BPF_METADATA record (\"failed to process\n" +
 			"type: 84\"). strip copies -i to -o without them; every other byte is unchanged\n" +
-			"(offsets after the removed records are adjusted), so the result is what the\n" +
-			"recording was before bpfmeta inject.\n\n" +
+			"(offsets after the removed records are adjusted) and the format is kept, so for\n" +
+			"a recording bpfmeta injected the result is what it was before. It also removes the\n" +
+			"records perf >= 6.16 wrote itself.\n\n" +
 			"Examples:\n" +
 			"   bpfmeta strip -i perf.meta.data -o perf.data\n" +
 			"   bpfmeta strip < perf.meta.data | perf report -i -",
