@@ -383,4 +383,3 @@ func TestFormatBounded(t *testing.T) {
 		}
 	}
 }
-
