@@ -61,18 +61,9 @@ type recording struct {
 // readRecording reads path with the reader, decompressing.
 func readRecording(t *testing.T, path string) *recording {
 	t.Helper()
-	f, err := os.Open(path)
+	r, err := reader.Open(path, reader.Options{Decompress: true})
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := reader.NewFile(f, st.Size(), reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 	defer r.Close()
 	rec := &recording{Path: path, Format: r.Format(), Order: r.ByteOrder()}

@@ -209,18 +209,9 @@ type readRecord struct {
 // readRecording reads a recording file (file or pipe format) to its end.
 func readRecording(t testing.TB, path string, decompress bool) readBack {
 	t.Helper()
-	f, err := os.Open(path)
+	r, err := reader.Open(path, reader.Options{Decompress: decompress})
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := reader.NewFile(f, st.Size(), reader.Options{Decompress: decompress})
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 	defer r.Close()
 	rb := readBack{format: r.Format()}

@@ -27,16 +27,7 @@ import (
 // version="1.0.<id>" when withMeta says so.
 func recordedPrograms(t testing.TB, path string, withMeta func(id uint32) bool) []*bpfprog.Program {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := reader.NewFile(f, st.Size(), reader.Options{Decompress: true})
+	r, err := reader.Open(path, reader.Options{Decompress: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -427,18 +427,9 @@ func (m watchMeta) funcName(t *testing.T) string {
 
 func readWatchRecording(t *testing.T, path string) watchRecording {
 	t.Helper()
-	f, err := os.Open(path)
+	r, err := reader.Open(path, reader.Options{Decompress: true})
 	if err != nil {
 		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := reader.NewFile(f, st.Size(), reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
 	}
 	defer r.Close()
 	rec := watchRecording{ksyms: map[string]bool{}, loads: map[uint32]perfdata.BPFEvent{}}
