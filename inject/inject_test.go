@@ -18,58 +18,68 @@ var le = binary.LittleEndian
 
 // stream builds a little-endian pipe-mode recording whose attr has
 // sample_id_all with TID|TIME (a 16-byte sample_id trailer).
-type stream struct{ bytes.Buffer }
+type stream struct {
+	bytes.Buffer
+	bo binary.ByteOrder
+}
 
 const idHdr = 16
 
-func newStream() *stream {
-	s := &stream{}
-	s.Write(perfdata.PipeHeader(le))
+func newStream() *stream { return newStreamOrder(le) }
+
+// newStreamOrder is newStream as a machine of byte order bo writes it.
+func newStreamOrder(bo binary.ByteOrder) *stream {
+	s := &stream{bo: bo}
+	s.Write(perfdata.PipeHeader(bo))
 	attr := make([]byte, 128)
-	le.PutUint32(attr[4:], 128)
-	le.PutUint64(attr[24:], uint64(perfdata.SampleIP|perfdata.SampleTID|perfdata.SampleTime))
-	le.PutUint64(attr[40:], 1<<18) // sample_id_all
+	bo.PutUint32(attr[4:], 128)
+	bo.PutUint64(attr[24:], uint64(perfdata.SampleIP|perfdata.SampleTID|perfdata.SampleTime))
+	sampleIDAll := uint64(1) << 18 // bitfields start at the low bit on a little-endian machine
+	if bo == binary.BigEndian {
+		sampleIDAll = 1 << (63 - 18) // and at the high bit on a big-endian one
+	}
+	bo.PutUint64(attr[40:], sampleIDAll)
 	s.rec(perfdata.RecordHeaderAttr, attr)
 	return s
 }
 
 func (s *stream) rec(t perfdata.RecordType, body []byte) {
 	h := make([]byte, 8)
-	perfdata.EventHeader{Type: t, Size: uint16(8 + len(body))}.Encode(h, le)
+	perfdata.EventHeader{Type: t, Size: uint16(8 + len(body))}.Encode(h, s.bo)
 	s.Write(h)
 	s.Write(body)
 }
 
 // trailer is a sample_id: zeros for perf's synthesized records, a pid and a
 // time for the kernel's.
-func trailer(kernel bool) []byte {
+func (s *stream) trailer(kernel bool) []byte {
 	b := make([]byte, idHdr)
 	if kernel {
-		le.PutUint32(b, 4242)
-		le.PutUint64(b[8:], 123456789)
+		s.bo.PutUint32(b, 4242)
+		s.bo.PutUint64(b[8:], 123456789)
 	}
 	return b
 }
 
 func (s *stream) ksym(addr uint64, name string, unregister, kernel bool) {
 	b := make([]byte, 16)
-	le.PutUint64(b, addr)
-	le.PutUint32(b[8:], 40)
-	le.PutUint16(b[12:], perfdata.KSymbolTypeBPF)
+	s.bo.PutUint64(b, addr)
+	s.bo.PutUint32(b[8:], 40)
+	s.bo.PutUint16(b[12:], perfdata.KSymbolTypeBPF)
 	if unregister {
-		le.PutUint16(b[14:], perfdata.KSymbolFlagUnregister)
+		s.bo.PutUint16(b[14:], perfdata.KSymbolFlagUnregister)
 	}
 	n := make([]byte, (len(name)+8)&^7)
 	copy(n, name)
-	s.rec(perfdata.RecordKSymbol, append(append(b, n...), trailer(kernel)...))
+	s.rec(perfdata.RecordKSymbol, append(append(b, n...), s.trailer(kernel)...))
 }
 
 func (s *stream) bpfEvent(typ uint16, id uint32, tag bpfprog.Tag, kernel bool) {
 	b := make([]byte, 16)
-	le.PutUint16(b, typ)
-	le.PutUint32(b[4:], id)
+	s.bo.PutUint16(b, typ)
+	s.bo.PutUint32(b[4:], id)
 	copy(b[8:], tag[:])
-	s.rec(perfdata.RecordBPFEvent, append(b, trailer(kernel)...))
+	s.rec(perfdata.RecordBPFEvent, append(b, s.trailer(kernel)...))
 }
 
 func (s *stream) sample() { s.rec(perfdata.RecordSample, make([]byte, 24)) }
@@ -138,7 +148,7 @@ func (s *stream) metadata(name string, p *bpfprog.Program) {
 	for _, e := range p.Metadata.Entries {
 		m.Entries = append(m.Entries, perfdata.BPFMetadataEntry{Key: e.Key, Value: e.Value})
 	}
-	raw, err := m.Encode(le, idHdr)
+	raw, err := m.Encode(s.bo, idHdr)
 	if err != nil {
 		panic(err)
 	}
@@ -153,7 +163,7 @@ func run(t *testing.T, in []byte, src bpfprog.Source, opts inject.Options) ([]by
 	}
 	defer r.Close()
 	var out bytes.Buffer
-	w, err := writer.NewPipe(&out, le)
+	w, err := writer.NewPipe(&out, r.ByteOrder())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,13 +178,20 @@ func run(t *testing.T, in []byte, src bpfprog.Source, opts inject.Options) ([]by
 }
 
 func TestPlacement(t *testing.T) {
+	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		t.Run(fmt.Sprint(bo), func(t *testing.T) { testPlacement(t, bo) })
+	}
+}
+
+// testPlacement is TestPlacement for a recording in byte order bo.
+func testPlacement(t *testing.T, bo binary.ByteOrder) {
 	a := prog(10, 0xa0, 0xffff0000, 2, true) // three functions, loaded before
 	b := prog(11, 0xb0, 0xffff1000, 0, false)
 	c := prog(30, 0xc0, 0xffff2000, 1, true) // loaded during
 	d := prog(25, 0xd0, 0xffff3000, 0, true) // loaded during, lower id
 	src := fakeSource{10: a, 11: b, 30: c, 25: d}
 
-	in := newStream()
+	in := newStreamOrder(bo)
 	in.synth(a)
 	in.synth(b)
 	in.rec(perfdata.RecordFinishedInit, nil)
@@ -184,7 +201,7 @@ func TestPlacement(t *testing.T) {
 	in.kernelLoad(d)
 	in.rec(perfdata.RecordFinishedRound, nil)
 
-	want := newStream()
+	want := newStreamOrder(bo)
 	want.synth(a)
 	for _, f := range a.Funcs {
 		want.metadata(f.PerfName, a)
@@ -335,7 +352,7 @@ func TestTwoLoadsOfOneObject(t *testing.T) {
 	in.kernelLoad(b)
 	in.sample()
 
-	want := &stream{}
+	want := &stream{bo: le}
 	want.Write(in.Bytes()) // everything, then b's records at the end
 	for _, f := range b.Funcs {
 		want.metadata(f.KernelName, b)

@@ -19,19 +19,19 @@ import (
 func (s *stream) kernelLoadPadded(p *bpfprog.Program, pad int) {
 	for _, f := range p.Funcs {
 		b := make([]byte, 16)
-		le.PutUint64(b, f.Addr)
-		le.PutUint32(b[8:], 40)
-		le.PutUint16(b[12:], perfdata.KSymbolTypeBPF)
+		s.bo.PutUint64(b, f.Addr)
+		s.bo.PutUint32(b[8:], 40)
+		s.bo.PutUint16(b[12:], perfdata.KSymbolTypeBPF)
 		n := make([]byte, (len(f.KernelName)+8)&^7)
 		copy(n, f.KernelName)
-		body := append(append(b, n...), trailer(true)...)
+		body := append(append(b, n...), s.trailer(true)...)
 		s.rec(perfdata.RecordKSymbol, append(body, make([]byte, pad)...))
 	}
 	b := make([]byte, 16)
-	le.PutUint16(b, perfdata.BPFEventProgLoad)
-	le.PutUint32(b[4:], p.ID)
+	s.bo.PutUint16(b, perfdata.BPFEventProgLoad)
+	s.bo.PutUint32(b[4:], p.ID)
 	copy(b[8:], p.Tag[:])
-	body := append(b, trailer(true)...)
+	body := append(b, s.trailer(true)...)
 	s.rec(perfdata.RecordBPFEvent, append(body, make([]byte, pad)...))
 }
 
@@ -46,7 +46,7 @@ func TestKernelRecordsPadded(t *testing.T) {
 		in.kernelLoadPadded(c, pad)
 		in.sample()
 		in.rec(perfdata.RecordFinishedRound, nil)
-		want := &stream{}
+		want := &stream{bo: le}
 		want.Write(in.Bytes())
 		for _, f := range c.Funcs {
 			want.metadata(f.KernelName, c)
