@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
@@ -42,7 +43,7 @@ func convertCommand() *cli.Command {
 				return err
 			}
 			defer out.abort()
-			if err := copyRecords(in, out, c.App.ErrWriter); err != nil {
+			if _, err := copyRecords(in, out, true, nil, c.App.ErrWriter, c.App.ErrWriter); err != nil {
 				return err
 			}
 			return out.commit()
@@ -58,29 +59,36 @@ func forceFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace the output file if it exists"}
 }
 
-// copyRecords copies every record of in to out unchanged.
-func copyRecords(in *input, out *output, stderr io.Writer) error {
-	w, pipe, err := newWriter(in, out, stderr, true)
+// copyRecords copies the records of in to out unchanged, all of them or
+// those keep keeps, and says how many it left out. toFile is newWriter's;
+// notes get its notes, warnings the one about trailing bytes.
+func copyRecords(in *input, out *output, toFile bool, keep func(*perfdata.Record) bool, notes, warnings io.Writer) (dropped int, err error) {
+	w, pipe, err := newWriter(in, out, notes, toFile)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer w.Abort() // stops the writer when an error ends the command early
 	for in.Next() {
-		if err := w.WriteRecord(in.Record()); err != nil {
+		rec := in.Record()
+		if keep != nil && !keep(rec) {
+			dropped++
+			continue
+		}
+		if err := w.WriteRecord(rec); err != nil {
 			// the record's offset is the input's
-			return fmt.Errorf("%s: writing %s: %w", in.name, out.name, err)
+			return dropped, fmt.Errorf("%s: writing %s: %w", in.name, out.name, err)
 		}
 	}
 	if err := in.Err(); err != nil {
-		return fmt.Errorf("%s: %w", in.name, err)
+		return dropped, fmt.Errorf("%s: %w", in.name, err)
 	}
-	if err := writeTrailing(in, pipe, stderr); err != nil {
-		return err
+	if err := writeTrailing(in, pipe, warnings); err != nil {
+		return dropped, err
 	}
 	if err := w.Close(); err != nil {
-		return fmt.Errorf("%s: %w", out.name, err)
+		return dropped, fmt.Errorf("%s: %w", out.name, err)
 	}
-	return nil
+	return dropped, nil
 }
 
 // writeTrailing copies the bytes after a pipe stream's last record that

@@ -38,31 +38,11 @@ func stripCommand() *cli.Command {
 				return err
 			}
 			defer out.abort()
-			w, pipe, err := newWriter(in, out, notes(c), false)
+			removed, err := copyRecords(in, out, false, func(rec *perfdata.Record) bool {
+				return rec.Header.Type != perfdata.RecordBPFMetadata || rec.Compressed()
+			}, notes(c), c.App.ErrWriter)
 			if err != nil {
 				return err
-			}
-			defer w.Abort() // stops the writer when an error ends the command early
-			removed := 0
-			for in.Next() {
-				rec := in.Record()
-				if rec.Header.Type == perfdata.RecordBPFMetadata && !rec.Compressed() {
-					removed++
-					continue
-				}
-				if err := w.WriteRecord(rec); err != nil {
-					// the record's offset is the input's
-					return fmt.Errorf("%s: writing %s: %w", in.name, out.name, err)
-				}
-			}
-			if err := in.Err(); err != nil {
-				return fmt.Errorf("%s: %w", in.name, err)
-			}
-			if err := writeTrailing(in, pipe, c.App.ErrWriter); err != nil {
-				return err
-			}
-			if err := w.Close(); err != nil {
-				return fmt.Errorf("%s: %w", out.name, err)
 			}
 			if !c.Bool("quiet") {
 				fmt.Fprintf(c.App.ErrWriter, "bpfmeta: %s: removed %d BPF_METADATA record(s)\n", in.name, removed)
