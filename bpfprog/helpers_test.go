@@ -3,14 +3,13 @@ package bpfprog
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"testing"
 	"time"
+
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -18,76 +17,13 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Tools and fixtures the kernel tests use, relative to this package's
-// directory (CI has ../shared at the same place as here).
-const (
-	fixtureDir = "../testdata/bpf"
-	perfModern = "../../shared/tools/perf-modern" // perf 7.2.13
-	perfStock  = "/usr/bin/perf"                  // perf 6.1
-	bpftool    = "bpftool"
-)
-
-// fixtureObjects are the compiled objects in fixtureDir.
+// fixtureObjects are the compiled objects in testdata/bpf the tests load.
 var fixtureObjects = []string{"meta", "nometa", "rodata", "manyfunc"}
 
-// requireKernel fails the test unless it can load BPF programs and run the
-// tools the comparisons need: these tests never skip.
-func requireKernel(t *testing.T, tools ...string) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test loads BPF programs: run it as root (CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON)")
-	}
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("this test needs %s: %v (CI installs bpftool and the modern perf, see shared/tools/setup-modern-perf.sh)", tool, err)
-		}
-	}
-}
-
 // loadedProg is a program a test loaded, and how.
-type loadedProg struct {
-	Loader string // "cilium" (in-process) or "bpftool" (libbpf)
-	Object string // fixture object, or "asm"
-	Name   string // the program's function name in the object
-	ID     uint32
-}
+type loadedProg = testkit.Loaded
 
-func (l loadedProg) String() string {
-	return fmt.Sprintf("%s/%s/%s (id %d)", l.Loader, l.Object, l.Name, l.ID)
-}
-
-func progID(t *testing.T, p *ebpf.Program) uint32 {
-	t.Helper()
-	info, err := p.Info()
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, ok := info.ID()
-	if !ok {
-		t.Fatal("kernel reports no program id")
-	}
-	return uint32(id)
-}
-
-// loadCilium loads a fixture object in this process with cilium/ebpf. The
-// returned function unloads it (it also runs at cleanup).
-func loadCilium(t *testing.T, object string) ([]loadedProg, func()) {
-	t.Helper()
-	spec, err := ebpf.LoadCollectionSpec(filepath.Join(fixtureDir, object+".bpf.o"))
-	if err != nil {
-		t.Fatalf("cilium/ebpf: %s: %v", object, err)
-	}
-	coll, err := ebpf.NewCollection(spec)
-	if err != nil {
-		t.Fatalf("cilium/ebpf: loading %s: %v", object, err)
-	}
-	t.Cleanup(coll.Close)
-	var progs []loadedProg
-	for name, p := range coll.Programs {
-		progs = append(progs, loadedProg{Loader: "cilium", Object: object, Name: name, ID: progID(t, p)})
-	}
-	return progs, coll.Close
-}
+func progID(t *testing.T, p *ebpf.Program) uint32 { return testkit.ProgramID(t, p) }
 
 // Contents of the .rodata of the pure-Go program: no func_info, no
 // program BTF, one map with its own BTF.
@@ -132,62 +68,14 @@ func loadAsm(t *testing.T) ([]loadedProg, func()) {
 	return []loadedProg{{Loader: "cilium", Object: "asm", Name: asmProgName, ID: progID(t, p)}}, unload
 }
 
-// mountBPFFS mounts a private bpffs for bpftool's pins (so that nothing is
-// left in /sys/fs/bpf); unmounting it at cleanup drops every pin in it.
-func mountBPFFS(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("bpf", dir, "bpf", 0, ""); err != nil {
-		t.Fatalf("mounting a bpffs on %s: %v", dir, err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmounting bpffs %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
-// loadBpftool loads a fixture object with bpftool (libbpf: one BTF for the
-// object, .rodata bound to every program) and pins the programs under
-// bpffs/pin. The returned function unpins (unloads) them; it also runs at
-// cleanup.
-func loadBpftool(t *testing.T, bpffs, object, pin string) ([]loadedProg, func()) {
-	t.Helper()
-	dir := filepath.Join(bpffs, pin)
-	unload := func() { os.RemoveAll(dir) }
-	t.Cleanup(unload)
-	out, err := exec.Command(bpftool, "prog", "loadall", filepath.Join(fixtureDir, object+".bpf.o"), dir).CombinedOutput()
-	if err != nil {
-		t.Fatalf("bpftool prog loadall %s: %v\n%s", object, err, out)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var progs []loadedProg
-	for _, e := range ents {
-		p, err := ebpf.LoadPinnedProgram(filepath.Join(dir, e.Name()), nil)
-		if err != nil {
-			t.Fatalf("%s: %v", e.Name(), err)
-		}
-		progs = append(progs, loadedProg{Loader: "bpftool", Object: object, Name: e.Name(), ID: progID(t, p)})
-		p.Close()
-	}
-	if len(progs) == 0 {
-		t.Fatalf("bpftool loaded no program from %s", object)
-	}
-	return progs, unload
-}
-
 // loadAll loads every fixture with both loaders, and the Go-built program.
 // The pins of this set are named after prefix.
 func loadAll(t *testing.T, bpffs, prefix string) []loadedProg {
 	t.Helper()
 	var all []loadedProg
 	for _, obj := range fixtureObjects {
-		c, _ := loadCilium(t, obj)
-		b, _ := loadBpftool(t, bpffs, obj, prefix+"-"+obj)
+		c, _ := testkit.LoadCilium(t, obj)
+		b, _ := testkit.LoadBpftool(t, bpffs, obj, prefix+"-"+obj)
 		all = append(all, c...)
 		all = append(all, b...)
 	}
@@ -211,88 +99,36 @@ func readLoaded(t *testing.T, live *Live, loaded []loadedProg) []*Program {
 	return progs
 }
 
-// perfRecording is a running `perf record -a` whose workload waits for a
-// file, so that a test can load programs while it records.
-type perfRecording struct {
-	perf, out, ready, done string
-	cmd                    *exec.Cmd
-	log                    *strings.Builder
+// startPerf starts `perf record -a -o DIR/NAME.data` with a workload that
+// waits until the recording is stopped, so that a test can load programs
+// while it records.
+func startPerf(t *testing.T, perf, dir, name string) *testkit.PerfRun {
+	t.Helper()
+	return testkit.StartPerf(t, perf, filepath.Join(dir, name+".data"), testkit.PerfOptions{SystemWide: true})
 }
 
-// startPerf starts `perf record -B -a -o DIR/NAME.data` with a workload that
-// tells (a file) when recording is on and waits until stopPerf.
-func startPerf(t *testing.T, perf, dir, name string) *perfRecording {
+// stopPerf ends the recording and reads its BPF records.
+func stopPerf(t *testing.T, r *testkit.PerfRun) []perfRecord {
 	t.Helper()
-	r := &perfRecording{
-		perf:  perf,
-		out:   filepath.Join(dir, name+".data"),
-		ready: filepath.Join(dir, name+".ready"),
-		done:  filepath.Join(dir, name+".done"),
-		log:   &strings.Builder{},
-	}
-	// perf record -a enables its events, and starts the side-band thread
-	// that reads programs loaded while recording, before it starts the
-	// workload.
-	script := fmt.Sprintf("touch %q; while [ ! -e %q ]; do sleep 0.05; done", r.ready, r.done)
-	// -B: no build-id collection after recording. perf 6.1 aborts in it
-	// (util/build-id.c:1010, stack smashing) when it samples perf 7.2's
-	// libraries, and build ids play no part here.
-	r.cmd = exec.Command(perf, "record", "-B", "-a", "-o", r.out, "--", "sh", "-c", script)
-	r.cmd.Stdout, r.cmd.Stderr = r.log, r.log
-	if err := r.cmd.Start(); err != nil {
-		t.Fatalf("%s record: %v", perf, err)
-	}
-	t.Cleanup(func() {
-		if r.cmd.ProcessState == nil {
-			os.WriteFile(r.done, nil, 0o644)
-			r.cmd.Wait()
-		}
-	})
-	return r
-}
-
-// waitReady waits until perf records.
-func (r *perfRecording) waitReady(t *testing.T) {
-	t.Helper()
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if _, err := os.Stat(r.ready); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s record did not start its workload within a minute:\n%s", r.perf, r.log)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
-// stop ends the workload and waits for perf to write the file.
-func (r *perfRecording) stop(t *testing.T) []perfRecord {
-	t.Helper()
-	if err := os.WriteFile(r.done, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := r.cmd.Wait(); err != nil {
-		t.Fatalf("%s record: %v\n%s", r.perf, err, r.log)
-	}
-	return readPerfRecords(t, r.out)
+	r.Stop(t)
+	return readPerfRecords(t, r.Out)
 }
 
 // recordBefore records `perf record -a -- sleep 0.5` (programs loaded
 // before it starts are synthesized) with each perf, concurrently.
 func recordBefore(t *testing.T, dir string, perfs ...string) [][]perfRecord {
 	t.Helper()
-	recs := make([]*perfRecording, len(perfs))
+	recs := make([]*testkit.PerfRun, len(perfs))
 	for i, perf := range perfs {
 		recs[i] = startPerf(t, perf, dir, fmt.Sprintf("before%d", i))
 	}
 	for _, r := range recs {
-		r.waitReady(t)
+		r.WaitReady(t)
 	}
 	time.Sleep(500 * time.Millisecond)
 	out := make([][]perfRecord, len(perfs))
 	for i, r := range recs {
-		out[i] = r.stop(t)
+		out[i] = stopPerf(t, r)
 	}
 	return out
 }

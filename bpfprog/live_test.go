@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+
 	"github.com/cilium/ebpf"
 )
 
@@ -62,12 +64,13 @@ func wantFor(t *testing.T, l loadedProg) want {
 // Live reads with /proc/kallsyms and with the KSYMBOL, BPF_EVENT and
 // BPF_METADATA records the perfs write.
 func TestLiveAgainstPerf(t *testing.T) {
-	requireKernel(t, bpftool, perfModern, perfStock)
+	testkit.BPF(t)
+	perfModern, perfStock := testkit.PerfModern(t), testkit.PerfStock(t)
 	live, err := NewLive()
 	if err != nil {
 		t.Fatal(err)
 	}
-	bpffs := mountBPFFS(t)
+	bpffs := testkit.MountBPFFS(t)
 	dir := t.TempDir()
 
 	// Programs loaded before the recordings start: perf synthesizes them.
@@ -80,15 +83,15 @@ func TestLiveAgainstPerf(t *testing.T) {
 	// KSYMBOLs, perf 7.2 adds BPF_METADATA at the end.
 	modernRec := startPerf(t, perfModern, dir, "during-modern")
 	stockRec := startPerf(t, perfStock, dir, "during-stock")
-	modernRec.waitReady(t)
-	stockRec.waitReady(t)
+	modernRec.WaitReady(t)
+	stockRec.WaitReady(t)
 	duringSet := loadAll(t, bpffs, "during")
 	during := readLoaded(t, live, duringSet)
 	// The side-band thread reads new programs as their BPF_EVENTs arrive;
 	// keep them loaded until perf has stopped.
 	time.Sleep(500 * time.Millisecond)
-	modernDuring := modernRec.stop(t)
-	stockDuring := stockRec.stop(t)
+	modernDuring := stopPerf(t, modernRec)
+	stockDuring := stopPerf(t, stockRec)
 
 	allSet := append(slices.Clone(beforeSet), duringSet...)
 	all := append(slices.Clone(before), during...)
@@ -367,12 +370,12 @@ func checkValues(t *testing.T, recs []perfRecord, loaded []loadedProg, progs []*
 // TestLookup checks how Live answers for a program that exists, has
 // another tag, and is gone.
 func TestLookup(t *testing.T) {
-	requireKernel(t)
+	testkit.BPF(t)
 	live, err := NewLive()
 	if err != nil {
 		t.Fatal(err)
 	}
-	progs, unload := loadCilium(t, "meta")
+	progs, unload := testkit.LoadCilium(t, "meta")
 	for _, l := range progs {
 		p, err := live.ReadProgram(l.ID)
 		if err != nil {
@@ -404,12 +407,12 @@ func TestLookup(t *testing.T) {
 
 // TestPrograms checks that the walk finds what the test loaded, in id order.
 func TestPrograms(t *testing.T) {
-	requireKernel(t)
+	testkit.BPF(t)
 	live, err := NewLive()
 	if err != nil {
 		t.Fatal(err)
 	}
-	progs, _ := loadCilium(t, "meta")
+	progs, _ := testkit.LoadCilium(t, "meta")
 	seen := map[uint32]bool{}
 	var last uint32
 	for p, err := range live.Programs() {
@@ -441,8 +444,8 @@ func TestPermission(t *testing.T) {
 		permissionChild(t, id)
 		return
 	}
-	requireKernel(t)
-	progs, _ := loadCilium(t, "meta")
+	testkit.BPF(t)
+	progs, _ := testkit.LoadCilium(t, "meta")
 	// The test binary lives in a directory only root can enter.
 	self, err := os.Executable()
 	if err != nil {

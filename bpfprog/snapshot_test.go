@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cilium/ebpf"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 
-	"github.com/bpfmeta/bpfmeta/internal/golden"
+	"github.com/cilium/ebpf"
 )
 
 const snapshotGolden = "testdata/snapshot-v1.golden.json"
@@ -60,7 +60,7 @@ func TestSnapshotGolden(t *testing.T) {
 	if err := WriteSnapshot(&buf, goldenSnapshot(t)); err != nil {
 		t.Fatal(err)
 	}
-	if *golden.Update {
+	if *testkit.Update {
 		if err := os.WriteFile(snapshotGolden, buf.Bytes(), 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -191,16 +191,16 @@ func TestSnapshotWriter(t *testing.T) {
 // unloads the test's programs, and finds them, with the same metadata, in
 // the snapshot only.
 func TestSnapshotOutlivesPrograms(t *testing.T) {
-	requireKernel(t, bpftool)
+	testkit.BPF(t)
 	live, err := NewLive()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var loaded []loadedProg
 	var unloads []func()
-	c, unload := loadCilium(t, "meta")
+	c, unload := testkit.LoadCilium(t, "meta")
 	loaded, unloads = append(loaded, c...), append(unloads, unload)
-	b, unload := loadBpftool(t, mountBPFFS(t), "meta", "snapshot-meta")
+	b, unload := testkit.LoadBpftool(t, testkit.MountBPFFS(t), "meta", "snapshot-meta")
 	loaded, unloads = append(loaded, b...), append(unloads, unload)
 	a, unload := loadAsm(t)
 	loaded, unloads = append(loaded, a...), append(unloads, unload)

@@ -10,12 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
 	ciliumbtf "github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
-	// No internal/golden here: snapshot_test.go registers -update itself,
-	// and a second registration panics ("flag redefined: update").
 )
 
 // Watch tests name their programs bpfwatcht_* (at most 15 bytes: the
@@ -117,7 +117,7 @@ func (p *watchProg) bindRodata(t *testing.T) {
 // which returns Run's error.
 func runWatcher(t *testing.T, opts WatchOptions) (*Watcher, func() error) {
 	t.Helper()
-	requireKernel(t)
+	testkit.BPF(t)
 	live, err := NewLive()
 	if err != nil {
 		t.Fatal(err)
@@ -289,7 +289,7 @@ func TestWatchBurst(t *testing.T) {
 // first two must get their metadata from a re-read; the re-reads of the
 // third must stop.
 func TestWatchBindRace(t *testing.T) {
-	requireKernel(t)
+	testkit.BPF(t)
 	live, err := NewLive()
 	if err != nil {
 		t.Fatal(err)
@@ -347,7 +347,7 @@ func TestWatchBindRace(t *testing.T) {
 // while the Watcher does not read: the kernel drops records, and the
 // re-walk must find every program still loaded.
 func TestWatchLostRecords(t *testing.T) {
-	requireKernel(t)
+	testkit.BPF(t)
 	live, err := NewLive()
 	if err != nil {
 		t.Fatal(err)

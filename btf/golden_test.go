@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,18 +16,17 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
+
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
 
-var update = flag.Bool("update", false, "rewrite golden files")
-
-// The fixture and its golden values, as perf 7.2 wrote them. See
-// ../testdata/btf/regen.sh.
+// The fixture and its golden values, as a perf >= 6.17 wrote them (go test
+// -update, see testdata/regen.sh).
 const (
-	fixtureSrc    = "../testdata/btf/kinds.bpf.c"
-	fixtureObj    = "../testdata/btf/kinds.bpf.o"
-	fixtureGolden = "../testdata/btf/kinds.golden"
+	fixtureSrc    = "testdata/kinds.bpf.c"
+	fixtureObj    = "testdata/kinds.bpf.o"
+	fixtureGolden = "testdata/kinds.golden"
 	fixtureProg   = "btfkinds_prog"
-	perfModern    = "../../shared/tools/perf-modern"
 
 	metadataPrefix = "bpf_metadata_"
 	keyLen         = 64 // BPF_METADATA_KEY_LEN
@@ -78,7 +76,7 @@ func metadataKey(name string) string {
 }
 
 func TestGolden(t *testing.T) {
-	if *update {
+	if *testkit.Update {
 		regenerateGolden(t)
 	}
 	want := readGolden(t, fixtureGolden)
@@ -166,11 +164,12 @@ func readGolden(tb testing.TB, path string) []entry {
 
 // regenerateGolden rebuilds the fixture, loads it, records with the modern
 // perf and writes the entries of its BPF_METADATA record as the golden file.
-// It needs root, clang, bpftool and perf-modern, and fails without them.
+// It needs root, clang, bpftool and a perf >= 6.17.
 func regenerateGolden(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("-update needs root: it loads the fixture into the kernel")
-	}
+	testkit.BPF(t)
+	clang := testkit.Command(t, "clang")
+	bpftool := testkit.Command(t, "bpftool")
+	perfModern := testkit.PerfModern(t)
 	run := func(name string, args ...string) []byte {
 		t.Helper()
 		cmd := exec.Command(name, args...)
@@ -183,24 +182,11 @@ func regenerateGolden(t *testing.T) {
 		return out
 	}
 
-	run("clang", "-O2", "-g", "-target", "bpf", "-I/usr/include/x86_64-linux-gnu",
+	run(clang, "-O2", "-g", "-target", "bpf", "-I/usr/include/x86_64-linux-gnu",
 		"-c", fixtureSrc, "-o", fixtureObj)
 
-	mounts, err := os.ReadFile("/proc/mounts")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(mounts, []byte(" /sys/fs/bpf bpf ")) {
-		run("mount", "-t", "bpf", "bpffs", "/sys/fs/bpf") // as bpf-fixture/load.sh does; left mounted
-	}
-	pin := fmt.Sprintf("/sys/fs/bpf/btfkinds_%d", os.Getpid())
-	t.Cleanup(func() {
-		// removing the pin unloads the program
-		if err := os.RemoveAll(pin); err != nil {
-			t.Error(err)
-		}
-	})
-	run("bpftool", "prog", "loadall", fixtureObj, pin)
+	pin := filepath.Join(testkit.MountBPFFS(t), "btfkinds")
+	run(bpftool, "prog", "loadall", fixtureObj, pin)
 
 	// loaded before perf starts, so perf synthesizes BPF_METADATA at start
 	data := filepath.Join(t.TempDir(), "kinds.data")
@@ -213,7 +199,7 @@ func regenerateGolden(t *testing.T) {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "# BPF_METADATA entries of %s as %s recorded them.\n", filepath.Base(fixtureObj), version)
-	fmt.Fprintf(&b, "# Regenerate with ../testdata/btf/regen.sh. One entry a line: key TAB value (Go-quoted).\n")
+	fmt.Fprintf(&b, "# Regenerate with btf/testdata/regen.sh. One entry a line: key TAB value (Go-quoted).\n")
 	for _, e := range entries {
 		fmt.Fprintf(&b, "%s\t%q\n", e.key, e.value)
 	}

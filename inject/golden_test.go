@@ -13,7 +13,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
-	"github.com/bpfmeta/bpfmeta/internal/golden"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -21,7 +21,7 @@ import (
 // from the committed recordings instead of recording them anew.
 const keepRecordingsEnv = "BPFMETA_KEEP_RECORDINGS"
 
-// TestGolden injects every recording in testdata/inject (made by record.sh
+// TestGolden injects every recording in testdata (made by record.sh
 // with perf 6.1 and perf 7.2) from the snapshot taken while it was made, and
 // compares a listing of the output with <case>.golden. As root, -update
 // records the matrix anew first (unless BPFMETA_KEEP_RECORDINGS is set).
@@ -35,7 +35,7 @@ const keepRecordingsEnv = "BPFMETA_KEEP_RECORDINGS"
 // end in ascending id (loaded during), named after the recording's KSYMBOLs
 // or, with PerfNames, as perf names them.
 func TestGolden(t *testing.T) {
-	if *golden.Update && os.Getenv(keepRecordingsEnv) == "" {
+	if *testkit.Update && os.Getenv(keepRecordingsEnv) == "" {
 		if os.Geteuid() == 0 {
 			rerecord(t)
 		} else {
@@ -52,7 +52,7 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-// rerecord runs record.sh into testdata/inject with a bpfmeta built from
+// rerecord runs record.sh into testdata with a bpfmeta built from
 // this tree.
 func rerecord(t *testing.T) {
 	t.Helper()
@@ -165,7 +165,7 @@ func checkCase(t *testing.T, path string) {
 			listRecords(t, &g, out, ins, true)
 		}
 	}
-	golden.Check(t, filepath.Join(casesDir, name+".golden"), g.Bytes())
+	testkit.Golden(t, filepath.Join(casesDir, name+".golden"), g.Bytes())
 }
 
 // withMetadata returns the snapshot's programs that have metadata, by id.

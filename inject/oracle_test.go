@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/hex"
-	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -13,16 +11,16 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 // oracleRun is one recording of the oracle workload.
 type oracleRun struct {
-	*perfRecord
+	*testkit.PerfRun
 	pin    string   // where the workload pinned what it loaded
 	during []uint32 // the programs it loaded, ascending
 }
@@ -44,33 +42,33 @@ type oracleRun struct {
 // record runs all along, as on a machine with a profiler: the kernel then
 // pads the KSYMBOL and BPF_EVENT records it emits (see kernelLoadPadded).
 func TestOracle(t *testing.T) {
-	requireLive(t)
-	bpffs := mountBPFFS(t)
+	perfStock, perfModern := requireLive(t)
+	bpffs := testkit.MountBPFFS(t)
 	before := loadFixtures(t, filepath.Join(bpffs, "before"), "meta", "nometa")
 	dir := t.TempDir()
-	stopNeighbour := startNeighbour(t, dir)
-	start := func(perf, who, mode string) *oracleRun {
-		pin := filepath.Join(bpffs, who+"-"+mode)
+	stopNeighbour := startNeighbour(t, perfStock, dir)
+	start := func(perf, who string, mode testkit.RecordMode) *oracleRun {
+		pin := filepath.Join(bpffs, who+"-"+string(mode))
 		w := loadCommand(t, pin, "meta", "nometa") + " && sleep 0.2"
-		return &oracleRun{perfRecord: startRecord(t, perf, mode, filepath.Join(dir, who+"-"+mode+".data"), w), pin: pin}
+		return &oracleRun{PerfRun: startRecord(t, perf, mode, filepath.Join(dir, who+"-"+string(mode)+".data"), w), pin: pin}
 	}
 	finish := func(r *oracleRun) {
-		r.wait(t)
+		r.Wait(t)
 		r.during = pinnedIDs(t, r.pin)
 	}
-	stock := map[string]*oracleRun{}
+	stock := map[testkit.RecordMode]*oracleRun{}
 	// perf 6.1 records its own processes' programs only: all at once.
-	for _, m := range recordModes {
+	for _, m := range testkit.RecordModes {
 		stock[m] = start(perfStock, "stock", m)
 	}
-	for _, m := range recordModes {
+	for _, m := range testkit.RecordModes {
 		finish(stock[m])
 	}
 	// perf 7.2's side-band thread sees every program loaded on the machine
 	// (and writes metadata for them): one recording at a time, and no other
 	// loads of this test meanwhile.
-	modern := map[string]*oracleRun{}
-	for _, m := range recordModes {
+	modern := map[testkit.RecordMode]*oracleRun{}
+	for _, m := range testkit.RecordModes {
 		modern[m] = start(perfModern, "modern", m)
 		finish(modern[m])
 	}
@@ -79,41 +77,19 @@ func TestOracle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, m := range recordModes {
-		t.Run(m, func(t *testing.T) { compareWithModern(t, live, before, stock[m], modern[m]) })
+	for _, m := range testkit.RecordModes {
+		t.Run(string(m), func(t *testing.T) { compareWithModern(t, perfModern, live, before, stock[m], modern[m]) })
 	}
 }
 
 // startNeighbour starts a system-wide perf record (with its default KSYMBOL
 // and BPF_EVENT side-band records) and waits until it records; the returned
 // function ends it.
-func startNeighbour(t *testing.T, dir string) func() {
+func startNeighbour(t *testing.T, perf, dir string) func() {
 	t.Helper()
-	ready, done := filepath.Join(dir, "neighbour.ready"), filepath.Join(dir, "neighbour.done")
-	w := fmt.Sprintf("touch '%s'; while [ ! -e '%s' ]; do sleep 0.05; done", ready, done)
-	r := &perfRecord{perf: perfStock, out: filepath.Join(dir, "neighbour.data")}
-	r.cmd = exec.Command(perfStock, "record", "-a", "-N", "-B", "-F", "99", "-o", r.out, "--", "sh", "-c", w)
-	r.cmd.Stdout, r.cmd.Stderr = &r.log, &r.log
-	if err := r.cmd.Start(); err != nil {
-		t.Fatalf("%s record -a: %v", perfStock, err)
-	}
-	stop := func() {
-		if r.cmd.ProcessState == nil {
-			os.WriteFile(done, nil, 0o644)
-			r.wait(t)
-		}
-	}
-	t.Cleanup(stop)
-	deadline := time.Now().Add(recordTimeout)
-	for {
-		if _, err := os.Stat(ready); err == nil {
-			return stop
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%s record -a did not start its workload:\n%s", perfStock, r.log.String())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	r := testkit.StartPerf(t, perf, filepath.Join(dir, "neighbour.data"), testkit.PerfOptions{SystemWide: true, Args: []string{"-F", "99"}})
+	r.WaitReady(t)
+	return func() { r.Stop(t) }
 }
 
 // padded counts the top-level KSYMBOL and BPF_EVENT records of r that are
@@ -141,11 +117,11 @@ func padded(r *recording) int {
 	return n
 }
 
-func compareWithModern(t *testing.T, live *bpfprog.Live, before []uint32, s, m *oracleRun) {
+func compareWithModern(t *testing.T, perfModern string, live *bpfprog.Live, before []uint32, s, m *oracleRun) {
 	dir := t.TempDir()
-	outPerf, _ := mustInject(t, s.out, dir, live, inject.Options{PerfNames: true})
-	outDefault, _ := mustInject(t, s.out, dir, live, inject.Options{})
-	S, M := readRecording(t, s.out), readRecording(t, m.out)
+	outPerf, _ := mustInject(t, s.Out, dir, live, inject.Options{PerfNames: true})
+	outDefault, _ := mustInject(t, s.Out, dir, live, inject.Options{})
+	S, M := readRecording(t, s.Out), readRecording(t, m.Out)
 	O, D := readRecording(t, outPerf), readRecording(t, outDefault)
 	program := func(id uint32) *bpfprog.Program {
 		t.Helper()
@@ -221,7 +197,7 @@ func compareWithModern(t *testing.T, live *bpfprog.Live, before []uint32, s, m *
 
 	// perf 7.2 reads the injected files and sees exactly these records.
 	for _, r := range []*recording{O, D, M} {
-		if got, want := perfScriptMetadata(t, r.Path), allMetadata(r); !equalRecords(got, want) {
+		if got, want := perfScriptMetadata(t, perfModern, r.Path), allMetadata(r); !equalRecords(got, want) {
 			t.Errorf("%s: perf-modern script -D shows %d BPF_METADATA records, not the %d the file has", filepath.Base(r.Path), len(got), len(want))
 		}
 	}
@@ -330,7 +306,7 @@ var (
 // perfScriptMetadata returns the BPF_METADATA records `perf-modern script
 // -D` prints for path (user records are dumped as read: in file order),
 // from its hex dumps: ".  0000:  54 00 ...  T.......", 16 bytes a line.
-func perfScriptMetadata(t *testing.T, path string) [][]byte {
+func perfScriptMetadata(t *testing.T, perfModern, path string) [][]byte {
 	t.Helper()
 	cmd := exec.Command(perfModern, "script", "-D", "-i", path)
 	var stderr bytes.Buffer

@@ -15,7 +15,7 @@ import (
 // listener's id_header_size to the shared record's size, so the records
 // our session gets are pad bytes longer, the sample_id still right after
 // the fields and the rest never written (zeros in a fresh ring buffer).
-// testdata/inject/stock_file_during_withmeta.data has such records (pad 32).
+// testdata/stock_file_during_withmeta.data has such records (pad 32).
 func (s *stream) kernelLoadPadded(p *bpfprog.Program, pad int) {
 	for _, f := range p.Funcs {
 		b := make([]byte, 16)

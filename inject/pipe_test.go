@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -35,16 +36,16 @@ var statsMetadataRE = regexp.MustCompile(`(?m)^\s*BPF_METADATA events:\s+(\d+)`)
 // bpfmeta's peak RSS stays under 64 MiB, also on a stream of 256 MiB made
 // from that recording.
 func TestPipeEndToEnd(t *testing.T) {
-	requireLive(t)
+	perfStock, perfModern := requireLive(t)
 	bin := buildBpfmeta(t)
-	bpffs := mountBPFFS(t)
+	bpffs := testkit.MountBPFFS(t)
 	before := loadFixtures(t, filepath.Join(bpffs, "before"), "meta", "nometa")
 	pin := filepath.Join(bpffs, "during")
 	dir := t.TempDir()
 	// A few hundred samples of a shell loop, then the programs loaded during.
 	workload := "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; " + loadCommand(t, pin, "meta", "nometa") + " && sleep 0.2"
 
-	rec := exec.Command(perfStock, recordArgs("pipe", "", workload)...)
+	rec := exec.Command(perfStock, "record", "-N", "-B", "-F", "999", "-o", "-", "--", "sh", "-c", workload)
 	inj, injRSS := timed(t, bin, "inject")
 	rep := exec.Command(perfModern, "report", "-i", "-", "--stats")
 	var recErr, injErr, repOut, repErr bytes.Buffer

@@ -15,28 +15,19 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/cilium/ebpf"
-	"golang.org/x/sys/unix"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
-// Tools and files the tests use, relative to this package's directory (CI
-// has ../shared at the same place as here).
-const (
-	perfStock  = "/usr/bin/perf"                  // perf 6.1: writes no BPF_METADATA
-	perfModern = "../../shared/tools/perf-modern" // perf 7.2: the oracle
-	bpftool    = "bpftool"
-	fixtureDir = "../testdata/bpf"
-	casesDir   = "../testdata/inject"
-	corpusDir  = "../../shared/corpus"
-)
+// casesDir holds the recordings of the golden tests (record.sh made them).
+const casesDir = "testdata"
 
 // readRecord is one record of a recording, its bytes copied.
 type readRecord struct {
@@ -270,47 +261,14 @@ func firstDiff(a, b []byte) string {
 	return fmt.Sprintf("first difference at %#x (sizes %d and %d)", i, len(a), len(b))
 }
 
-// requireLive fails the test unless it can load BPF programs and record
-// with both perfs: the live tests never skip (CI installs perf-modern).
-func requireLive(t *testing.T) {
+// requireLive ends the test unless it can load BPF programs and record
+// with both perfs, and returns them: perf 6.1 (writes no BPF_METADATA) and
+// the modern perf (the oracle).
+func requireLive(t *testing.T) (perfStock, perfModern string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test loads BPF programs and records with perf: run it as root")
-	}
-	for _, tool := range []string{bpftool, perfStock} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("this test needs %s: %v", tool, err)
-		}
-	}
-	if out, err := exec.Command(perfModern, "version").CombinedOutput(); err != nil {
-		t.Fatalf("this test compares with perf >= 6.16: %s version: %v\n%s(install it with ../shared/tools/setup-modern-perf.sh)", perfModern, err, out)
-	}
-}
-
-// mountBPFFS mounts a private bpffs for the tests' pins; unmounting it at
-// cleanup drops every pin left in it, and so the programs.
-func mountBPFFS(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("bpf", dir, "bpf", 0, ""); err != nil {
-		t.Fatalf("mounting a bpffs on %s: %v", dir, err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmounting bpffs %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
-// fixture returns the absolute path of a fixture object.
-func fixture(t *testing.T, object string) string {
-	t.Helper()
-	p, err := filepath.Abs(filepath.Join(fixtureDir, object+".bpf.o"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	testkit.BPF(t)
+	testkit.Command(t, "bpftool")
+	return testkit.PerfStock(t), testkit.PerfModern(t)
 }
 
 // loadCommand is the shell command that loads the fixture objects with
@@ -319,7 +277,7 @@ func loadCommand(t *testing.T, pin string, objects ...string) string {
 	t.Helper()
 	cmds := []string{fmt.Sprintf("mkdir -p '%s'", pin)}
 	for _, o := range objects {
-		cmds = append(cmds, fmt.Sprintf("%s prog loadall '%s' '%s'", bpftool, fixture(t, o), filepath.Join(pin, o)))
+		cmds = append(cmds, fmt.Sprintf("%s prog loadall '%s' '%s'", testkit.Command(t, "bpftool"), testkit.Fixture(o), filepath.Join(pin, o)))
 	}
 	return strings.Join(cmds, " && ")
 }
@@ -368,76 +326,9 @@ func pinnedIDs(t *testing.T, dir string) []uint32 {
 	return ids
 }
 
-// Recording modes, as in testdata/inject/record.sh.
-var recordModes = []string{"file", "pipe", "zstd", "pipe-zstd"}
-
-// perfRecord is a running `perf record` of a shell workload.
-type perfRecord struct {
-	perf, mode, out string
-	cmd             *exec.Cmd
-	log             bytes.Buffer
-}
-
-// recordArgs are the arguments for a task-scope recording of workload in a
-// mode, as record.sh records (-N -B: no build-id cache or pass; perf 6.1
-// aborts in the build-id pass when it meets perf 7.2's libraries).
-func recordArgs(mode, out, workload string) []string {
-	args := []string{"record", "-N", "-B", "-F", "999"}
-	if strings.HasSuffix(mode, "zstd") {
-		args = append(args, "-z")
-	}
-	if strings.HasPrefix(mode, "pipe") {
-		args = append(args, "-o", "-")
-	} else {
-		args = append(args, "-o", out)
-	}
-	return append(args, "--", "sh", "-c", workload)
-}
-
-// startRecord starts perf recording workload into out.
-func startRecord(t *testing.T, perf, mode, out, workload string) *perfRecord {
+// startRecord starts perf recording workload into out, in mode (the modes
+// of record.sh).
+func startRecord(t *testing.T, perf string, mode testkit.RecordMode, out, workload string) *testkit.PerfRun {
 	t.Helper()
-	r := &perfRecord{perf: perf, mode: mode, out: out}
-	r.cmd = exec.Command(perf, recordArgs(mode, out, workload)...)
-	r.cmd.Stderr = &r.log
-	if strings.HasPrefix(mode, "pipe") {
-		f, err := os.Create(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Close() // the child has its own descriptor
-		r.cmd.Stdout = f
-	} else {
-		r.cmd.Stdout = &r.log
-	}
-	if err := r.cmd.Start(); err != nil {
-		t.Fatalf("%s record: %v", perf, err)
-	}
-	t.Cleanup(func() {
-		if r.cmd.ProcessState == nil {
-			r.cmd.Process.Kill()
-			r.cmd.Wait()
-		}
-	})
-	return r
-}
-
-// recordTimeout bounds one recording of a sub-second workload.
-const recordTimeout = 60 * time.Second
-
-// wait waits for perf to finish writing.
-func (r *perfRecord) wait(t *testing.T) {
-	t.Helper()
-	done := make(chan error, 1)
-	go func() { done <- r.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("%s %s: %v\n%s", r.perf, strings.Join(r.cmd.Args[1:], " "), err, r.log.String())
-		}
-	case <-time.After(recordTimeout):
-		r.cmd.Process.Kill()
-		<-done
-		t.Fatalf("%s record did not finish within %v:\n%s", r.perf, recordTimeout, r.log.String())
-	}
+	return testkit.StartPerf(t, perf, out, testkit.PerfOptions{Mode: mode, Workload: workload, Args: []string{"-F", "999"}})
 }

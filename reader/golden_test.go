@@ -10,15 +10,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bpfmeta/bpfmeta/internal/golden"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
-// goldenDir holds, per corpus file, the records perf itself counts in it
-// (testdata/corpus/regen.sh documents how they were taken from perf 7.2
-// and perf 6.1; go test -update runs it).
-const goldenDir = "../testdata/corpus"
+// The corpus directory holds, per recording, the records perf itself counts
+// in it (NAME.counts: testdata/corpus/regen.sh documents how they were taken
+// from perf >= 6.17 and perf 6.1; go test -update runs it).
 
 type perfCounts struct {
 	perf    string // "perf 7.2.13 rc=0", or "perf none"
@@ -67,17 +66,18 @@ func readCounts(t *testing.T, path string) perfCounts {
 // records inside compressed records included), the reader hands out too,
 // and as many of each type.
 func TestCorpusPerfCounts(t *testing.T) {
-	if *golden.Update {
-		out, err := runScript(filepath.Join(goldenDir, "regen.sh"), corpusDir)
+	if *testkit.Update {
+		testkit.PerfModern(t)
+		testkit.PerfStock(t)
+		out, err := exec.Command(filepath.Join(testkit.CorpusDir(), "regen.sh")).CombinedOutput()
 		if err != nil {
 			t.Fatalf("regen.sh: %v\n%s", err, out)
 		}
 	}
-	for _, path := range corpusFiles(t) {
-		name := filepath.Base(path)
+	for _, name := range testkit.CorpusNames(t) {
 		t.Run(name, func(t *testing.T) {
-			want := readCounts(t, filepath.Join(goldenDir, name+".counts"))
-			r := openFile(t, path, reader.Options{Decompress: true})
+			want := readCounts(t, filepath.Join(testkit.CorpusDir(), name+".counts"))
+			r := openFile(t, corpusFile(t, name), reader.Options{Decompress: true})
 			got := map[perfdata.RecordType]int{}
 			outer := map[perfdata.RecordType]int{}
 			for r.Next() {
@@ -111,8 +111,4 @@ func TestCorpusPerfCounts(t *testing.T) {
 			}
 		})
 	}
-}
-
-func runScript(script string, args ...string) ([]byte, error) {
-	return exec.Command(script, args...).CombinedOutput()
 }

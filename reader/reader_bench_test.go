@@ -3,10 +3,9 @@ package reader_test
 import (
 	"bufio"
 	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/bpfmeta/bpfmeta/internal/golden"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
@@ -18,19 +17,14 @@ import (
 // Without it they read the largest corpus file.
 const benchInputEnv = "BPFMETA_BENCH_INPUT"
 
-var _ = golden.Update // every test package takes -update
-
 // benchInput returns the recording to read and its size.
 func benchInput(b *testing.B) (string, int64) {
 	b.Helper()
 	path := os.Getenv(benchInputEnv)
 	if path == "" {
-		files, err := filepath.Glob(filepath.Join(corpusDir, "*.data"))
-		if err != nil || len(files) == 0 {
-			b.Fatalf("no corpus files in %s and no %s", corpusDir, benchInputEnv)
-		}
 		var best int64
-		for _, f := range files {
+		for _, name := range testkit.CorpusNames(b) {
+			f := testkit.CorpusFile(b, name)
 			if st, err := os.Stat(f); err == nil && st.Size() > best {
 				path, best = f, st.Size()
 			}

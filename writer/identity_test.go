@@ -7,18 +7,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
-const corpusDir = "../../shared/corpus"
-
+// corpusFiles returns the paths of the corpus recordings.
 func corpusFiles(t testing.TB) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(corpusDir, "*.data"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no corpus files in %s (%v): the tests read the shared corpus in place", corpusDir, err)
+	var files []string
+	for _, name := range testkit.CorpusNames(t) {
+		files = append(files, testkit.CorpusFile(t, name))
 	}
 	return files
 }

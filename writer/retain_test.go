@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -159,7 +160,7 @@ func testRetainedPipe(t *testing.T, in []byte, every int, delay time.Duration) {
 func TestRetainedFile(t *testing.T) {
 	for _, name := range []string{"haskellperf_PERFFILE_v1_tracepoints.data", "autofdo_perf3.3google_x86_64_kernel2.6.34_lbr_raw.data", "quipper_perf4.14_x86_64_intel_pt_auxtrace.data"} {
 		t.Run(name, func(t *testing.T) {
-			path := filepath.Join(corpusDir, name)
+			path := testkit.CorpusFile(t, name)
 			run := func(attach bool) []byte {
 				r, err := reader.Open(path, reader.Options{Decompress: true})
 				if err != nil {

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/bpfmeta/bpfmeta/internal/golden"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -19,8 +18,6 @@ import (
 //
 // Without it they copy the largest file-mode corpus file.
 const benchInputEnv = "BPFMETA_BENCH_INPUT"
-
-var _ = golden.Update // every test package takes -update
 
 // benchInput opens the recording to copy; it must be in file format.
 func benchInput(b *testing.B) (*os.File, *reader.Reader, int64) {

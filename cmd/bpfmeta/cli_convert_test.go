@@ -20,7 +20,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/bpfmeta/bpfmeta/internal/golden"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -101,7 +101,7 @@ func (p *perfReads) input(perf string) scriptRun {
 	if r, ok := p.runs[perf]; ok {
 		return r
 	}
-	r := perfScript(p.t, needPerf(p.t, perf), p.in.path, p.in.stdin)
+	r := perfScript(p.t, perfPath(p.t, perf), p.in.path, p.in.stdin)
 	p.runs[perf] = r
 	return r
 }
@@ -116,20 +116,20 @@ func (p *perfReads) compare(out perfInput, skip []int) {
 	if q != nil {
 		same += ", but: " + q.why
 	}
-	if p.input(cliPerfStock).err == nil {
-		got := perfScript(t, cliPerfStock, out.path, out.stdin)
+	if p.input(stockPerf).err == nil {
+		got := perfScript(t, perfPath(t, stockPerf), out.path, out.stdin)
 		if got.err == nil || !strings.Contains(got.err.Error(), "incompatible file format") {
-			p.note("perf 6.1", out.name, same, compareScript(t, out.name+" (perf 6.1)", p.input(cliPerfStock).without(skip).apply(q), got.without(skip).apply(q)))
+			p.note("perf 6.1", out.name, same, compareScript(t, out.name+" (perf 6.1)", p.input(stockPerf).without(skip).apply(q), got.without(skip).apply(q)))
 			return
 		}
 		p.notes = append(p.notes, "perf 6.1 rejects "+out.name+" (\"incompatible file format\", as the corpus files with 136-byte attrs)")
 	}
-	want := p.input(cliPerfModern)
+	want := p.input(modernPerf)
 	if want.err != nil {
 		p.notes = append(p.notes, "no perf reads the input: "+out.name+" not compared")
 		return
 	}
-	got := perfScript(t, needPerf(t, cliPerfModern), out.path, out.stdin)
+	got := perfScript(t, perfPath(t, modernPerf), out.path, out.stdin)
 	p.note("perf 7.2", out.name, same, compareScript(t, out.name+" (perf 7.2)", want.without(skip).apply(q), got.without(skip).apply(q)))
 }
 
@@ -174,14 +174,14 @@ func (rt *roundTrips) check(t *testing.T, path, title string) {
 			fmt.Fprintf(&b, "\t%s\n", l)
 		}
 	}
-	golden.Check(t, path, b.Bytes())
+	testkit.Golden(t, path, b.Bytes())
 }
 
 // TestConvertFilePipeFile: every file-mode corpus file, converted to a pipe
 // stream and back to a file, is read by perf (6.1 where it reads the input,
 // else 7.2) with the input's records, from the stream and from the file;
 // the compressed records are the input's bytes; what differs is in
-// testdata/cli/convert-file-pipe-file.golden.
+// testdata/convert-file-pipe-file.golden.
 func TestConvertFilePipeFile(t *testing.T) {
 	var rt roundTrips
 	t.Run("corpus", func(t *testing.T) {
@@ -272,8 +272,8 @@ func filePipeFile(t *testing.T, path string) []string {
 	return append(notes, pr.notes...)
 }
 
-func perfVersion(perf string) string {
-	if perf == cliPerfStock {
+func perfVersion(role string) string {
+	if role == stockPerf {
 		return "perf 6.1"
 	}
 	return "perf 7.2"
@@ -504,7 +504,7 @@ func describeGap(b []byte) string {
 // a file and back to a stream, is read by perf with the input's records;
 // the records that are not the prelude (HEADER_ATTR, HEADER_FEATURE, ...)
 // are the input's byte for byte and in order; what differs is in
-// testdata/cli/convert-pipe-file-pipe.golden.
+// testdata/convert-pipe-file-pipe.golden.
 func TestConvertPipeFilePipe(t *testing.T) {
 	var rt roundTrips
 	t.Run("corpus", func(t *testing.T) {
@@ -528,7 +528,7 @@ func pipeFilePipe(t *testing.T, path string) []string {
 		t.Fatal(err)
 	}
 	pr := newPerfReads(t, pipeInput("the input", data), perfQuirks[filepath.Base(path)])
-	unread := pr.input(cliPerfStock).err != nil && pr.input(cliPerfModern).err != nil
+	unread := pr.input(stockPerf).err != nil && pr.input(modernPerf).err != nil
 	dir := t.TempDir()
 	file := filepath.Join(dir, "file.data")
 	var notes []string
@@ -679,11 +679,12 @@ const recordWorkload = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done"
 // file and pipe -> file -> pipe: perf reads every step with the input's
 // records and the COMPRESSED/COMPRESSED2 records keep their bytes.
 func TestConvertRecorded(t *testing.T) {
-	for _, perf := range []string{needPerf(t, cliPerfStock), needPerf(t, cliPerfModern)} {
+	for _, role := range []string{stockPerf, modernPerf} {
+		perf := perfPath(t, role)
 		for _, pipe := range []bool{false, true} {
-			name := perfVersion(perf) + " file"
+			name := perfVersion(role) + " file"
 			if pipe {
-				name = perfVersion(perf) + " pipe"
+				name = perfVersion(role) + " pipe"
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()

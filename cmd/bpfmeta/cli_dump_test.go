@@ -13,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -38,7 +39,7 @@ var (
 
 func readCorpusCounts(t *testing.T, name string) corpusCounts {
 	t.Helper()
-	path := filepath.Join("../../testdata/corpus", name+".counts")
+	path := filepath.Join(testkit.CorpusDir(), name+".counts")
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatalf("%v (testdata/corpus/regen.sh makes it)", err)
@@ -105,7 +106,7 @@ func parseStats(out string) (statsBlock, bool) {
 // stops after it), the numbers are its script -D counts plus the outer
 // compressed records, which is what report --stats counts in a file.
 func TestDumpStats(t *testing.T) {
-	perf := needPerf(t, cliPerfModern)
+	perf := perfPath(t, modernPerf)
 	for _, path := range corpusFiles(t) {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {

@@ -16,20 +16,29 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
-// Shared files, relative to this package's directory, cmd/bpfmeta (CI has
-// ../shared next to the repository too). The corpus is read in place and
-// never written. The golden files (-update rewrites them, with the
-// internal/golden flag every test package registers) are in testdata/cli.
+// The perfs the tests compare with, by role (perfPath finds them): perf 6.1
+// (writes no BPF_METADATA) and a perf >= 6.17 (the oracle).
 const (
-	cliCorpusDir  = "../../../shared/corpus"
-	cliPerfStock  = "/usr/bin/perf"                     // perf 6.1
-	cliPerfModern = "../../../shared/tools/perf-modern" // perf 7.2
-	cliGoldenDir  = "../../testdata/cli"
+	stockPerf  = "stock"
+	modernPerf = "modern"
 )
+
+// perfPath returns the perf of a role, or ends the test when it is missing.
+func perfPath(t testing.TB, role string) string {
+	t.Helper()
+	if role == stockPerf {
+		return testkit.PerfStock(t)
+	}
+	return testkit.PerfModern(t)
+}
+
+// cliGoldenDir holds the golden files (-update rewrites them).
+const cliGoldenDir = "testdata"
 
 // Corpus files the tests use by name.
 const (
@@ -44,14 +53,15 @@ const (
 	trailingOffset = "0x7c40"
 )
 
-func corpusPath(name string) string { return filepath.Join(cliCorpusDir, name) }
+// corpusPath returns the path of a corpus recording.
+func corpusPath(t testing.TB, name string) string { return testkit.CorpusFile(t, name) }
 
-// corpusFiles lists the corpus; it must be there (CI has it).
+// corpusFiles lists the corpus recordings' paths.
 func corpusFiles(t testing.TB) []string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join(cliCorpusDir, "*.data"))
-	if err != nil || len(files) < 70 {
-		t.Fatalf("%d corpus files in %s (%v): the tests read the shared corpus in place", len(files), cliCorpusDir, err)
+	var files []string
+	for _, name := range testkit.CorpusNames(t) {
+		files = append(files, testkit.CorpusFile(t, name))
 	}
 	return files
 }
@@ -96,20 +106,6 @@ func buildBinary(t testing.TB) string {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
 	return bin
-}
-
-// needPerf returns the absolute path of perf, failing the test when a perf
-// the test compares with is missing: CI installs both.
-func needPerf(t testing.TB, perf string) string {
-	t.Helper()
-	if _, err := os.Stat(perf); err != nil {
-		t.Fatalf("%s is needed (CI installs it: linux-perf, ../shared/tools/setup-modern-perf.sh): %v", perf, err)
-	}
-	abs, err := filepath.Abs(perf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return abs
 }
 
 // oneLine checks that stderr is exactly one line "bpfmeta: ..." and

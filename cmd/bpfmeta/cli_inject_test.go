@@ -16,7 +16,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
-	"github.com/bpfmeta/bpfmeta/internal/golden"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -105,10 +105,10 @@ var injectSummary = regexp.MustCompile(`: (\d+) BPF program\(s\) loaded; (\d+) B
 // function, says so on stderr, is idempotent, and strip gives back the
 // input byte for byte, to a file and to stdout.
 func TestInjectStrip(t *testing.T) {
-	modern := needPerf(t, cliPerfModern)
+	modern := perfPath(t, modernPerf)
 	for _, name := range injectInputs {
 		t.Run(name, func(t *testing.T) {
-			in := corpusPath(name)
+			in := corpusPath(t, name)
 			progs := recordedPrograms(t, in, allPrograms)
 			funcs := 0
 			for _, p := range progs {
@@ -190,7 +190,7 @@ func TestInjectStrip(t *testing.T) {
 // program resolves, --strict changes nothing.
 func TestInjectStrict(t *testing.T) {
 	for _, name := range injectInputs {
-		in := corpusPath(name)
+		in := corpusPath(t, name)
 		progs := recordedPrograms(t, in, allPrograms)
 		complete := programsSnapshot(t, progs)
 		partial := programsSnapshot(t, progs[1:]) // the first program is not in it
@@ -262,7 +262,7 @@ func TestInjectStrict(t *testing.T) {
 // programs left unresolved; strip -q neither.
 func TestInjectQuiet(t *testing.T) {
 	for _, name := range injectInputs {
-		in := corpusPath(name)
+		in := corpusPath(t, name)
 		progs := recordedPrograms(t, in, allPrograms)
 		for _, snap := range []struct{ name, path string }{
 			{"complete snapshot", programsSnapshot(t, progs)},
@@ -291,11 +291,11 @@ func TestInjectQuiet(t *testing.T) {
 // TestShowJSON: show --json is a JSON array with one object per
 // BPF_METADATA record: its offset, prog_name and entries, the KSYMBOL it
 // belongs to, the program id and the samples in it; the injected corpus
-// file's is testdata/cli/show-NAME.json.
+// file's is testdata/show-NAME.json.
 func TestShowJSON(t *testing.T) {
 	for _, name := range injectInputs {
 		t.Run(name, func(t *testing.T) {
-			in := corpusPath(name)
+			in := corpusPath(t, name)
 			progs := recordedPrograms(t, in, func(id uint32) bool { return id%2 == 1 })
 			injected := filepath.Join(t.TempDir(), "injected.data")
 			if r := bpfmeta(t, nil, "inject", "-q", "--snapshot", programsSnapshot(t, progs), "-i", in, "-o", injected); r.code != exitOK {
@@ -305,7 +305,7 @@ func TestShowJSON(t *testing.T) {
 			if r.code != exitOK || r.stderr != "" {
 				t.Fatalf("show --json: %v", r)
 			}
-			golden.Check(t, filepath.Join(cliGoldenDir, "show-"+strings.TrimSuffix(name, ".data")+".json"), []byte(r.stdout))
+			testkit.Golden(t, filepath.Join(cliGoldenDir, "show-"+strings.TrimSuffix(name, ".data")+".json"), []byte(r.stdout))
 
 			var shown []map[string]any
 			if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -131,7 +132,7 @@ func TestCLIHelp(t *testing.T) {
 func TestCLIUsageErrors(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "out.data")
-	in := corpusPath(smallFile)
+	in := corpusPath(t, smallFile)
 	snap := emptySnapshot(t)
 	cases := [][]string{
 		{"--bogus"},
@@ -187,7 +188,7 @@ func TestCLIMissingInput(t *testing.T) {
 	}{
 		{filepath.Join(dir, "missing.data"), "no such file"},
 		{dir, "is a directory"},
-		{filepath.Join(corpusPath(smallFile), "x.data"), "not a directory"},
+		{filepath.Join(corpusPath(t, smallFile), "x.data"), "not a directory"},
 	}
 	for _, c := range readingCommands(snap) {
 		for _, in := range inputs {
@@ -210,27 +211,25 @@ func TestCLIMissingInput(t *testing.T) {
 	}
 	t.Run("inject --snapshot missing", func(t *testing.T) {
 		missing := filepath.Join(dir, "missing.json")
-		r := bpfmeta(t, nil, "inject", "--snapshot", missing, "-i", corpusPath(smallFile), "-o", filepath.Join(dir, "out.data"))
+		r := bpfmeta(t, nil, "inject", "--snapshot", missing, "-i", corpusPath(t, smallFile), "-o", filepath.Join(dir, "out.data"))
 		if r.code != exitFailure {
 			t.Errorf("%v, want exit 1", r)
 		}
 		oneLine(t, "missing snapshot", r, missing)
 	})
 	t.Run("inject --snapshot not a snapshot", func(t *testing.T) {
-		r := bpfmeta(t, nil, "inject", "--snapshot", corpusPath(smallFile), "-i", corpusPath(smallFile), "-o", filepath.Join(dir, "out.data"))
+		r := bpfmeta(t, nil, "inject", "--snapshot", corpusPath(t, smallFile), "-i", corpusPath(t, smallFile), "-o", filepath.Join(dir, "out.data"))
 		if r.code != exitFailure {
 			t.Errorf("%v, want exit 1", r)
 		}
-		oneLine(t, "not a snapshot", r, corpusPath(smallFile), "snapshot")
+		oneLine(t, "not a snapshot", r, corpusPath(t, smallFile), "snapshot")
 	})
 }
 
 // TestCLIUnreadableInput: a file the user may not read (the test runs as
 // root, so bpfmeta runs as nobody for this) is exit 1 and a line naming it.
 func TestCLIUnreadableInput(t *testing.T) {
-	if os.Getuid() != 0 {
-		t.Fatal("the CLI tests run as root (make test, CI)")
-	}
+	testkit.Root(t) // to run bpfmeta as nobody
 	dir, err := os.MkdirTemp("", "bpfmeta-cli-*")
 	if err != nil {
 		t.Fatal(err)
@@ -243,7 +242,7 @@ func TestCLIUnreadableInput(t *testing.T) {
 	if err := os.Rename(buildBinary(t), bin); err != nil {
 		t.Fatal(err)
 	}
-	in := copyFile(t, corpusPath(smallFile), dir)
+	in := copyFile(t, corpusPath(t, smallFile), dir)
 	if err := os.Chmod(in, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +285,7 @@ func damagedInputs(t *testing.T, dir string) []damagedInput {
 	t.Helper()
 	n := 0
 	cut := func(name string, at func(size int) int) string {
-		b, err := os.ReadFile(corpusPath(name))
+		b, err := os.ReadFile(corpusPath(t, name))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -303,7 +302,7 @@ func damagedInputs(t *testing.T, dir string) []damagedInput {
 		{"file cut in the header", cut(smallFile, func(n int) int { return 50 }), nil},
 		{"pipe cut in a record", cut(smallPipe, func(n int) int { return 9001 }), []string{"truncated SAMPLE record", "0x2300"}},
 		{"compressed pipe cut", cut(bpfPipe, func(n int) int { return n - 200 }), []string{"truncated"}},
-		{"corrupt corpus file", corpusPath(corruptPipe), []string{"bad record size 0", corruptOffset}},
+		{"corrupt corpus file", corpusPath(t, corruptPipe), []string{"bad record size 0", corruptOffset}},
 	}
 }
 
@@ -356,11 +355,14 @@ func TestCLIExistingOutput(t *testing.T) {
 	}
 	var cases []outCase
 	for _, c := range writingCommands(snap) {
-		cases = append(cases, outCase{c.name, with(c.args, "-i", corpusPath(smallFile))})
+		cases = append(cases, outCase{c.name, with(c.args, "-i", corpusPath(t, smallFile))})
 	}
 	cases = append(cases, outCase{"snapshot", []string{"snapshot"}})
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.name == "snapshot" {
+				testkit.BPF(t) // reads the loaded programs
+			}
 			dir := t.TempDir()
 			out := copyFile(t, emptySnapshot(t), dir) // any file: "snapshot.json"
 			before := stateOf(t, out)
@@ -383,7 +385,7 @@ func TestCLIExistingOutput(t *testing.T) {
 				if _, err := bpfprog.ReadSnapshot(bytes.NewReader(got)); err != nil {
 					t.Errorf("with -f: the new snapshot does not read back: %v", err)
 				}
-			} else if want, _ := os.ReadFile(corpusPath(smallFile)); !bytes.Equal(got, want) {
+			} else if want, _ := os.ReadFile(corpusPath(t, smallFile)); !bytes.Equal(got, want) {
 				t.Errorf("with -f: the output (%d bytes) is not the recording (%d bytes)", len(got), len(want))
 			}
 			if names := dirNames(t, dir); len(names) != 1 {
@@ -398,7 +400,7 @@ func TestCLIExistingOutput(t *testing.T) {
 func TestCLIOutputIsInput(t *testing.T) {
 	snap := emptySnapshot(t)
 	dir := t.TempDir()
-	in := copyFile(t, corpusPath(smallFile), dir)
+	in := copyFile(t, corpusPath(t, smallFile), dir)
 	link := filepath.Join(dir, "link.data")
 	if err := os.Symlink(filepath.Base(in), link); err != nil {
 		t.Fatal(err)
@@ -484,7 +486,7 @@ func TestCLIInputNotModified(t *testing.T) {
 	snap := emptySnapshot(t)
 	dir := t.TempDir()
 	for _, name := range []string{smallFile, smallPipe, bpfZstdFile, trailingPipe} {
-		in := copyFile(t, corpusPath(name), dir)
+		in := copyFile(t, corpusPath(t, name), dir)
 		before := stateOf(t, in)
 		for _, c := range readingCommands(snap) {
 			outs := []string{""}
@@ -548,16 +550,16 @@ func isPipeStream(t *testing.T, b []byte) int {
 // format, which perf reads from a pipe with the same records.
 func TestCLIStdoutIsPipe(t *testing.T) {
 	snap := emptySnapshot(t)
-	perf := needPerf(t, cliPerfStock)
+	perf := perfPath(t, stockPerf)
 	for _, c := range writingCommands(snap) {
 		for _, o := range [][]string{{"-o", "-"}, nil} {
 			t.Run(c.name+" "+strings.Join(o, " "), func(t *testing.T) {
-				r := bpfmeta(t, nil, append(with(c.args, "-i", corpusPath(smallFile)), o...)...)
+				r := bpfmeta(t, nil, append(with(c.args, "-i", corpusPath(t, smallFile)), o...)...)
 				if r.code != exitOK {
 					t.Fatalf("%v", r)
 				}
 				isPipeStream(t, []byte(r.stdout))
-				want := perfScript(t, perf, corpusPath(smallFile), nil)
+				want := perfScript(t, perf, corpusPath(t, smallFile), nil)
 				got := perfScript(t, perf, "-", []byte(r.stdout))
 				compareScript(t, "stdout", want, got.without(prelude))
 			})
@@ -573,7 +575,7 @@ func TestCLIStdin(t *testing.T) {
 	snap := emptySnapshot(t)
 	bin := buildBinary(t)
 	for _, name := range []string{smallFile, smallPipe, bpfZstdFile, trailingPipe} {
-		path := corpusPath(name)
+		path := corpusPath(t, name)
 		for _, c := range readingCommands(snap) {
 			args := c.args
 			if c.writes {
@@ -620,7 +622,7 @@ func TestCLIStdin(t *testing.T) {
 	}
 	t.Run("damaged file through a pipe", func(t *testing.T) {
 		tmp := t.TempDir()
-		data, err := os.ReadFile(corpusPath(smallFile))
+		data, err := os.ReadFile(corpusPath(t, smallFile))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -648,7 +650,7 @@ func TestCLIDevNull(t *testing.T) {
 		for _, name := range []string{smallFile, smallPipe, bpfZstdFile} {
 			for _, force := range []string{"", "-f"} {
 				t.Run(c.name+" "+name+" "+force, func(t *testing.T) {
-					args := with(c.args, "-i", corpusPath(name), "-o", "/dev/null")
+					args := with(c.args, "-i", corpusPath(t, name), "-o", "/dev/null")
 					if force != "" {
 						args = append(args, force)
 					}
@@ -689,7 +691,7 @@ func fifoWith(t *testing.T, dir string, data []byte) string {
 func TestCLINamedPipeInput(t *testing.T) {
 	snap := emptySnapshot(t)
 	for _, name := range []string{smallFile, smallPipe, bpfZstdFile, trailingPipe} {
-		path := corpusPath(name)
+		path := corpusPath(t, name)
 		data, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
@@ -715,7 +717,7 @@ func TestCLINamedPipeInput(t *testing.T) {
 // remove its temporary file, and end bpfmeta by the signal.
 func TestCLISignal(t *testing.T) {
 	bin := buildBinary(t)
-	data, err := os.ReadFile(corpusPath(smallPipe))
+	data, err := os.ReadFile(corpusPath(t, smallPipe))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,41 +24,28 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	"golang.org/x/sys/unix"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
-	"github.com/bpfmeta/bpfmeta/internal/golden"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
-var _ = golden.Update // every test package registers -update
-
-// What the watch tests run, relative to this package's directory.
+// What the watch tests run.
 const (
-	watchFixture        = "../../testdata/bpf/meta.bpf.o"
-	watchFixtureVersion = "3.14159" // bpf_metadata_version in watchFixture
-	watchBpftool        = "bpftool"
-	watchPerfStock      = "/usr/bin/perf"                     // perf 6.1
-	watchPerfModern     = "../../../shared/tools/perf-modern" // perf 7.2
+	watchFixtureVersion = "3.14159" // bpf_metadata_version in testdata/bpf/meta.bpf.o
 	// watchTimeout bounds every bpfmeta and perf run.
 	watchTimeout = 2 * time.Minute
 	// watchProgName names the programs the tests load in-process.
 	watchProgName = "bpfwatchc_prog"
 )
 
-// watchNeeds fails the test (never skips) unless it runs as root and the
-// tools are there.
-func watchNeeds(t *testing.T, tools ...string) {
+// watchNeeds ends the test unless it can load BPF programs and open
+// CPU-wide perf events (root), and has sh.
+func watchNeeds(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("bpfmeta watch needs root (CPU-wide perf events, BPF programs by id): run the tests as root")
-	}
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("this test needs %s: %v (CI installs bpftool, linux-perf and the modern perf)", tool, err)
-		}
-	}
+	testkit.BPF(t)
+	testkit.Command(t, "sh")
 }
 
 // watchBinary builds bpfmeta into the test's directory.
@@ -212,7 +199,7 @@ func noTemporaries(t *testing.T, dir string, want ...string) {
 // TestWatchExitStatus runs CMDs that exit in different ways: bpfmeta must
 // exit as CMD did, writing the snapshot whenever CMD ran.
 func TestWatchExitStatus(t *testing.T) {
-	watchNeeds(t, "sh")
+	watchNeeds(t)
 	bin := watchBinary(t)
 	notExec := filepath.Join(t.TempDir(), "not-executable")
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
@@ -284,7 +271,7 @@ func loadWatchTestProg(t *testing.T, ret int32) (*ebpf.Program, uint32, bpfprog.
 // does; without CMD they stop the watch, which exits 0. The snapshot is
 // written either way.
 func TestWatchSignals(t *testing.T) {
-	watchNeeds(t, "sh")
+	watchNeeds(t)
 	bin := watchBinary(t)
 	for _, tc := range []struct {
 		sig    syscall.Signal
@@ -351,7 +338,7 @@ func TestWatchSignals(t *testing.T) {
 
 // TestWatchOutput checks -o: required, atomic, -f to replace, - for stdout.
 func TestWatchOutput(t *testing.T) {
-	watchNeeds(t, "sh")
+	watchNeeds(t)
 	bin := watchBinary(t)
 	t.Run("required", func(t *testing.T) {
 		status, _, stderr := runBpfmeta(t, bin, "watch", "--", "true")
@@ -515,22 +502,6 @@ func readWatchLoaded(t *testing.T, path string) []watchLoaded {
 	return out
 }
 
-// mountWatchBPFFS mounts a private bpffs for the workload's pins, so that
-// nothing can be left in /sys/fs/bpf: unmounting it drops every pin in it.
-func mountWatchBPFFS(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	if err := unix.Mount("bpf", dir, "bpf", 0, ""); err != nil {
-		t.Fatalf("mounting a bpffs on %s: %v", dir, err)
-	}
-	t.Cleanup(func() {
-		if err := unix.Unmount(dir, 0); err != nil {
-			t.Errorf("unmounting bpffs %s: %v", dir, err)
-		}
-	})
-	return dir
-}
-
 // sortedPairs sorts (key, value) pairs, to compare multisets.
 func sortedPairs(pairs [][2]string) [][2]string {
 	slices.SortFunc(pairs, func(a, b [2]string) int {
@@ -551,14 +522,17 @@ func sortedPairs(pairs [][2]string) [][2]string {
 // tags, other value. Both recordings load the same copy, and the comparison
 // goes by function name (the ids differ between the runs).
 func TestWatchPerfInject(t *testing.T) {
-	watchNeeds(t, watchBpftool, watchPerfStock, watchPerfModern, "sh")
+	watchNeeds(t)
+	watchBpftool := testkit.Command(t, "bpftool")
+	watchPerfStock, watchPerfModern := testkit.PerfStock(t), testkit.PerfModern(t)
+	watchFixture := testkit.Fixture("meta")
 	bin := watchBinary(t)
 	live, err := bpfprog.NewLive()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	bpffs := mountWatchBPFFS(t)
+	bpffs := testkit.MountBPFFS(t)
 
 	version := fmt.Sprintf("w%06x", rand.Uint32()&0xffffff)
 	if len(version) != len(watchFixtureVersion) {

@@ -11,6 +11,8 @@ import (
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
+
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
 
 // TestLayout pins the structures to the uapi <linux/bpf.h> layout (sizes and
@@ -39,10 +41,8 @@ func TestLayout(t *testing.T) {
 // TestAgainstCilium reads a loaded program and its map and compares the
 // fields cilium/ebpf also reports.
 func TestAgainstCilium(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("this test loads BPF programs: run it as root")
-	}
-	spec, err := ebpf.LoadCollectionSpec("../../testdata/bpf/meta.bpf.o")
+	testkit.BPF(t)
+	spec, err := ebpf.LoadCollectionSpec(testkit.Fixture("meta"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,11 +13,9 @@ import (
 	"github.com/cilium/ebpf/asm"
 	"golang.org/x/sys/unix"
 
-	"github.com/bpfmeta/bpfmeta/internal/golden"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
-
-var _ = golden.Update // every test package registers -update
 
 func TestParseCPUList(t *testing.T) {
 	for _, tc := range []struct {
@@ -52,13 +50,11 @@ func TestOpenOptions(t *testing.T) {
 	}
 }
 
-// requireRoot fails (never skips) when the test cannot open CPU-wide events
+// requireRoot ends the test when it cannot open CPU-wide events
 // and load programs.
 func requireRoot(t *testing.T) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test opens CPU-wide perf events and loads BPF programs: run it as root")
-	}
+	testkit.BPF(t)
 }
 
 // testProgName is what this package's test programs are called (at most

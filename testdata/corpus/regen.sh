@@ -1,10 +1,11 @@
 #!/bin/bash
-# regen.sh: regenerate testdata/corpus/<name>.counts for every ../shared/corpus/<name>
+# regen.sh: regenerate testdata/corpus/<name>.counts for every recording <name> in
+# this directory (<name> or <name>.zst, see README.md)
 #
-#   testdata/corpus/regen.sh [CORPUS_DIR]     (default: ../shared/corpus from the repo root)
-#   env: PERF_MODERN (default ../shared/tools/perf-modern, must be perf >= 6.16; 7.2.13 here)
-#        PERF_STOCK  (default /usr/bin/perf, 6.1.192 here)
-# Needs bash, python3, grep, awk, sort. Writes only into this directory.
+#   testdata/corpus/regen.sh       (go test ./reader -run CorpusPerfCounts -update runs it)
+#   env: BPFMETA_MODERN_PERF (a perf >= 6.17; default: what scripts/modern-perf.sh installs)
+#        PERF_STOCK          (default: the system's perf, 6.1 on Debian 12)
+# Needs bash, python3, zstd, grep, awk, sort. Writes only into this directory.
 #
 # HOW THE COUNTS ARE DERIVED
 # 1. Which perf. `PERF_MODERN script -D -i NAME` runs first (cwd = corpus dir). If it exits 0
@@ -61,12 +62,19 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
-CORPUS=${1:-$REPO/../shared/corpus}
-CORPUS=$(cd "$CORPUS" && pwd)
-PERF_MODERN=${PERF_MODERN:-$REPO/../shared/tools/perf-modern}
-PERF_STOCK=${PERF_STOCK:-/usr/bin/perf}
+PERF_MODERN=$("$REPO/scripts/modern-perf.sh")
+PERF_STOCK=${PERF_STOCK:-$(command -v perf)}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
+# perf reads every recording by its plain name, in one directory
+CORPUS=$TMP/corpus
+mkdir "$CORPUS"
+for f in "$HERE"/*.data "$HERE"/*.data.zst; do
+	case $f in
+	*.zst) zstd -q -d "$f" -o "$CORPUS/$(basename "$f" .zst)" ;;
+	*) ln -s "$f" "$CORPUS/" ;;
+	esac
+done
 
 ver() { "$1" version | awk '{print $3}'; }
 VMOD=$(ver "$PERF_MODERN")

@@ -1,0 +1,140 @@
+// Package testkit is what bpfmeta's tests share: the rule for tests that need
+// something from the machine (root, a kernel that loads BPF programs, perf,
+// clang), the repository's test data (the corpus of real recordings, the BPF
+// fixtures), golden files, loading BPF programs and recording with perf.
+//
+// A test that needs what the machine does not have skips with a one-line
+// reason under plain `go test ./...`, and fails instead when
+// BPFMETA_REQUIRE_ALL=1 (set by `make test` and CI), so that CI can never
+// silently check less than it should.
+//
+// It is for tests only; nothing outside _test.go files imports it.
+package testkit
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+)
+
+// RequireAllEnv is the environment variable that turns every skip for a
+// missing requirement into a failure.
+const RequireAllEnv = "BPFMETA_REQUIRE_ALL"
+
+// ModernPerfEnv names the perf >= 6.17 the oracle tests compare with; it
+// defaults to DefaultModernPerf, which scripts/modern-perf.sh installs.
+const (
+	ModernPerfEnv     = "BPFMETA_MODERN_PERF"
+	DefaultModernPerf = "/opt/bpfmeta-perf/perf"
+)
+
+// RequireAll reports whether missing requirements fail tests instead of
+// skipping them.
+func RequireAll() bool { return os.Getenv(RequireAllEnv) == "1" }
+
+// Missing ends the test because something it needs is missing: a skip
+// under plain go test, a failure with BPFMETA_REQUIRE_ALL=1.
+func Missing(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if RequireAll() {
+		t.Fatalf("%s (%s=1: a missing requirement is a failure)", msg, RequireAllEnv)
+	}
+	t.Skip(msg)
+}
+
+// Root ends the test unless it runs as root.
+func Root(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		Missing(t, "needs root (CAP_SYS_ADMIN, CAP_BPF, CAP_PERFMON)")
+	}
+}
+
+var bpfOK = sync.OnceValue(func() error {
+	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Type: ebpf.SocketFilter, License: "GPL",
+		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, 0), asm.Return()}})
+	if err != nil {
+		return err
+	}
+	return p.Close()
+})
+
+// BPF ends the test unless it can load BPF programs and read them back by
+// id: root on a kernel with BPF.
+func BPF(t testing.TB) {
+	t.Helper()
+	Root(t)
+	if err := bpfOK(); err != nil {
+		Missing(t, "cannot load a BPF program: %v", err)
+	}
+	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
+		Missing(t, "needs a kernel with BTF: %v", err)
+	}
+}
+
+// Command returns the path of a program the test runs, or ends the test
+// when it is not installed.
+func Command(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		Missing(t, "needs %s: %v", name, err)
+	}
+	return p
+}
+
+// PerfStock returns the system's perf (Debian 12: perf 6.1, which writes no
+// BPF_METADATA records and cannot read them).
+func PerfStock(t testing.TB) string {
+	t.Helper()
+	return Command(t, "perf")
+}
+
+var (
+	versionRE  = regexp.MustCompile(`^perf version (\d+)\.(\d+)`)
+	modernPerf = sync.OnceValues(func() (string, error) {
+		p := os.Getenv(ModernPerfEnv)
+		if p == "" {
+			p = DefaultModernPerf
+		}
+		out, err := exec.Command(p, "version", "--build-options").CombinedOutput()
+		if err != nil {
+			return p, fmt.Errorf("%s: %v (scripts/modern-perf.sh installs it; %s names another)", p, err, ModernPerfEnv)
+		}
+		m := versionRE.FindStringSubmatch(string(out))
+		if m == nil {
+			return p, fmt.Errorf("%s version says %q", p, strings.SplitN(string(out), "\n", 2)[0])
+		}
+		maj, _ := strconv.Atoi(m[1])
+		min, _ := strconv.Atoi(m[2])
+		if maj < 6 || maj == 6 && min < 17 {
+			return p, fmt.Errorf("%s is perf %s.%s, before 6.17 (the first to write BPF_METADATA)", p, m[1], m[2])
+		}
+		if !strings.Contains(string(out), "libbpf-strings: [ on") {
+			return p, errors.New(p + " was built without libbpf-strings: it writes no BPF_METADATA")
+		}
+		return p, nil
+	})
+)
+
+// PerfModern returns a perf >= 6.17 that writes BPF_METADATA records (the
+// oracle), from BPFMETA_MODERN_PERF or at DefaultModernPerf, or ends the
+// test when there is none.
+func PerfModern(t testing.TB) string {
+	t.Helper()
+	p, err := modernPerf()
+	if err != nil {
+		Missing(t, "needs a perf >= 6.17: %v", err)
+	}
+	return p
+}
