@@ -1,44 +1,49 @@
 # bpfmeta: add BPF program metadata (PERF_RECORD_BPF_METADATA) to perf.data.
 #
-# Most targets need root: the tests load BPF programs and record with perf.
+# make build   needs Go only; make test, demo and bench need root on Debian 12
+# (they load BPF programs and record with perf) and install what they need.
 
 GO       ?= go
 BIN      := bin/bpfmeta
 FUZZTIME ?= 30s
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: help build test deps demo fuzz bench golden vet clean
+.PHONY: help build test deps demo fuzz bench golden vet man clean
 
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## build bin/bpfmeta
-	$(GO) build -o $(BIN) ./cmd/bpfmeta
+	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/bpfmeta
 
-test: build ## run every test (as root: loads BPF programs, records with perf 6.1 and perf 7.2)
-	./scripts/deps.sh
+test: build deps ## every test, none skipped: unit, corpus, golden files, live BPF programs and both perfs (root)
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 30m ./...
-	$(GO) test -count=1 -race ./reader ./writer
+	@test -z "$$(gofmt -l .)" || { echo "gofmt -l:"; gofmt -l .; exit 1; }
+	BPFMETA_REQUIRE_ALL=1 $(GO) test -count=1 -timeout 30m ./...
+	BPFMETA_REQUIRE_ALL=1 $(GO) test -count=1 -race ./reader ./writer
 
-deps: ## install what the tests need, if missing (Debian 12, as root): clang, bpftool, perf 6.1, perf 7.2
+deps: ## install what make test needs, if missing (Debian 12, root): perf, bpftool, clang, a perf >= 6.17
 	./scripts/deps.sh
 
-demo: build ## load a sample BPF program, record 3 s with the system perf, inject, show the metadata
+demo: build ## load a sample BPF program, record 3 s with the system perf, inject, show (root)
+	$(GO) build -o bin/bpfmeta-demo-load ./internal/demo
 	./scripts/demo.sh
 
 fuzz: ## run every fuzz target for FUZZTIME (default 30s) each
 	./scripts/fuzz.sh $(FUZZTIME)
 
-bench: build ## time inject on a >= 300 MB recording against cp and perf inject, with peak RSS
+bench: build ## time bpfmeta against cp, cat and perf inject on big recordings, with peak RSS (root)
 	./scripts/bench.sh
 
-golden: ## regenerate the golden files (go test ./... -update)
+golden: build deps ## regenerate the golden files (go test ./... -update; root)
 	$(GO) test -count=1 ./... -update
 
 vet: ## go vet and gofmt
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { gofmt -l .; exit 1; }
+
+man: build ## write bin/bpfmeta.1, the man page, from the command's own definition
+	$(BIN) man >bin/bpfmeta.1
 
 clean: ## remove build output
 	rm -rf bin

@@ -10,8 +10,8 @@
 #   peak RSS of every bpfmeta run         < 64 MiB              (issues 3, 5)
 #
 # The recording is made once in BENCH_DIR and reused: stock perf 6.1,
-# `perf record -N -B -F 20000 -a -g` over one busy loop per CPU, as
-# ../shared/tools/inject-timing.sh does, with testdata/bpf/meta.bpf.o loaded
+# `perf record -N -B -F 20000 -a -g` over one busy loop per CPU, with
+# testdata/bpf/meta.bpf.o loaded
 # (so perf synthesizes KSYMBOL/BPF_EVENT records for its programs) and a
 # bpfmeta snapshot taken while it is loaded (so inject --snapshot really adds
 # BPF_METADATA records after the fixture is gone). -B: perf 6.1 crashes in its
@@ -36,7 +36,7 @@
 # Environment: BENCH_DIR (/var/tmp/bpfmeta-bench), BENCH_RUNS (7),
 # BENCH_MODERN_RUNS (2), BENCH_SECONDS (70: seconds of recording),
 # BENCH_MIN_MB (300), BPFMETA (bin/bpfmeta), PERF (/usr/bin/perf),
-# PERF_MODERN (../shared/tools/perf-modern). Needs root.
+# BPFMETA_MODERN_PERF (a perf >= 6.17: scripts/modern-perf.sh). Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REPO=$PWD
@@ -47,7 +47,7 @@ SECS=${BENCH_SECONDS:-70}
 MIN_BYTES=$((${BENCH_MIN_MB:-300} * 1000 * 1000))
 BPFMETA=$(realpath "${BPFMETA:-bin/bpfmeta}")
 PERF=${PERF:-/usr/bin/perf}
-PERF_MODERN=${PERF_MODERN:-$REPO/../shared/tools/perf-modern}
+PERF_MODERN=$(scripts/modern-perf.sh 2>/dev/null || echo /nonexistent)
 FIXTURE=$REPO/testdata/bpf/meta.bpf.o
 # FIXTURE_RECORDS is how many BPF_METADATA records inject must add for the
 # fixture: one per JITed function of its 3 programs (3 + 2 + 1).

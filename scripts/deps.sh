@@ -1,26 +1,27 @@
 #!/bin/sh
-# Install what bpfmeta's tests, demo and benchmark use, if it is missing
-# (Debian 12, as root): clang/llvm/libbpf-dev (to rebuild the BPF fixtures),
-# bpftool (to load them as libbpf does), perf 6.1 (Debian's linux-perf) and
-# perf >= 6.16 (the oracle: ../shared/tools/setup-modern-perf.sh, run through
-# ../shared/tools/perf-modern). Idempotent and quick when all is there.
+# deps.sh: install what `make test` needs on Debian 12, as root, if missing.
+# Idempotent, and quick when everything is there.
+#
+# Debian's packages: linux-perf (perf 6.1, the perf most recordings come from),
+# bpftool (loads the BPF fixtures as libbpf does), clang and libbpf-dev (build
+# the BPF fixtures), gcc and libc6-dev (the libbpf oracle of package btf, and
+# go test -race), zstd and time. Then a perf >= 6.17, the oracle: scripts/modern-perf.sh.
 set -eu
-HERE=$(cd "$(dirname "$0")" && pwd)
-SHARED=${SHARED:-$HERE/../../shared}
+cd "$(dirname "$0")/.."
 need=
-command -v clang >/dev/null 2>&1 || need="$need clang llvm"
+have() { command -v "$1" >/dev/null 2>&1; }
+have perf || need="$need linux-perf"
+have bpftool || need="$need bpftool"
+have clang || need="$need clang llvm"
 [ -f /usr/include/bpf/bpf_helpers.h ] || need="$need libbpf-dev"
-command -v bpftool >/dev/null 2>&1 || need="$need bpftool"
-[ -x /usr/bin/perf ] || need="$need linux-perf"
+have gcc || need="$need gcc"
+[ -f /usr/include/stdio.h ] || need="$need libc6-dev"
+have zstd || need="$need zstd"
 [ -x /usr/bin/time ] || need="$need time"
-command -v debootstrap >/dev/null 2>&1 || need="$need debootstrap"
 if [ -n "$need" ]; then
+	[ "$(id -u)" = 0 ] || { echo "deps.sh: missing$need; install them as root (apt-get install$need)" >&2; exit 1; }
 	echo "deps.sh: installing$need" >&2
-	apt-get update
-	DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends $need
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $need >/dev/null
 fi
-if ! "$SHARED/tools/perf-modern" version >/dev/null 2>&1; then
-	echo "deps.sh: installing a modern perf (setup-modern-perf.sh)" >&2
-	"$SHARED/tools/setup-modern-perf.sh"
-fi
-grep -q ' /sys/fs/bpf bpf ' /proc/mounts || mount -t bpf bpffs /sys/fs/bpf
+scripts/modern-perf.sh >/dev/null

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Run every Go fuzz target of the module for FUZZTIME each (default 30s).
-# The seed corpora come from ../shared/corpus and testdata; new crashers are
-# written by go test under the package's testdata/fuzz/.
+# The seed corpora come from testdata (the corpus, fixtures); new crashers
+# are written by go test under the package's testdata/fuzz/.
 set -eu
 cd "$(dirname "$0")/.."
 T=${1:-30s}

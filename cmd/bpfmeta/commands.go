@@ -14,5 +14,8 @@ func commands() []*cli.Command {
 		programsCommand(),
 		dumpCommand(),
 		convertCommand(),
+		versionCommand(),
+		completionCommand(),
+		manCommand(),
 	}
 }

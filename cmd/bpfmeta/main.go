@@ -83,6 +83,13 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 			"read-only bpf_metadata_* variables (version, build, ...). bpfmeta adds these\n" +
 			"records to recordings made by older perf, taking the metadata from the running\n" +
 			"kernel or from a snapshot, exactly where and as perf record would have written them.",
+		// --version is handled by noCommand, so that -v stays free for
+		// the commands' --verbose.
+		HideVersion:          true,
+		EnableBashCompletion: true,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "version", Usage: "print the version (as bpfmeta version)"},
+		},
 		Reader:          stdin,
 		Writer:          stdout,
 		ErrWriter:       stderr,
@@ -108,6 +115,13 @@ func commandUsageError(c *cli.Context, err error, _ bool) error {
 // anything else is not a command.
 func noCommand(c *cli.Context) error {
 	args := c.Args()
+	if c.Bool("version") {
+		if args.Present() {
+			return usagef("--version takes no arguments")
+		}
+		_, err := fmt.Fprintln(c.App.Writer, versionText())
+		return err
+	}
 	switch {
 	case !args.Present():
 		return cli.ShowAppHelp(c)

@@ -9,7 +9,10 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 command -v clang >/dev/null || { echo "build.sh: clang missing: apt-get install -y clang llvm libbpf-dev" >&2; exit 1; }
 [ -f /usr/include/bpf/bpf_helpers.h ] || { echo "build.sh: libbpf-dev missing" >&2; exit 1; }
 ARCH_INC=/usr/include/$(uname -m)-linux-gnu   # <asm/types.h> under -target bpf
-for n in meta nometa rodata manyfunc demo; do
+for n in meta nometa rodata manyfunc; do
 	clang -O2 -g -target bpf -fdebug-prefix-map="$HERE"=. -I"$ARCH_INC" -c "$HERE/$n.bpf.c" -o "$HERE/$n.bpf.o"
 done
-ls -l "$HERE"/*.bpf.o
+# make demo's program, embedded in internal/demo
+DEMO=$HERE/../../internal/demo/bpf
+clang -O2 -g -target bpf -fdebug-prefix-map="$DEMO"=. -I"$ARCH_INC" -c "$DEMO/demo.bpf.c" -o "$DEMO/demo.bpf.o"
+ls -l "$HERE"/*.bpf.o "$DEMO"/*.bpf.o

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 // Test fixture for package bpfprog: BPF programs that carry bpf_metadata_*
-// variables in .rodata (adapted from shared/tools/bpf-fixture/meta.bpf.c; the
+// variables in .rodata (their
 // names start with bpfprogt_ so they cannot be mistaken for anyone else's
 // fixture_* programs on a shared machine).
 //

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // Test fixture for package bpfprog: a BPF program WITHOUT any bpf_metadata_*
 // variable and no .rodata at all, with one __noinline subprogram (2 KSYMBOLs).
-// Adapted from shared/tools/bpf-fixture/nometa.bpf.c with bpfprogt_ names.
+// Named bpfprogt_, as the other fixtures.
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
