@@ -1,6 +1,7 @@
 package bpfprog
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/btf"
 	"github.com/bpfmeta/bpfmeta/internal/bpfsys"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 // Live is the running kernel as a Source. It reads a program when asked
@@ -38,9 +40,42 @@ func NewLive() (*Live, error) {
 // System describes the running machine.
 func (l *Live) System() System { return l.sys }
 
+// Errors Check returns: what the process may not do, and the capability
+// that is missing.
+var (
+	// ErrNoAccess: programs cannot be read by id (CAP_SYS_ADMIN).
+	ErrNoAccess = errors.New("BPF programs cannot be read by id without CAP_SYS_ADMIN (run as root)")
+	// ErrHiddenAddresses: the kernel hides the programs' addresses
+	// (kernel.kptr_restrict, or no CAP_SYSLOG), so they cannot be matched
+	// to a recording's KSYMBOLs.
+	ErrHiddenAddresses = errors.New("the kernel hides BPF programs' addresses from this process (kernel.kptr_restrict; CAP_SYSLOG shows them)")
+)
+
+// Check tells whether the running kernel can answer: it reads the first
+// loaded program, and says what is missing when it cannot be read
+// (ErrNoAccess) or shows no addresses (ErrHiddenAddresses). With no program
+// loaded it has nothing to try and returns nil.
+func (l *Live) Check() error {
+	for p, err := range l.Programs() {
+		if errors.Is(err, os.ErrPermission) {
+			return ErrNoAccess
+		}
+		if err != nil {
+			return err
+		}
+		for _, f := range p.Funcs {
+			if f.Addr == 0 {
+				return ErrHiddenAddresses
+			}
+		}
+		return nil
+	}
+	return nil
+}
+
 // Lookup reads the program with id if its tag is tag.
-func (l *Live) Lookup(id uint32, tag Tag) (*Program, error) {
-	return readProgram(id, &tag)
+func (l *Live) Lookup(id uint32, tag perfdata.BPFTag) (*Program, error) {
+	return l.read(id, &tag)
 }
 
 // ReadProgram reads the program with id now, whatever its tag.
@@ -49,7 +84,17 @@ func (l *Live) Lookup(id uint32, tag Tag) (*Program, error) {
 // it; read at its PROG_LOAD BPF_EVENT, a program that does not itself use its
 // .rodata may show no metadata yet, as it may to perf's side-band thread.
 func (l *Live) ReadProgram(id uint32) (*Program, error) {
-	return readProgram(id, nil)
+	return l.read(id, nil)
+}
+
+// read reads program id (checking its tag when one is given), with its
+// load time as a date.
+func (l *Live) read(id uint32, tag *perfdata.BPFTag) (*Program, error) {
+	p, err := readProgram(id, tag)
+	if p != nil {
+		p.LoadedAt = l.sys.LoadedAt(p)
+	}
+	return p, err
 }
 
 // Programs reads every loaded program, in ascending id order as perf's
@@ -65,11 +110,11 @@ func (l *Live) Programs() iter.Seq2[*Program, error] {
 				return
 			}
 			if err != nil {
-				yield(nil, fmt.Errorf("bpfprog: listing programs after id %d: %w", id, withHint(err)))
+				yield(nil, fmt.Errorf("listing BPF programs after id %d: %w", id, withHint(err)))
 				return
 			}
 			id = next
-			p, err := readProgram(uint32(id), nil)
+			p, err := l.read(uint32(id), nil)
 			if errors.Is(err, ErrNotFound) {
 				continue // unloaded between BPF_PROG_GET_NEXT_ID and BPF_PROG_GET_FD_BY_ID
 			}
@@ -83,7 +128,7 @@ func (l *Live) Programs() iter.Seq2[*Program, error] {
 // withHint adds what to do to a permission error.
 func withHint(err error) error {
 	if errors.Is(err, os.ErrPermission) {
-		return fmt.Errorf("%w (reading BPF programs by id needs root: CAP_SYS_ADMIN)", err)
+		return fmt.Errorf("%w (reading BPF programs by id needs CAP_SYS_ADMIN: run as root)", err)
 	}
 	return err
 }
@@ -123,9 +168,9 @@ func specNamer(s *ciliumbtf.Spec) typeNamer {
 	}
 }
 
-func readProgram(id uint32, wantTag *Tag) (*Program, error) {
+func readProgram(id uint32, wantTag *perfdata.BPFTag) (*Program, error) {
 	fail := func(err error) (*Program, error) {
-		return nil, fmt.Errorf("bpfprog: program %d: %w", id, err)
+		return nil, fmt.Errorf("program %d: %w", id, err)
 	}
 	prog, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
 	if errors.Is(err, os.ErrNotExist) {
@@ -168,7 +213,7 @@ func readProgram(id uint32, wantTag *Tag) (*Program, error) {
 	}
 
 	ni := &nameInfo{
-		progTags:        make([]Tag, n),
+		progTags:        make([]perfdata.BPFTag, n),
 		name:            info.Name,
 		nrJitedKsyms:    int(info.NrJitedKsyms),
 		funcInfoRecSize: info.FuncInfoRecSize,
@@ -225,7 +270,7 @@ func readProgram(id uint32, wantTag *Tag) (*Program, error) {
 		f.KernelName = kernelKsymName(p.Tag, f.Tag, i, f.BTFName, haveFuncInfo, info.Name)
 	}
 
-	p.Metadata, p.MetadataErr = readMetadata(info, ni, specs)
+	p.Metadata, p.TooLarge, p.MetadataErr = readMetadata(info, ni, specs)
 	return p, nil
 }
 
@@ -247,14 +292,23 @@ const (
 )
 
 // readMetadata is perf's bpf_metadata_create(): the entries of the first map
-// in map_ids that bpf_metadata_read_map_data() accepts, and one prog_name per
-// function from synthesize_bpf_prog_name() with THAT MAP's BTF. Maps perf
-// would skip are skipped; anything perf could read and this cannot is an
-// error, since skipping it might pick another map than perf does.
-func readMetadata(info *bpfsys.ProgInfo, ni *nameInfo, specs btfCache) (*Metadata, error) {
+// in map_ids that bpf_metadata_read_map_data() accepts and that is not too
+// large for a record (perf 7.2's bpf_metadata_alloc(); TooLargeError says a
+// map was passed over for that and no later one had metadata), and one
+// prog_name per function from synthesize_bpf_prog_name() with THAT MAP's
+// BTF. Maps perf would skip are skipped; anything perf could read and this
+// cannot is an error, since skipping it might pick another map than perf does.
+func readMetadata(info *bpfsys.ProgInfo, ni *nameInfo, specs btfCache) (*Metadata, *TooLargeError, error) {
+	var tooLarge *TooLargeError
 	for _, mapID := range info.MapIDs {
-		md, err := readMetadataMap(info.ID, mapID, specs)
+		md, nvars, err := readMetadataMap(info.ID, mapID, specs)
 		if md == nil && err == nil {
+			continue
+		}
+		if nvars > perfdata.MaxBPFMetadataEntries {
+			if tooLarge == nil {
+				tooLarge = &TooLargeError{MapID: mapID, Variables: nvars}
+			}
 			continue
 		}
 		if md != nil {
@@ -262,19 +316,21 @@ func readMetadata(info *bpfsys.ProgInfo, ni *nameInfo, specs btfCache) (*Metadat
 			for i := range md.ProgNames {
 				name, nerr := synthesizeProgName(ni, specNamer(specs[md.BTFID]), i)
 				if nerr != nil {
-					return nil, &MetadataError{ProgID: info.ID, MapID: mapID, Err: nerr}
+					return nil, nil, &MetadataError{ProgID: info.ID, MapID: mapID, Err: nerr}
 				}
 				md.ProgNames[i] = name
 			}
 		}
-		return md, err
+		return md, nil, err
 	}
-	return nil, nil
+	return nil, tooLarge, nil
 }
 
-// readMetadataMap returns nil, nil for a map perf skips. A non-nil Metadata
-// with an error has entries whose value could not be formatted.
-func readMetadataMap(progID, mapID uint32, specs btfCache) (*Metadata, error) {
+// readMetadataMap returns nil, 0, nil for a map perf skips. A non-nil
+// Metadata with an error has entries whose value could not be formatted.
+// nvars is the number of metadata variables; a map with more than a record
+// holds is not read.
+func readMetadataMap(progID, mapID uint32, specs btfCache) (md *Metadata, nvars int, err error) {
 	mdErr := func(err error) error {
 		return &MetadataError{ProgID: progID, MapID: mapID, Err: err}
 	}
@@ -282,56 +338,58 @@ func readMetadataMap(progID, mapID uint32, specs btfCache) (*Metadata, error) {
 	if err != nil {
 		// The program holds a reference to its maps, so this is not a
 		// map that went away.
-		return nil, mdErr(withHint(err))
+		return nil, 0, mdErr(withHint(err))
 	}
 	defer m.Close()
 	mi, err := bpfsys.GetMapInfo(m.FD())
 	if err != nil {
-		return nil, mdErr(withHint(err))
+		return nil, 0, mdErr(withHint(err))
 	}
 	if mi.Type != mapTypeArray || mi.KeySize != metadataKeySize || mi.MaxEntries != metadataMaxEntry ||
 		mi.BTFValueTypeID == 0 || !strings.Contains(mi.Name, rodataMapName) {
-		return nil, nil
+		return nil, 0, nil
 	}
 	spec, err := specs.spec(mi.BTFID)
 	if err != nil {
-		return nil, mdErr(err)
+		return nil, 0, mdErr(err)
 	}
 	vt, err := spec.TypeByID(ciliumbtf.TypeID(mi.BTFValueTypeID))
 	if err != nil {
-		return nil, mdErr(fmt.Errorf("value type %d: %w", mi.BTFValueTypeID, err))
+		return nil, 0, mdErr(fmt.Errorf("value type %d: %w", mi.BTFValueTypeID, err))
 	}
 	ds, ok := vt.(*ciliumbtf.Datasec)
 	if !ok {
-		return nil, nil
+		return nil, 0, nil
 	}
-	nvars := 0
 	for _, vsi := range ds.Vars {
-		if strings.HasPrefix(vsi.Type.TypeName(), MetadataPrefix) {
+		if _, ok := perfdata.BPFMetadataKey(vsi.Type.TypeName()); ok {
 			nvars++
 		}
 	}
 	if nvars == 0 {
-		return nil, nil
+		return nil, 0, nil
+	}
+	if nvars > perfdata.MaxBPFMetadataEntries {
+		return nil, nvars, nil
 	}
 	value, err := m.LookupBytes(uint32(0))
 	if err != nil {
-		return nil, mdErr(fmt.Errorf("lookup key 0: %w", withHint(err)))
+		return nil, 0, mdErr(fmt.Errorf("lookup key 0: %w", withHint(err)))
 	}
 	if value == nil {
-		return nil, nil // perf skips a map whose lookup fails
+		return nil, 0, nil // perf skips a map whose lookup fails
 	}
 
-	md := &Metadata{MapID: mi.ID, MapName: mi.Name, BTFID: mi.BTFID}
+	md = &Metadata{MapID: mi.ID, MapName: mi.Name, BTFID: mi.BTFID}
 	var firstErr error
 	for _, vsi := range ds.Vars {
 		name := vsi.Type.TypeName()
-		if !strings.HasPrefix(name, MetadataPrefix) {
+		key, ok := perfdata.BPFMetadataKey(name)
+		if !ok {
 			continue
 		}
-		key := metadataKey(name)
 		if _, ok := vsi.Type.(*ciliumbtf.Var); !ok {
-			return nil, &MetadataError{ProgID: progID, MapID: mapID, Key: key,
+			return nil, 0, &MetadataError{ProgID: progID, MapID: mapID, Key: key,
 				Err: fmt.Errorf("DATASEC member is a %T, not a VAR", vsi.Type)}
 		}
 		// as perf's format_btf_variable(): btf_dump__dump_type_data() of
@@ -339,11 +397,20 @@ func readMetadataMap(progID, mapID uint32, specs btfCache) (*Metadata, error) {
 		// ignores the dumper's errors and keeps what it printed, and so do
 		// we, for every error libbpf has; only our own work limits make the
 		// value unknown.
-		s, err := btf.FormatVar(vsi, value, MetadataValueLen)
+		s, err := btf.FormatVar(vsi, value, perfdata.BPFMetadataValueLen)
 		if errors.Is(err, btf.ErrLimit) && firstErr == nil {
 			firstErr = &MetadataError{ProgID: progID, MapID: mapID, Key: key, Err: err}
 		}
-		md.Entries = append(md.Entries, Entry{Key: key, Value: s})
+		md.Entries = append(md.Entries, Entry{Key: key, Value: s, Typed: typedValue(vsi, value)})
 	}
-	return md, firstErr
+	return md, nvars, firstErr
+}
+
+// typedValue is a variable's value as JSON, nil where its type has none.
+func typedValue(v ciliumbtf.VarSecinfo, rodata []byte) json.RawMessage {
+	b, err := btf.JSONVar(v, rodata)
+	if err != nil {
+		return nil
+	}
+	return b
 }

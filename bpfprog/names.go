@@ -1,9 +1,6 @@
 package bpfprog
 
-// ProgNameLen is the size of the name buffers involved: KSYM_NAME_LEN in the
-// kernel (bpf_prog_ksym_set_name) and BPF_PROG_NAME_LEN in perf (KSYMBOL
-// synthesis, BPF_METADATA prog_name). Names are cut to ProgNameLen-1 bytes.
-const ProgNameLen = 512
+import "github.com/bpfmeta/bpfmeta/perfdata"
 
 // funcInfoRecSize is sizeof(struct bpf_func_info).
 const funcInfoRecSize = 8
@@ -11,11 +8,11 @@ const funcInfoRecSize = 8
 // nameInfo is what perf's synthesize_bpf_prog_name() reads from
 // struct bpf_prog_info.
 type nameInfo struct {
-	progTags        []Tag    // prog_tags
-	name            string   // name
-	nrJitedKsyms    int      // nr_jited_ksyms
-	funcInfoRecSize uint32   // func_info_rec_size
-	funcTypeIDs     []uint32 // func_info[i].type_id, nr_func_info of them
+	progTags        []perfdata.BPFTag // prog_tags
+	name            string            // name
+	nrJitedKsyms    int               // nr_jited_ksyms
+	funcInfoRecSize uint32            // func_info_rec_size
+	funcTypeIDs     []uint32          // func_info[i].type_id, nr_func_info of them
 }
 
 // typeNamer resolves a BTF type id to the type's name in one BTF object, as
@@ -38,24 +35,22 @@ type typeNamer func(id uint32) (name string, ok bool, err error)
 //
 // btf is nil for "no BTF object".
 func synthesizeProgName(info *nameInfo, btf typeNamer, i int) (string, error) {
-	name := "bpf_prog_" + info.progTags[i].String()
+	tag := info.progTags[i]
 	switch {
 	case btf != nil && info.funcInfoRecSize >= funcInfoRecSize && i < len(info.funcTypeIDs):
 		short, ok, err := btf(info.funcTypeIDs[i])
 		if err != nil {
 			return "", err
 		}
-		if ok {
-			name += "_" + short
+		if !ok {
+			return perfdata.BPFProgName(tag, ""), nil
 		}
+		// an anonymous type still gets the "_": "bpf_prog_<tag>_"
+		return perfdata.CutBPFProgName(perfdata.BPFProgName(tag, "") + "_" + short), nil
 	case i == 0 && info.nrJitedKsyms == 1:
-		if info.name != "" {
-			name += "_" + info.name
-		}
-	default:
-		name += "_F"
+		return perfdata.BPFProgName(tag, info.name), nil
 	}
-	return cutName(name), nil
+	return perfdata.BPFProgName(tag, "F"), nil
 }
 
 // kernelKsymName is the name the kernel gives function i in kallsyms and in
@@ -65,36 +60,16 @@ func synthesizeProgName(info *nameInfo, btf typeNamer, i int) (string, error) {
 // when the program has func_info, else "_" + aux->name, which is the program's
 // name for the main function (nothing if empty) and "F" for subprograms
 // (verifier.c jit_subprogs: func[i]->aux->name[0] = 'F').
-func kernelKsymName(progTag Tag, funcTag Tag, i int, btfName string, haveFuncInfo bool, progName string) string {
+func kernelKsymName(progTag, funcTag perfdata.BPFTag, i int, btfName string, haveFuncInfo bool, progName string) string {
 	tag := funcTag
 	if i == 0 {
 		tag = progTag
 	}
-	name := "bpf_prog_" + tag.String()
 	switch {
 	case haveFuncInfo:
-		name += "_" + btfName
+		return perfdata.CutBPFProgName(perfdata.BPFProgName(tag, "") + "_" + btfName)
 	case i > 0:
-		name += "_F"
-	case progName != "":
-		name += "_" + progName
+		return perfdata.BPFProgName(tag, "F")
 	}
-	return cutName(name)
-}
-
-func cutName(s string) string {
-	if len(s) > ProgNameLen-1 {
-		return s[:ProgNameLen-1]
-	}
-	return s
-}
-
-// metadataKey is perf's key for a variable: the name without MetadataPrefix,
-// snprintf'd into key[MetadataKeyLen].
-func metadataKey(varName string) string {
-	k := varName[len(MetadataPrefix):]
-	if len(k) > MetadataKeyLen-1 {
-		k = k[:MetadataKeyLen-1]
-	}
-	return k
+	return perfdata.BPFProgName(tag, progName)
 }

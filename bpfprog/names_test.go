@@ -4,11 +4,13 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-func mustTag(t *testing.T, s string) Tag {
+func mustTag(t *testing.T, s string) perfdata.BPFTag {
 	t.Helper()
-	tag, err := ParseTag(s)
+	tag, err := perfdata.ParseBPFTag(s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,26 +42,26 @@ func TestSynthesizeProgName(t *testing.T) {
 		i    int
 		want string
 	}{
-		{"btf name [perf]", nameInfo{progTags: []Tag{t0, t1}, nrJitedKsyms: 2, funcInfoRecSize: 8, funcTypeIDs: []uint32{1, 2}},
+		{"btf name [perf]", nameInfo{progTags: []perfdata.BPFTag{t0, t1}, nrJitedKsyms: 2, funcInfoRecSize: 8, funcTypeIDs: []uint32{1, 2}},
 			btf, 1, "bpf_prog_1811999f9c3db065_sub_func"},
-		{"anonymous type in a map's BTF [perf]", nameInfo{progTags: []Tag{t0}, nrJitedKsyms: 1, funcInfoRecSize: 8, funcTypeIDs: []uint32{3}, name: "prog"},
+		{"anonymous type in a map's BTF [perf]", nameInfo{progTags: []perfdata.BPFTag{t0}, nrJitedKsyms: 1, funcInfoRecSize: 8, funcTypeIDs: []uint32{3}, name: "prog"},
 			btf, 0, "bpf_prog_5d126c929afd31f7_"},
-		{"void", nameInfo{progTags: []Tag{t0}, nrJitedKsyms: 1, funcInfoRecSize: 8, funcTypeIDs: []uint32{0}},
+		{"void", nameInfo{progTags: []perfdata.BPFTag{t0}, nrJitedKsyms: 1, funcInfoRecSize: 8, funcTypeIDs: []uint32{0}},
 			btf, 0, "bpf_prog_5d126c929afd31f7_"},
-		{"type id beyond the BTF: no suffix [perf]", nameInfo{progTags: []Tag{t0, t1}, nrJitedKsyms: 2, funcInfoRecSize: 8, funcTypeIDs: []uint32{1, 9}},
+		{"type id beyond the BTF: no suffix [perf]", nameInfo{progTags: []perfdata.BPFTag{t0, t1}, nrJitedKsyms: 2, funcInfoRecSize: 8, funcTypeIDs: []uint32{1, 9}},
 			btf, 1, "bpf_prog_1811999f9c3db065"},
-		{"no func_info, one function: info name [perf]", nameInfo{progTags: []Tag{t0}, nrJitedKsyms: 1, funcInfoRecSize: 8, name: "asm_prog"},
+		{"no func_info, one function: info name [perf]", nameInfo{progTags: []perfdata.BPFTag{t0}, nrJitedKsyms: 1, funcInfoRecSize: 8, name: "asm_prog"},
 			btf, 0, "bpf_prog_5d126c929afd31f7_asm_prog"},
-		{"no BTF, one function", nameInfo{progTags: []Tag{t0}, nrJitedKsyms: 1, name: "asm_prog"},
+		{"no BTF, one function", nameInfo{progTags: []perfdata.BPFTag{t0}, nrJitedKsyms: 1, name: "asm_prog"},
 			nil, 0, "bpf_prog_5d126c929afd31f7_asm_prog"},
-		{"no BTF, one function, no name", nameInfo{progTags: []Tag{t0}, nrJitedKsyms: 1},
+		{"no BTF, one function, no name", nameInfo{progTags: []perfdata.BPFTag{t0}, nrJitedKsyms: 1},
 			nil, 0, "bpf_prog_5d126c929afd31f7"},
-		{"no BTF, subprograms", nameInfo{progTags: []Tag{t0, t1}, nrJitedKsyms: 2, name: "p"},
+		{"no BTF, subprograms", nameInfo{progTags: []perfdata.BPFTag{t0, t1}, nrJitedKsyms: 2, name: "p"},
 			nil, 0, "bpf_prog_5d126c929afd31f7_F"},
-		{"func_info_rec_size too small", nameInfo{progTags: []Tag{t0, t1}, nrJitedKsyms: 2, funcInfoRecSize: 4, funcTypeIDs: []uint32{1, 2}},
+		{"func_info_rec_size too small", nameInfo{progTags: []perfdata.BPFTag{t0, t1}, nrJitedKsyms: 2, funcInfoRecSize: 4, funcTypeIDs: []uint32{1, 2}},
 			btf, 1, "bpf_prog_1811999f9c3db065_F"},
-		{"cut to 511 bytes", nameInfo{progTags: []Tag{t0}, nrJitedKsyms: 1, name: long},
-			nil, 0, ("bpf_prog_5d126c929afd31f7_" + long)[:ProgNameLen-1]},
+		{"cut to 511 bytes", nameInfo{progTags: []perfdata.BPFTag{t0}, nrJitedKsyms: 1, name: long},
+			nil, 0, ("bpf_prog_5d126c929afd31f7_" + long)[:perfdata.BPFProgNameLen-1]},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := synthesizeProgName(&tc.info, tc.btf, tc.i)
@@ -72,7 +74,7 @@ func TestSynthesizeProgName(t *testing.T) {
 
 func TestSynthesizeProgNameError(t *testing.T) {
 	boom := errors.New("boom")
-	info := nameInfo{progTags: []Tag{{}}, nrJitedKsyms: 1, funcInfoRecSize: 8, funcTypeIDs: []uint32{1}}
+	info := nameInfo{progTags: []perfdata.BPFTag{{}}, nrJitedKsyms: 1, funcInfoRecSize: 8, funcTypeIDs: []uint32{1}}
 	_, err := synthesizeProgName(&info, func(uint32) (string, bool, error) { return "", false, boom }, 0)
 	if !errors.Is(err, boom) {
 		t.Errorf("error %v, want %v", err, boom)
@@ -83,7 +85,7 @@ func TestKernelKsymName(t *testing.T) {
 	prog, f0, f1 := mustTag(t, "e21be2de8fc54252"), mustTag(t, "5d126c929afd31f7"), mustTag(t, "1811999f9c3db065")
 	for _, tc := range []struct {
 		name         string
-		funcTag      Tag
+		funcTag      perfdata.BPFTag
 		i            int
 		btfName      string
 		haveFuncInfo bool
@@ -101,28 +103,5 @@ func TestKernelKsymName(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tc.want)
 			}
 		})
-	}
-}
-
-func TestMetadataKey(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{"bpf_metadata_version", "version"},
-		{"bpf_metadata_", ""},
-		{"bpf_metadata_" + strings.Repeat("k", 70), strings.Repeat("k", MetadataKeyLen-1)},
-	} {
-		if got := metadataKey(tc.in); got != tc.want {
-			t.Errorf("metadataKey(%q) = %q, want %q", tc.in, got, tc.want)
-		}
-	}
-}
-
-func TestParseTag(t *testing.T) {
-	if tag, err := ParseTag("e21be2de8fc54252"); err != nil || tag.String() != "e21be2de8fc54252" {
-		t.Errorf("ParseTag: %v %v", tag, err)
-	}
-	for _, bad := range []string{"", "e21be2de8fc5425", "e21be2de8fc54252aa", "zz1be2de8fc54252"} {
-		if _, err := ParseTag(bad); err == nil {
-			t.Errorf("ParseTag(%q): no error", bad)
-		}
 	}
 }

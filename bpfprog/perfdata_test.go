@@ -7,6 +7,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 // This file reads the few perf.data records the kernel tests compare with:
@@ -44,7 +46,7 @@ type perfBPFEvent struct {
 	Type  uint16
 	Flags uint16
 	ID    uint32
-	Tag   Tag
+	Tag   perfdata.BPFTag
 }
 
 type perfBPFMetadata struct {
@@ -120,15 +122,15 @@ func readPerfRecords(t *testing.T, path string) []perfRecord {
 			nameEnd := 8 + perfProgNameLen
 			nr := int(le.Uint64(r[nameEnd:]))
 			ents := r[nameEnd+8:]
-			if len(ents) < nr*(MetadataKeyLen+MetadataValueLen) {
+			if len(ents) < nr*(perfdata.BPFMetadataKeyLen+perfdata.BPFMetadataValueLen) {
 				t.Fatalf("%s: BPF_METADATA at %#x: %d entries do not fit in %d bytes", path, off, nr, n)
 			}
 			m := &perfBPFMetadata{ProgName: cString(r[8:nameEnd])}
 			for i := range nr {
-				e := ents[i*(MetadataKeyLen+MetadataValueLen):]
+				e := ents[i*(perfdata.BPFMetadataKeyLen+perfdata.BPFMetadataValueLen):]
 				m.Entries = append(m.Entries, Entry{
-					Key:   cString(e[:MetadataKeyLen]),
-					Value: cString(e[MetadataKeyLen : MetadataKeyLen+MetadataValueLen]),
+					Key:   cString(e[:perfdata.BPFMetadataKeyLen]),
+					Value: cString(e[perfdata.BPFMetadataKeyLen : perfdata.BPFMetadataKeyLen+perfdata.BPFMetadataValueLen]),
 				})
 			}
 			recs = append(recs, perfRecord{Offset: off, Metadata: m})

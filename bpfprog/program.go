@@ -1,9 +1,9 @@
 // Package bpfprog describes loaded BPF programs the way perf sees them: per
 // JITed function its tag, address, length and names, and the bpf_metadata_*
-// entries that perf record >= 6.16 writes into PERF_RECORD_BPF_METADATA.
+// entries that perf record >= 6.17 writes into PERF_RECORD_BPF_METADATA.
 //
 // Programs come from a Source: the running kernel (Live, through cilium/ebpf
-// and internal/bpfsys) or a Snapshot, a versioned JSON file that can be read on
+// and internal/bpfsys) or a Snapshot, a versioned file that can be read on
 // another machine long after the programs are gone. A Source is asked for one
 // program at a time, by the id and tag of a PERF_RECORD_BPF_EVENT, and says
 // whether that id is unknown (ErrNotFound) or belongs to a program with another
@@ -33,7 +33,6 @@
 package bpfprog
 
 import (
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,76 +41,49 @@ import (
 	"time"
 
 	"github.com/cilium/ebpf"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
-
-// TagSize is BPF_TAG_SIZE.
-const TagSize = 8
-
-// Tag is a BPF program or function tag: the truncated SHA-1 of its
-// instructions (with map references zeroed, so the tag does not change when
-// only the contents of its maps, .rodata included, change).
-type Tag [TagSize]byte
-
-// String returns the tag as 16 lower-case hex digits, as perf and bpftool print it.
-func (t Tag) String() string { return hex.EncodeToString(t[:]) }
-
-// MarshalText encodes the tag as 16 hex digits.
-func (t Tag) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
-
-// UnmarshalText decodes 16 hex digits.
-func (t *Tag) UnmarshalText(b []byte) error {
-	tag, err := ParseTag(string(b))
-	if err != nil {
-		return err
-	}
-	*t = tag
-	return nil
-}
-
-// ParseTag parses 16 hex digits.
-func ParseTag(s string) (Tag, error) {
-	var t Tag
-	if len(s) != 2*TagSize {
-		return t, fmt.Errorf("bpfprog: tag %q: want %d hex digits", s, 2*TagSize)
-	}
-	if _, err := hex.Decode(t[:], []byte(s)); err != nil {
-		return t, fmt.Errorf("bpfprog: tag %q: %w", s, err)
-	}
-	return t, nil
-}
 
 // Program is one loaded BPF program.
 type Program struct {
-	ID  uint32 `json:"id"`
-	Tag Tag    `json:"tag"` // whole-program tag: the tag in PERF_RECORD_BPF_EVENT
+	ID  uint32
+	Tag perfdata.BPFTag // whole-program tag: the tag in PERF_RECORD_BPF_EVENT
 	// Name is bpf_prog_info.name as the kernel keeps it: at most 15 bytes.
-	Name         string           `json:"name"`
-	Type         ebpf.ProgramType `json:"type"`
-	LoadTime     time.Duration    `json:"load_time_ns"` // since boot (bpf_prog_info.load_time)
-	CreatedByUID uint32           `json:"created_by_uid"`
-	BTFID        uint32           `json:"btf_id"` // the program's BTF object; 0 without BTF
-	MapIDs       []uint32         `json:"map_ids"`
+	Name string
+	Type ebpf.ProgramType
+	// LoadTime is bpf_prog_info.load_time: CLOCK_BOOTTIME when it was
+	// loaded. LoadedAt is the same moment as a date, on the clock of the
+	// machine it was read on.
+	LoadTime     time.Duration
+	LoadedAt     time.Time
+	CreatedByUID uint32
+	BTFID        uint32 // the program's BTF object; 0 without BTF
+	MapIDs       []uint32
 	// Funcs are the program's functions in kernel order (bpf_prog_info.prog_tags
 	// order): the main function first, then the subprograms.
-	Funcs []Func `json:"funcs"`
+	Funcs []Func
 	// Metadata is what perf record writes into BPF_METADATA for this program,
 	// nil if perf writes none. It is incomplete when MetadataErr is set.
-	Metadata *Metadata `json:"metadata,omitempty"`
+	Metadata *Metadata
 	// MetadataErr says why Metadata is not exactly what perf writes (a value
 	// that could not be formatted, a BTF object that could not be read). Use
 	// BPFMetadata to get metadata only when it is exact.
-	MetadataErr error `json:"-"`
+	MetadataErr error
+	// TooLarge is set when perf writes no metadata for the program because
+	// its metadata has too many variables (Metadata is then nil).
+	TooLarge *TooLargeError
 }
 
 // Func is one JITed function of a program.
 type Func struct {
-	Tag Tag // bpf_prog_info.prog_tags[i]
+	Tag perfdata.BPFTag // bpf_prog_info.prog_tags[i]
 	// BTFName is the name of the function's BTF FUNC (func_info[i] in the
 	// program's BTF); empty for programs loaded without func_info.
 	BTFName string
 	// Addr and Len are bpf_prog_info.jited_ksyms[i] and jited_func_lens[i]:
 	// the KSYMBOL addr and len. Addr is 0 when the kernel hides addresses
-	// from the reader (kernel.kptr_restrict).
+	// from the reader (kernel.kptr_restrict, no CAP_SYSLOG).
 	Addr uint64
 	Len  uint32
 	// PerfName is the KSYMBOL name perf synthesizes for a program that was
@@ -125,35 +97,29 @@ type Func struct {
 // Metadata is the content of the BPF_METADATA records perf writes for a
 // program: one record per function, all with the same entries.
 type Metadata struct {
-	MapID   uint32 `json:"map_id"`   // the .rodata map the entries come from
-	MapName string `json:"map_name"` // bpf_map_info.name (".rodata", "<obj>.rodata")
+	MapID   uint32 // the .rodata map the entries come from
+	MapName string // bpf_map_info.name (".rodata", "<obj>.rodata")
 	// BTFID is the map's BTF object. It is Program.BTFID for programs
 	// loaded by libbpf, a separate object for programs loaded by cilium/ebpf.
-	BTFID uint32 `json:"btf_id"`
+	BTFID uint32
 	// ProgNames holds the prog_name of each BPF_METADATA record, one per
 	// function, in the order of Program.Funcs.
-	ProgNames []string `json:"prog_names"`
+	ProgNames []string
 	// Entries in DATASEC variable order.
-	Entries []Entry `json:"entries"`
+	Entries []Entry
 }
-
-// Metadata field sizes, as perf's perf_record_bpf_metadata_entry has them.
-const (
-	MetadataKeyLen   = 64  // BPF_METADATA_KEY_LEN
-	MetadataValueLen = 256 // BPF_METADATA_VALUE_LEN
-)
-
-// MetadataPrefix starts the names of the variables perf records.
-const MetadataPrefix = "bpf_metadata_"
 
 // Entry is one metadata variable as perf records it.
 type Entry struct {
-	// Key is the variable name without MetadataPrefix, at most
-	// MetadataKeyLen-1 bytes (perf's snprintf into key[64]).
-	Key string `json:"key"`
+	// Key is the variable name without "bpf_metadata_", at most 63 bytes
+	// (perf's snprintf into key[64]: perfdata.BPFMetadataKey).
+	Key string
 	// Value is the value as libbpf's btf_dump__dump_type_data() prints it
-	// for perf, at most MetadataValueLen-1 bytes.
-	Value string `json:"value"`
+	// for perf, at most 255 bytes: what the record holds.
+	Value string
+	// Typed is the value as JSON (strings, numbers, enumerators by name,
+	// objects and arrays), where its type allows: for programs, not perf.
+	Typed json.RawMessage
 }
 
 // Errors a Source returns. Use errors.Is: the returned errors wrap these with
@@ -167,22 +133,36 @@ var (
 	// The error is a *TagMismatchError.
 	ErrTagMismatch = errors.New("BPF program tag differs")
 	// ErrNoMetadata: perf writes no BPF_METADATA for the program: it has no
-	// .rodata map with bpf_metadata_ variables.
+	// .rodata map with bpf_metadata_ variables, or (TooLargeError) too many.
 	ErrNoMetadata = errors.New("BPF program has no metadata")
 )
 
 // TagMismatchError is returned when the program with ID has tag Got, not Want.
 type TagMismatchError struct {
 	ID        uint32
-	Want, Got Tag
+	Want, Got perfdata.BPFTag
 }
 
 func (e *TagMismatchError) Error() string {
-	return fmt.Sprintf("bpfprog: program %d has tag %s, not %s (id reused, or a recording from another boot)", e.ID, e.Got, e.Want)
+	return fmt.Sprintf("program %d has tag %s, not %s (id reused, or a recording from another boot)", e.ID, e.Got, e.Want)
 }
 
 // Is reports whether target is ErrTagMismatch.
 func (e *TagMismatchError) Is(target error) bool { return target == ErrTagMismatch }
+
+// TooLargeError says that perf writes no metadata for a program because
+// its metadata map has more variables than a record holds.
+type TooLargeError struct {
+	MapID     uint32 `json:"map_id"`
+	Variables int    `json:"variables"`
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("its metadata map %d has %d bpf_metadata_ variables; perf writes BPF_METADATA for at most %d", e.MapID, e.Variables, perfdata.MaxBPFMetadataEntries)
+}
+
+// Is reports whether target is ErrNoMetadata: perf writes none.
+func (e *TooLargeError) Is(target error) bool { return target == ErrNoMetadata }
 
 // MetadataError says why a program's metadata is not known exactly.
 type MetadataError struct {
@@ -193,7 +173,7 @@ type MetadataError struct {
 }
 
 func (e *MetadataError) Error() string {
-	s := fmt.Sprintf("bpfprog: program %d: metadata", e.ProgID)
+	s := fmt.Sprintf("program %d: metadata", e.ProgID)
 	if e.MapID != 0 {
 		s += fmt.Sprintf(" (map %d)", e.MapID)
 	}
@@ -206,27 +186,95 @@ func (e *MetadataError) Error() string {
 func (e *MetadataError) Unwrap() error { return e.Err }
 
 // BPFMetadata returns the program's metadata if it is exactly what perf
-// records: ErrNoMetadata if perf records none, MetadataErr if it is not known
-// exactly.
+// records: an error wrapping ErrNoMetadata if perf records none, MetadataErr
+// if it is not known exactly.
 func (p *Program) BPFMetadata() (*Metadata, error) {
-	if p.MetadataErr != nil {
+	switch {
+	case p.MetadataErr != nil:
 		return nil, p.MetadataErr
-	}
-	if p.Metadata == nil {
-		return nil, fmt.Errorf("bpfprog: program %d: %w", p.ID, ErrNoMetadata)
+	case p.TooLarge != nil:
+		return nil, fmt.Errorf("program %d: %w", p.ID, p.TooLarge)
+	case p.Metadata == nil:
+		return nil, fmt.Errorf("program %d: %w", p.ID, ErrNoMetadata)
 	}
 	return p.Metadata, nil
 }
 
-// programJSON is Program on the wire, with MetadataErr as "metadata_error".
-type programJSON struct {
-	programFields
-	MetadataError *metadataErrorJSON `json:"metadata_error,omitempty"`
+// programTypes are libbpf's names of the program types (prog_type_name[]),
+// which bpftool prints, by enum bpf_prog_type.
+var programTypes = []string{
+	"unspec", "socket_filter", "kprobe", "sched_cls", "sched_act", "tracepoint", "xdp",
+	"perf_event", "cgroup_skb", "cgroup_sock", "lwt_in", "lwt_out", "lwt_xmit", "sock_ops",
+	"sk_skb", "cgroup_device", "sk_msg", "raw_tracepoint", "cgroup_sock_addr",
+	"lwt_seg6local", "lirc_mode2", "sk_reuseport", "flow_dissector", "cgroup_sysctl",
+	"raw_tracepoint_writable", "cgroup_sockopt", "tracing", "struct_ops", "ext", "lsm",
+	"sk_lookup", "syscall", "netfilter",
 }
 
-// programFields has Program's fields without its methods (no recursion
-// into MarshalJSON).
-type programFields Program
+// TypeName is the program type as bpftool names it ("socket_filter"), or
+// its number for a type libbpf does not know.
+func TypeName(t ebpf.ProgramType) string {
+	if int(t) < len(programTypes) {
+		return programTypes[t]
+	}
+	return strconv.FormatUint(uint64(t), 10)
+}
+
+func parseTypeName(s string) (ebpf.ProgramType, error) {
+	for i, n := range programTypes {
+		if n == s {
+			return ebpf.ProgramType(i), nil
+		}
+	}
+	n, err := strconv.ParseUint(s, 10, 32)
+	if err != nil {
+		return 0, fmt.Errorf("program type %q", s)
+	}
+	return ebpf.ProgramType(n), nil
+}
+
+// The JSON form of a program, the same in every output (snapshot, programs
+// --json, watch): FormatVersion. Kernel addresses are "0x..." strings:
+// JSON numbers above 2^53 do not survive most JSON readers.
+type programJSON struct {
+	ID           uint32             `json:"id"`
+	Tag          perfdata.BPFTag    `json:"tag"`
+	Name         string             `json:"name"`
+	Type         string             `json:"type"`
+	LoadedAt     int64              `json:"loaded_at"`
+	LoadTime     int64              `json:"load_time_ns"`
+	UID          uint32             `json:"uid"`
+	BTFID        uint32             `json:"btf_id"`
+	MapIDs       []uint32           `json:"map_ids"`
+	Funcs        []funcJSON         `json:"funcs"`
+	Metadata     *metadataJSON      `json:"metadata,omitempty"`
+	MetadataErr  *metadataErrorJSON `json:"metadata_error,omitempty"`
+	TooLarge     *TooLargeError     `json:"metadata_too_large,omitempty"`
+	LoadedAtNano *int64             `json:"loaded_at_ns,omitempty"`
+}
+
+type funcJSON struct {
+	Tag        perfdata.BPFTag `json:"tag"`
+	BTFName    string          `json:"btf_name,omitempty"`
+	Addr       string          `json:"addr"`
+	Len        uint32          `json:"len"`
+	PerfName   string          `json:"perf_name"`
+	KernelName string          `json:"kernel_name"`
+}
+
+type metadataJSON struct {
+	MapID     uint32      `json:"map_id"`
+	MapName   string      `json:"map_name"`
+	BTFID     uint32      `json:"btf_id"`
+	ProgNames []string    `json:"prog_names"`
+	Entries   []entryJSON `json:"entries"`
+}
+
+type entryJSON struct {
+	Key   string          `json:"key"`
+	Value string          `json:"value"`
+	Typed json.RawMessage `json:"typed,omitempty"`
+}
 
 type metadataErrorJSON struct {
 	MapID uint32 `json:"map_id,omitempty"`
@@ -234,65 +282,124 @@ type metadataErrorJSON struct {
 	Error string `json:"error"`
 }
 
-// MarshalJSON encodes Program with MetadataErr as "metadata_error".
+// MarshalJSON encodes the program in the JSON form every output shares.
 func (p Program) MarshalJSON() ([]byte, error) {
-	j := programJSON{programFields: programFields(p)}
+	j := programJSON{
+		ID: p.ID, Tag: p.Tag, Name: p.Name, Type: TypeName(p.Type),
+		LoadTime: int64(p.LoadTime), UID: p.CreatedByUID, BTFID: p.BTFID, MapIDs: p.MapIDs,
+		TooLarge: p.TooLarge,
+	}
+	if !p.LoadedAt.IsZero() {
+		j.LoadedAt = p.LoadedAt.Unix()
+		ns := p.LoadedAt.UnixNano()
+		j.LoadedAtNano = &ns
+	}
+	if j.MapIDs == nil {
+		j.MapIDs = []uint32{}
+	}
+	j.Funcs = make([]funcJSON, len(p.Funcs))
+	for i, f := range p.Funcs {
+		j.Funcs[i] = funcJSON{Tag: f.Tag, BTFName: f.BTFName, Addr: "0x" + strconv.FormatUint(f.Addr, 16), Len: f.Len,
+			PerfName: f.PerfName, KernelName: f.KernelName}
+	}
+	if md := p.Metadata; md != nil {
+		m := &metadataJSON{MapID: md.MapID, MapName: md.MapName, BTFID: md.BTFID, ProgNames: md.ProgNames, Entries: []entryJSON{}}
+		for _, e := range md.Entries {
+			m.Entries = append(m.Entries, entryJSON{e.Key, e.Value, e.Typed})
+		}
+		j.Metadata = m
+	}
 	if p.MetadataErr != nil {
 		var me *MetadataError
 		if !errors.As(p.MetadataErr, &me) {
 			me = &MetadataError{ProgID: p.ID, Err: p.MetadataErr}
 		}
-		j.MetadataError = &metadataErrorJSON{MapID: me.MapID, Key: me.Key, Error: me.Err.Error()}
+		j.MetadataErr = &metadataErrorJSON{MapID: me.MapID, Key: me.Key, Error: me.Err.Error()}
 	}
 	return json.Marshal(&j)
 }
 
-// UnmarshalJSON decodes Program, with "metadata_error" as a *MetadataError.
+// UnmarshalJSON decodes the JSON form of a program.
 func (p *Program) UnmarshalJSON(b []byte) error {
 	var j programJSON
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
 	}
-	*p = Program(j.programFields)
-	if e := j.MetadataError; e != nil {
+	typ, err := parseTypeName(j.Type)
+	if err != nil {
+		return err
+	}
+	*p = Program{ID: j.ID, Tag: j.Tag, Name: j.Name, Type: typ, LoadTime: time.Duration(j.LoadTime),
+		CreatedByUID: j.UID, BTFID: j.BTFID, MapIDs: j.MapIDs, TooLarge: j.TooLarge}
+	if j.LoadedAtNano != nil {
+		p.LoadedAt = time.Unix(0, *j.LoadedAtNano).UTC()
+	} else if j.LoadedAt != 0 {
+		p.LoadedAt = time.Unix(j.LoadedAt, 0).UTC()
+	}
+	for _, f := range j.Funcs {
+		addr, err := parseAddr(f.Addr)
+		if err != nil {
+			return err
+		}
+		p.Funcs = append(p.Funcs, Func{Tag: f.Tag, BTFName: f.BTFName, Addr: addr, Len: f.Len, PerfName: f.PerfName, KernelName: f.KernelName})
+	}
+	if m := j.Metadata; m != nil {
+		md := &Metadata{MapID: m.MapID, MapName: m.MapName, BTFID: m.BTFID, ProgNames: m.ProgNames}
+		for _, e := range m.Entries {
+			md.Entries = append(md.Entries, Entry{Key: e.Key, Value: e.Value, Typed: e.Typed})
+		}
+		p.Metadata = md
+	}
+	if e := j.MetadataErr; e != nil {
 		p.MetadataErr = &MetadataError{ProgID: p.ID, MapID: e.MapID, Key: e.Key, Err: errors.New(e.Error)}
 	}
 	return nil
 }
 
-// funcJSON is Func on the wire, with Addr as 0x-prefixed hex text: JSON
-// numbers above 2^53 do not survive most JSON readers.
-type funcJSON struct {
-	Tag        Tag    `json:"tag"`
-	BTFName    string `json:"btf_name,omitempty"`
-	Addr       string `json:"addr"`
-	Len        uint32 `json:"len"`
-	PerfName   string `json:"perf_name"`
-	KernelName string `json:"kernel_name"`
-}
-
-// MarshalJSON encodes Func with Addr as "0x..." hex.
-func (f Func) MarshalJSON() ([]byte, error) {
-	return json.Marshal(funcJSON{
-		Tag: f.Tag, BTFName: f.BTFName, Addr: "0x" + strconv.FormatUint(f.Addr, 16), Len: f.Len,
-		PerfName: f.PerfName, KernelName: f.KernelName,
-	})
-}
-
-// UnmarshalJSON decodes Func with Addr as "0x..." hex.
-func (f *Func) UnmarshalJSON(b []byte) error {
-	var j funcJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	hexAddr, ok := strings.CutPrefix(j.Addr, "0x")
+func parseAddr(s string) (uint64, error) {
+	h, ok := strings.CutPrefix(s, "0x")
 	if !ok {
-		return fmt.Errorf("bpfprog: function address %q: want 0x-prefixed hex", j.Addr)
+		return 0, fmt.Errorf("function address %q: want 0x-prefixed hex", s)
 	}
-	addr, err := strconv.ParseUint(hexAddr, 16, 64)
+	a, err := strconv.ParseUint(h, 16, 64)
 	if err != nil {
-		return fmt.Errorf("bpfprog: function address %q: %w", j.Addr, err)
+		return 0, fmt.Errorf("function address %q: %w", s, err)
 	}
-	*f = Func{Tag: j.Tag, BTFName: j.BTFName, Addr: addr, Len: j.Len, PerfName: j.PerfName, KernelName: j.KernelName}
-	return nil
+	return a, nil
+}
+
+// programV1 is a program in a version 1 snapshot (bpfmeta before the
+// shared JSON form): the type a number, the time since boot only.
+type programV1 struct {
+	ID           uint32             `json:"id"`
+	Tag          perfdata.BPFTag    `json:"tag"`
+	Name         string             `json:"name"`
+	Type         ebpf.ProgramType   `json:"type"`
+	LoadTime     int64              `json:"load_time_ns"`
+	CreatedByUID uint32             `json:"created_by_uid"`
+	BTFID        uint32             `json:"btf_id"`
+	MapIDs       []uint32           `json:"map_ids"`
+	Funcs        []funcJSON         `json:"funcs"`
+	Metadata     *metadataJSON      `json:"metadata,omitempty"`
+	MetadataErr  *metadataErrorJSON `json:"metadata_error,omitempty"`
+}
+
+// decodeV1 decodes a version 1 program; boot is when its machine booted.
+func decodeV1(b []byte, boot time.Time) (*Program, error) {
+	var v programV1
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, err
+	}
+	j := programJSON{ID: v.ID, Tag: v.Tag, Name: v.Name, Type: TypeName(v.Type), LoadTime: v.LoadTime,
+		UID: v.CreatedByUID, BTFID: v.BTFID, MapIDs: v.MapIDs, Funcs: v.Funcs, Metadata: v.Metadata, MetadataErr: v.MetadataErr}
+	if !boot.IsZero() {
+		ns := boot.Add(time.Duration(v.LoadTime)).UnixNano()
+		j.LoadedAtNano = &ns
+	}
+	jb, err := json.Marshal(&j)
+	if err != nil {
+		return nil, err
+	}
+	p := new(Program)
+	return p, p.UnmarshalJSON(jb)
 }

@@ -1,70 +1,131 @@
 package bpfprog
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"iter"
+	"os"
+	"slices"
 	"sync"
 	"time"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// SnapshotFormatVersion is the version of the snapshot file format this
-// package writes and the only one it reads.
-const SnapshotFormatVersion = 1
+// FormatVersion is the version of bpfmeta's JSON: snapshot files and the
+// --json output of programs and show. Version 1 was a snapshot as one JSON
+// object; bpfmeta still reads it.
+const FormatVersion = 2
 
-// Snapshot is a record of the programs loaded on one machine at one time. It
-// is a Source that answers after the programs are gone and on another
-// machine.
+// A snapshot file is JSON Lines, so that it can be written as programs are
+// found, and read back when whatever wrote it was killed half-way:
 //
-// The file is one JSON object:
+//	{"format_version":2,"kind":"snapshot","system":{...},"taken":"2026-12-02T15:37:00Z"}
+//	{"program":{"id":97,"tag":"e21be2de8fc54252",...}}
+//	...
+//	{"end":{"programs":2,"taken_until":"2026-12-02T15:38:00Z"}}
 //
-//	{
-//	  "format_version": 1,
-//	  "kernel_release": "6.18.44", "boot_id": "...", "hostname": "...",
-//	  "boot_time": "2026-12-02T14:50:01.123Z",
-//	  "taken": "2026-12-02T15:37:00Z",
-//	  "programs": [ {"id": 97, "tag": "e21be2de8fc54252", ..., "funcs": [...], "metadata": {...}}, ... ]
-//	}
+// The first line says what the file is and which machine and boot its
+// programs are from; every program line has a program in the JSON form
+// every output of bpfmeta shares (Program.MarshalJSON); the last line says
+// the file is complete. A file without it, or whose last line is cut, is a
+// snapshot whose writer did not finish (Snapshot.Incomplete says so).
+type snapshotHeader struct {
+	FormatVersion int       `json:"format_version"`
+	Kind          string    `json:"kind"`
+	System        System    `json:"system"`
+	Taken         time.Time `json:"taken"`
+}
+
+type snapshotLine struct {
+	Program json.RawMessage `json:"program,omitempty"`
+	End     *SnapshotEnd    `json:"end,omitempty"`
+}
+
+// SnapshotEnd is the last line of a complete snapshot.
+type SnapshotEnd struct {
+	Programs int `json:"programs"`
+	// Until is when the writer stopped adding programs (a watch's end).
+	Until time.Time `json:"taken_until"`
+	// Missed counts programs whose load a watch saw but that were gone
+	// before they could be read.
+	Missed int `json:"missed,omitempty"`
+}
+
+// snapshotKind is the first line's "kind".
+const snapshotKind = "snapshot"
+
+// Limits on what a snapshot file may hold, whatever it claims: a program
+// line, however many functions and entries it lists, is far smaller.
+const (
+	maxSnapshotLine     = 4 << 20
+	maxSnapshotPrograms = 1 << 20
+	// maxSnapshotV1 bounds a version 1 file, which must be read whole.
+	maxSnapshotV1 = 64 << 20
+)
+
+// ErrSnapshotFormat is wrapped by the errors OpenSnapshot returns for input
+// that is not a snapshot this package can read.
+var ErrSnapshotFormat = errors.New("not a bpfmeta snapshot")
+
+// ErrSnapshotNewer is wrapped by the error for a snapshot of a newer format.
+var ErrSnapshotNewer = errors.New("written by a newer bpfmeta")
+
+// Snapshot is a record of the programs loaded on one machine at one time,
+// or over a time (a watch). It is a Source that answers after the programs
+// are gone and on another machine.
 //
-// with programs in the JSON encoding of Program.
-//
-// Programs must not change after the first Lookup.
+// A Snapshot built in memory has its Programs; one read from a file
+// (OpenSnapshot) keeps only an index of the file, and reads a program from
+// it when asked: its memory does not grow with the file.
 type Snapshot struct {
-	Sys      System    // the machine and boot the snapshot was taken on
-	Taken    time.Time // when
+	Sys   System    // the machine and boot the snapshot was taken on
+	Taken time.Time // when it was taken (a watch: when it started)
+	// Programs are the programs of a snapshot built in memory.
 	Programs []*Program
+	// Incomplete says why a snapshot read from a file is not the whole of
+	// what its writer meant to write (it was killed, its disk full); "" for
+	// a complete one.
+	Incomplete string
+	// End is the file's last line, when it has one.
+	End *SnapshotEnd
 
 	indexOnce sync.Once
 	index     map[uint32]*Program
+
+	file    io.ReaderAt
+	closer  io.Closer
+	spans   map[uint32]span
+	version int
 }
 
-// snapshotHeader is the file's object without "programs".
-type snapshotHeader struct {
-	FormatVersion int `json:"format_version"`
-	System
-	Taken time.Time `json:"taken"`
+// span is where a program is in the file, and its tag.
+type span struct {
+	off int64
+	n   int32
+	tag perfdata.BPFTag
 }
-
-type snapshotFile struct {
-	snapshotHeader
-	Programs []*Program `json:"programs"`
-}
-
-// ErrSnapshotFormat is wrapped by the errors ReadSnapshot returns for input
-// that is not a snapshot this package can read.
-var ErrSnapshotFormat = errors.New("not a bpfmeta snapshot")
 
 // System describes the machine and boot the snapshot was taken on.
 func (s *Snapshot) System() System { return s.Sys }
 
 // Lookup returns the program with id from the snapshot if its tag is tag.
-func (s *Snapshot) Lookup(id uint32, tag Tag) (*Program, error) {
-	s.indexOnce.Do(func() {
-		if s.index != nil {
-			return
+func (s *Snapshot) Lookup(id uint32, tag perfdata.BPFTag) (*Program, error) {
+	if s.spans != nil {
+		sp, ok := s.spans[id]
+		if !ok {
+			return nil, notFound(id)
 		}
+		if err := checkTag(id, tag, sp.tag); err != nil {
+			return nil, err
+		}
+		return s.read(sp)
+	}
+	s.indexOnce.Do(func() {
 		s.index = make(map[uint32]*Program, len(s.Programs))
 		for _, p := range s.Programs {
 			s.index[p.ID] = p
@@ -80,46 +141,294 @@ func (s *Snapshot) Lookup(id uint32, tag Tag) (*Program, error) {
 	return p, nil
 }
 
-// ReadSnapshot reads a snapshot file.
-func ReadSnapshot(r io.Reader) (*Snapshot, error) {
-	b, err := io.ReadAll(r)
+// All yields every program of the snapshot, in ascending id order.
+func (s *Snapshot) All() iter.Seq2[*Program, error] {
+	return func(yield func(*Program, error) bool) {
+		if s.spans == nil {
+			ps := slices.Clone(s.Programs)
+			slices.SortFunc(ps, func(a, b *Program) int { return int(a.ID) - int(b.ID) })
+			for _, p := range ps {
+				if !yield(p, nil) {
+					return
+				}
+			}
+			return
+		}
+		ids := make([]uint32, 0, len(s.spans))
+		for id := range s.spans {
+			ids = append(ids, id)
+		}
+		slices.Sort(ids)
+		for _, id := range ids {
+			p, err := s.read(s.spans[id])
+			if !yield(p, err) {
+				return
+			}
+		}
+	}
+}
+
+// Len is the number of programs in the snapshot.
+func (s *Snapshot) Len() int {
+	if s.spans != nil {
+		return len(s.spans)
+	}
+	return len(s.Programs)
+}
+
+// read decodes the program at sp.
+func (s *Snapshot) read(sp span) (*Program, error) {
+	b := make([]byte, sp.n)
+	if _, err := s.file.ReadAt(b, sp.off); err != nil {
+		return nil, fmt.Errorf("snapshot: reading a program at offset %d: %w", sp.off, err)
+	}
+	var p *Program
+	var err error
+	if s.version == 1 {
+		p, err = decodeV1(b, s.Sys.BootTime)
+	} else {
+		var l snapshotLine
+		if err = json.Unmarshal(b, &l); err == nil {
+			p = new(Program)
+			err = p.UnmarshalJSON(l.Program)
+		}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("bpfprog: reading snapshot: %w", err)
+		return nil, fmt.Errorf("snapshot: the program at offset %d: %w: %v", sp.off, ErrSnapshotFormat, err)
 	}
-	// The version decides how to read the rest, so read it first.
-	var v struct {
-		FormatVersion *int `json:"format_version"`
+	return p, checkProgram(p)
+}
+
+// Close closes the file of a snapshot OpenSnapshot opened.
+func (s *Snapshot) Close() error {
+	if s.closer != nil {
+		return s.closer.Close()
 	}
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, fmt.Errorf("bpfprog: snapshot: %w: %v", ErrSnapshotFormat, err)
+	return nil
+}
+
+// OpenSnapshot reads the snapshot in file f, of size bytes: it checks
+// every line and indexes the programs by id, holding nothing else of the
+// file; Lookup then reads the program it is asked for. The Snapshot uses f
+// until it is closed (closing it closes f, if f is an io.Closer).
+func OpenSnapshot(f io.ReaderAt, size int64) (*Snapshot, error) {
+	s := &Snapshot{file: f, spans: map[uint32]span{}}
+	if c, ok := f.(io.Closer); ok {
+		s.closer = c
+	}
+	var head [64]byte
+	n, _ := f.ReadAt(head[:], 0)
+	if bytes.HasPrefix(bytes.TrimLeft(head[:n], " \t\r\n"), []byte("{\n")) || isV1(head[:n]) {
+		return s, s.readV1(size)
+	}
+	return s, s.readLines(size)
+}
+
+// isV1 tells a version 1 snapshot: one JSON object, indented, starting
+// with "format_version": 1.
+func isV1(head []byte) bool {
+	return bytes.HasPrefix(head, []byte("{\n  \"format_version\": 1"))
+}
+
+func (s *Snapshot) readLines(size int64) error {
+	br := bufio.NewReaderSize(io.NewSectionReader(s.file, 0, size), 64<<10)
+	var off int64
+	lineNo := 0
+	for {
+		line, cut, err := readLine(br)
+		if err != nil {
+			return fmt.Errorf("snapshot: line %d: %w", lineNo+1, err)
+		}
+		if line == nil {
+			break
+		}
+		lineNo++
+		start := off
+		off += int64(len(line))
+		if cut {
+			s.Incomplete = fmt.Sprintf("its last line (line %d) is cut: the writer stopped while writing it", lineNo)
+			break
+		}
+		if lineNo == 1 {
+			if err := s.header(line); err != nil {
+				return err
+			}
+			continue
+		}
+		if s.End != nil {
+			return fmt.Errorf("snapshot: line %d: %w: a line after the end line", lineNo, ErrSnapshotFormat)
+		}
+		if err := s.line(line, start, lineNo); err != nil {
+			return err
+		}
 	}
 	switch {
-	case v.FormatVersion == nil:
-		return nil, fmt.Errorf("bpfprog: snapshot: %w: no format_version", ErrSnapshotFormat)
-	case *v.FormatVersion != SnapshotFormatVersion:
-		return nil, fmt.Errorf("bpfprog: snapshot: %w: format_version %d, this bpfmeta reads %d",
-			ErrSnapshotFormat, *v.FormatVersion, SnapshotFormatVersion)
+	case lineNo == 0:
+		return fmt.Errorf("snapshot: %w: the file is empty", ErrSnapshotFormat)
+	case s.version == 0:
+		return fmt.Errorf("snapshot: %w", ErrSnapshotFormat)
+	case s.End == nil && s.Incomplete == "":
+		s.Incomplete = "it has no end line: its writer was killed, or ran out of space, before it finished"
+	case s.End != nil && s.End.Programs != len(s.spans):
+		return fmt.Errorf("snapshot: %w: the end line counts %d programs, the file has %d", ErrSnapshotFormat, s.End.Programs, len(s.spans))
 	}
-	var f snapshotFile
-	d := json.NewDecoder(bytes.NewReader(b))
-	if err := d.Decode(&f); err != nil {
-		return nil, fmt.Errorf("bpfprog: snapshot: %w: %v", ErrSnapshotFormat, err)
+	return nil
+}
+
+// readLine reads one line, its newline included. cut reports a last line
+// without a newline; a line longer than maxSnapshotLine is an error, read
+// no further than that.
+func readLine(br *bufio.Reader) (line []byte, cut bool, err error) {
+	for {
+		b, err := br.ReadSlice('\n')
+		line = append(line, b...)
+		switch {
+		case len(line) > maxSnapshotLine:
+			return nil, false, fmt.Errorf("%w: a line longer than %d bytes", ErrSnapshotFormat, maxSnapshotLine)
+		case err == nil:
+			return line, false, nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			continue
+		case err == io.EOF:
+			if len(line) == 0 {
+				return nil, false, nil
+			}
+			return line, true, nil
+		}
+		return nil, false, err
 	}
-	s := &Snapshot{Sys: f.System, Taken: f.Taken, Programs: f.Programs,
-		index: make(map[uint32]*Program, len(f.Programs))}
-	for i, p := range f.Programs {
-		if p == nil {
-			return nil, fmt.Errorf("bpfprog: snapshot: %w: program %d is null", ErrSnapshotFormat, i)
-		}
-		if err := checkProgram(p); err != nil {
-			return nil, fmt.Errorf("bpfprog: snapshot: %w: %v", ErrSnapshotFormat, err)
-		}
-		if _, dup := s.index[p.ID]; dup {
-			return nil, fmt.Errorf("bpfprog: snapshot: %w: program %d appears twice", ErrSnapshotFormat, p.ID)
-		}
-		s.index[p.ID] = p
+}
+
+func (s *Snapshot) header(line []byte) error {
+	var h snapshotHeader
+	if err := json.Unmarshal(line, &h); err != nil || h.Kind != snapshotKind {
+		return fmt.Errorf("snapshot: %w (its first line is not a snapshot's)", ErrSnapshotFormat)
 	}
-	return s, nil
+	if h.FormatVersion > FormatVersion {
+		return fmt.Errorf("snapshot: format version %d, %w (this one reads up to %d)", h.FormatVersion, ErrSnapshotNewer, FormatVersion)
+	}
+	if h.FormatVersion < 2 {
+		return fmt.Errorf("snapshot: %w: format version %d in a line-by-line file", ErrSnapshotFormat, h.FormatVersion)
+	}
+	s.version, s.Sys, s.Taken = h.FormatVersion, h.System, h.Taken
+	return nil
+}
+
+// line indexes one program line, or takes the end line.
+func (s *Snapshot) line(line []byte, off int64, lineNo int) error {
+	var l snapshotLine
+	if err := json.Unmarshal(line, &l); err != nil {
+		return fmt.Errorf("snapshot: line %d: %w: %v", lineNo, ErrSnapshotFormat, err)
+	}
+	switch {
+	case l.End != nil:
+		s.End = l.End
+		return nil
+	case l.Program == nil:
+		return fmt.Errorf("snapshot: line %d: %w: neither a program nor the end", lineNo, ErrSnapshotFormat)
+	}
+	var p Program
+	if err := p.UnmarshalJSON(l.Program); err != nil {
+		return fmt.Errorf("snapshot: line %d: %w: %v", lineNo, ErrSnapshotFormat, err)
+	}
+	return s.add(&p, span{off: off, n: int32(len(line))}, lineNo)
+}
+
+func (s *Snapshot) add(p *Program, sp span, where int) error {
+	if err := checkProgram(p); err != nil {
+		return fmt.Errorf("snapshot: line %d: %w: %v", where, ErrSnapshotFormat, err)
+	}
+	if _, dup := s.spans[p.ID]; dup {
+		return fmt.Errorf("snapshot: line %d: %w: program %d appears twice", where, ErrSnapshotFormat, p.ID)
+	}
+	if len(s.spans) >= maxSnapshotPrograms {
+		return fmt.Errorf("snapshot: more than %d programs (bpfmeta reads at most that many)", maxSnapshotPrograms)
+	}
+	sp.tag = p.Tag
+	s.spans[p.ID] = sp
+	return nil
+}
+
+// readV1 indexes a version 1 snapshot: one JSON object whose "programs"
+// array holds the programs.
+func (s *Snapshot) readV1(size int64) error {
+	if size > maxSnapshotV1 {
+		return fmt.Errorf("snapshot: a version 1 snapshot of %d bytes (bpfmeta reads those up to %d MiB)", size, maxSnapshotV1>>20)
+	}
+	d := json.NewDecoder(io.NewSectionReader(s.file, 0, size))
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("snapshot: %w: "+format, append([]any{ErrSnapshotFormat}, args...)...)
+	}
+	if t, err := d.Token(); err != nil || t != json.Delim('{') {
+		return fail("not a JSON object")
+	}
+	for d.More() {
+		t, err := d.Token()
+		if err != nil {
+			return fail("%v", err)
+		}
+		key, _ := t.(string)
+		switch key {
+		case "format_version":
+			if err := d.Decode(&s.version); err != nil {
+				return fail("format_version: %v", err)
+			}
+			if s.version != 1 {
+				return fail("format_version %d in a one-object file", s.version)
+			}
+		case "kernel_release":
+			err = d.Decode(&s.Sys.KernelRelease)
+		case "boot_id":
+			err = d.Decode(&s.Sys.BootID)
+		case "hostname":
+			err = d.Decode(&s.Sys.Hostname)
+		case "boot_time":
+			err = d.Decode(&s.Sys.BootTime)
+		case "taken":
+			err = d.Decode(&s.Taken)
+		case "programs":
+			err = s.readV1Programs(d)
+		default:
+			var skip json.RawMessage
+			err = d.Decode(&skip)
+		}
+		if err != nil {
+			return fail("%q: %v", key, err)
+		}
+	}
+	if s.version != 1 {
+		return fail("no format_version")
+	}
+	s.End = &SnapshotEnd{Programs: len(s.spans)}
+	return nil
+}
+
+func (s *Snapshot) readV1Programs(d *json.Decoder) error {
+	if t, err := d.Token(); err != nil || t != json.Delim('[') {
+		return errors.New("not an array")
+	}
+	for i := 0; d.More(); i++ {
+
+		var raw json.RawMessage
+		if err := d.Decode(&raw); err != nil {
+			return err
+		}
+		if bytes.Equal(raw, []byte("null")) {
+			return fmt.Errorf("program %d is null", i)
+		}
+		p, err := decodeV1(raw, s.Sys.BootTime)
+		if err != nil {
+			return fmt.Errorf("program %d: %v", i, err)
+		}
+		// the raw value starts after the separator and spaces InputOffset counts
+		off := d.InputOffset() - int64(len(raw))
+
+		if err := s.add(p, span{off: off, n: int32(len(raw))}, i+1); err != nil {
+			return err
+		}
+	}
+	_, err := d.Token()
+	return err
 }
 
 // checkProgram rejects a program a Source must not hand out.
@@ -127,10 +436,106 @@ func checkProgram(p *Program) error {
 	if md := p.Metadata; md != nil && len(md.ProgNames) != len(p.Funcs) {
 		return fmt.Errorf("program %d: %d metadata prog_names for %d functions", p.ID, len(md.ProgNames), len(p.Funcs))
 	}
+	if md := p.Metadata; md != nil {
+		for _, e := range md.Entries {
+			if len(e.Key) >= perfdata.BPFMetadataKeyLen || len(e.Value) >= perfdata.BPFMetadataValueLen {
+				return fmt.Errorf("program %d: an entry longer than perf records (key %d bytes, value %d)", p.ID, len(e.Key), len(e.Value))
+			}
+		}
+		if len(md.Entries) > perfdata.MaxBPFMetadataEntries {
+			return fmt.Errorf("program %d: %d metadata entries, perf records at most %d", p.ID, len(md.Entries), perfdata.MaxBPFMetadataEntries)
+		}
+	}
 	return nil
 }
 
-// WriteSnapshot writes s to w.
+// ReadSnapshotFile opens and reads the snapshot file at path.
+func ReadSnapshotFile(path string) (*Snapshot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	s, err := OpenSnapshot(f, st.Size())
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// SnapshotWriter writes a snapshot one program at a time, a line each, so
+// that a watcher can add programs as they are loaded and a snapshot cut
+// short still holds every program written before.
+type SnapshotWriter struct {
+	w      io.Writer
+	ids    map[uint32]bool
+	err    error // first write error; sticks
+	closed bool
+}
+
+// NewSnapshotWriter writes the snapshot's first line (format, system, time).
+func NewSnapshotWriter(w io.Writer, sys System, taken time.Time) (*SnapshotWriter, error) {
+	sw := &SnapshotWriter{w: w, ids: make(map[uint32]bool)}
+	sw.writeLine(snapshotHeader{FormatVersion: FormatVersion, Kind: snapshotKind, System: sys, Taken: taken.UTC()})
+	return sw, sw.err
+}
+
+func (sw *SnapshotWriter) writeLine(v any) {
+	if sw.err != nil {
+		return
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		sw.err = fmt.Errorf("snapshot: %w", err)
+		return
+	}
+	if _, err := sw.w.Write(append(b, '\n')); err != nil {
+		sw.err = fmt.Errorf("writing the snapshot: %w", err)
+	}
+}
+
+// Add writes one program, in one write. A program id may appear once.
+func (sw *SnapshotWriter) Add(p *Program) error {
+	switch {
+	case sw.closed:
+		return errors.New("snapshot: Add after Close")
+	case sw.err != nil:
+		return sw.err
+	case sw.ids[p.ID]:
+		return fmt.Errorf("snapshot: program %d added twice", p.ID)
+	}
+	if err := checkProgram(p); err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	b, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Errorf("snapshot: program %d: %w", p.ID, err)
+	}
+	sw.ids[p.ID] = true
+	sw.writeLine(snapshotLine{Program: b})
+	return sw.err
+}
+
+// Close writes the end line. It does not close the underlying writer.
+func (sw *SnapshotWriter) Close(end SnapshotEnd) error {
+	if sw.closed {
+		return sw.err
+	}
+	sw.closed = true
+	end.Programs = len(sw.ids)
+	end.Until = end.Until.UTC()
+	sw.writeLine(struct {
+		End SnapshotEnd `json:"end"`
+	}{end})
+	return sw.err
+}
+
+// WriteSnapshot writes s (a snapshot built in memory) to w.
 func WriteSnapshot(w io.Writer, s *Snapshot) error {
 	sw, err := NewSnapshotWriter(w, s.Sys, s.Taken)
 	if err != nil {
@@ -141,85 +546,5 @@ func WriteSnapshot(w io.Writer, s *Snapshot) error {
 			return err
 		}
 	}
-	return sw.Close()
-}
-
-// SnapshotWriter writes a snapshot one program at a time, so that a watcher
-// can add programs as they are loaded. The output is a valid snapshot only
-// after Close.
-type SnapshotWriter struct {
-	w      io.Writer
-	ids    map[uint32]bool
-	err    error // first write error; sticks
-	closed bool
-}
-
-// Indentation of the snapshot file.
-const (
-	snapshotIndent        = "  "
-	snapshotProgramPrefix = snapshotIndent + snapshotIndent
-)
-
-// NewSnapshotWriter writes the snapshot header (format version, sys, taken) to w.
-func NewSnapshotWriter(w io.Writer, sys System, taken time.Time) (*SnapshotWriter, error) {
-	sw := &SnapshotWriter{w: w, ids: make(map[uint32]bool)}
-	h, err := json.MarshalIndent(snapshotHeader{FormatVersion: SnapshotFormatVersion, System: sys, Taken: taken.UTC()}, "", snapshotIndent)
-	if err != nil {
-		return nil, fmt.Errorf("bpfprog: snapshot header: %w", err)
-	}
-	// Reopen the object to append "programs" to it.
-	h = bytes.TrimSuffix(h, []byte("\n}"))
-	sw.write(h, []byte(",\n"+snapshotIndent+`"programs": [`))
-	return sw, sw.err
-}
-
-func (sw *SnapshotWriter) write(bs ...[]byte) {
-	for _, b := range bs {
-		if sw.err != nil {
-			return
-		}
-		if _, err := sw.w.Write(b); err != nil {
-			sw.err = fmt.Errorf("bpfprog: writing snapshot: %w", err)
-		}
-	}
-}
-
-// Add writes one program. A program id may appear once.
-func (sw *SnapshotWriter) Add(p *Program) error {
-	switch {
-	case sw.closed:
-		return errors.New("bpfprog: snapshot: Add after Close")
-	case sw.err != nil:
-		return sw.err
-	case sw.ids[p.ID]:
-		return fmt.Errorf("bpfprog: snapshot: program %d added twice", p.ID)
-	}
-	if err := checkProgram(p); err != nil {
-		return fmt.Errorf("bpfprog: snapshot: %w", err)
-	}
-	b, err := json.MarshalIndent(p, snapshotProgramPrefix, snapshotIndent)
-	if err != nil {
-		return fmt.Errorf("bpfprog: snapshot: program %d: %w", p.ID, err)
-	}
-	sep := ","
-	if len(sw.ids) == 0 {
-		sep = ""
-	}
-	sw.ids[p.ID] = true
-	sw.write([]byte(sep+"\n"+snapshotProgramPrefix), b)
-	return sw.err
-}
-
-// Close ends the snapshot. It does not close the underlying writer.
-func (sw *SnapshotWriter) Close() error {
-	if sw.closed {
-		return sw.err
-	}
-	sw.closed = true
-	if len(sw.ids) == 0 {
-		sw.write([]byte("]\n}\n"))
-	} else {
-		sw.write([]byte("\n" + snapshotIndent + "]\n}\n"))
-	}
-	return sw.err
+	return sw.Close(SnapshotEnd{Until: s.Taken})
 }

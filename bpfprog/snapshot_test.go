@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -15,12 +16,18 @@ import (
 	"github.com/cilium/ebpf"
 )
 
-const snapshotGolden = "testdata/snapshot-v1.golden.json"
+// The format, pinned: the file the golden snapshot is written as, and a
+// snapshot of format version 1 (bpfmeta before the shared JSON form) that
+// must still be read.
+const (
+	snapshotGolden   = "testdata/snapshot.golden.jsonl"
+	snapshotV1Golden = "testdata/snapshot-v1.golden.json"
+)
 
 // goldenSnapshot has one program with metadata (one entry not formatted)
 // and one without.
 func goldenSnapshot(t *testing.T) *Snapshot {
-	return &Snapshot{
+	s := &Snapshot{
 		Sys: System{
 			KernelRelease: "6.18.44", BootID: "f0ef39ac-e669-4e9e-b6bf-383e3c4be558", Hostname: "vm",
 			BootTime: time.Date(2026, 12, 2, 15, 28, 36, 861375769, time.UTC),
@@ -51,43 +58,79 @@ func goldenSnapshot(t *testing.T) *Snapshot {
 			},
 		},
 	}
+	for _, p := range s.Programs {
+		p.LoadedAt = s.Sys.LoadedAt(p)
+	}
+	return s
+}
+
+// openBytes reads a snapshot held in memory.
+func openBytes(b []byte) (*Snapshot, error) { return OpenSnapshot(bytes.NewReader(b), int64(len(b))) }
+
+// rewrite reads every program of a snapshot and writes them again.
+func rewrite(t *testing.T, s *Snapshot) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	sw, err := NewSnapshotWriter(&buf, s.Sys, s.Taken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, err := range s.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := sw.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := sw.Close(SnapshotEnd{Until: s.Taken}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }
 
 // TestSnapshotGolden pins the file format: write, compare with the golden
-// file, read back, write again.
+// file, read back, write again; and reads the version 1 file into the same.
 func TestSnapshotGolden(t *testing.T) {
 	var buf bytes.Buffer
 	if err := WriteSnapshot(&buf, goldenSnapshot(t)); err != nil {
 		t.Fatal(err)
 	}
-	if *testkit.Update {
-		if err := os.WriteFile(snapshotGolden, buf.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testkit.Golden(t, snapshotGolden, buf.Bytes())
 	golden, err := os.ReadFile(snapshotGolden)
 	if err != nil {
-		t.Fatalf("%v (go test -update writes it)", err)
+		t.Fatal(err)
 	}
-	if !bytes.Equal(buf.Bytes(), golden) {
-		t.Errorf("snapshot differs from %s (go test -update rewrites it):\n%s", snapshotGolden, buf.Bytes())
+	for i, line := range bytes.Split(bytes.TrimSuffix(golden, []byte("\n")), []byte("\n")) {
+		if !json.Valid(line) {
+			t.Fatalf("%s line %d is not valid JSON", snapshotGolden, i+1)
+		}
 	}
-	if !json.Valid(golden) {
-		t.Fatalf("%s is not valid JSON", snapshotGolden)
-	}
-
-	s, err := ReadSnapshot(bytes.NewReader(golden))
+	v1, err := os.ReadFile(snapshotV1Golden)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var again bytes.Buffer
-	if err := WriteSnapshot(&again, s); err != nil {
-		t.Fatal(err)
+	for _, in := range []struct {
+		name string
+		b    []byte
+	}{{"version 2", golden}, {"version 1", v1}} {
+		t.Run(in.name, func(t *testing.T) {
+			s, err := openBytes(in.b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Incomplete != "" {
+				t.Errorf("Incomplete %q", s.Incomplete)
+			}
+			if again := rewrite(t, s); !bytes.Equal(again, golden) {
+				t.Errorf("read and written again, the snapshot is not the golden one:\n%s", again)
+			}
+			checkGoldenPrograms(t, s)
+		})
 	}
-	if !bytes.Equal(again.Bytes(), golden) {
-		t.Errorf("read and written again, the snapshot changed:\n%s", again.Bytes())
-	}
+}
 
+func checkGoldenPrograms(t *testing.T, s *Snapshot) {
 	p, err := s.Lookup(97, mustTag(t, "e21be2de8fc54252"))
 	if err != nil {
 		t.Fatal(err)
@@ -136,22 +179,65 @@ func TestReadSnapshotErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	g := string(golden)
-	for _, tc := range []struct{ name, in, want string }{
-		{"not JSON", "PERFILE2", "not a bpfmeta snapshot"},
-		{"no version", `{"programs": []}`, "no format_version"},
-		{"newer version", `{"format_version": 2, "programs": []}`, "format_version 2, this bpfmeta reads 1"},
-		{"bad tag", strings.Replace(g, `"tag": "e21be2de8fc54252"`, `"tag": "e21b"`, 1), "tag"},
-		{"bad address", strings.Replace(g, `"addr": "0xffffffffc0023054"`, `"addr": 18446744072635953224`, 1), "addr"},
-		{"duplicate id", strings.Replace(g, `"id": 119`, `"id": 97`, 1), "program 97 appears twice"},
-		{"prog_names", strings.Replace(g, `"bpf_prog_5d126c929afd31f7_",`, "", 1), "program 97: 1 metadata prog_names for 2 functions"},
-		{"null program", `{"format_version": 1, "programs": [null]}`, "program 0 is null"},
+	lines := strings.SplitAfter(g, "\n")
+	for _, tc := range []struct {
+		name, in, want string
+		newer          bool
+	}{
+		{"not JSON", "PERFILE2", "not a bpfmeta snapshot", false},
+		{"empty", "", "empty", false},
+		{"no kind", `{"format_version":2}` + "\n", "first line", false},
+		{"newer version", `{"format_version":3,"kind":"snapshot"}` + "\n", "written by a newer bpfmeta", true},
+		{"bad tag", strings.Replace(g, `"tag":"e21be2de8fc54252"`, `"tag":"e21b"`, 1), "tag", false},
+		{"bad address", strings.Replace(g, `"addr":"0xffffffffc0023054"`, `"addr":18446744072635953224`, 1), "addr", false},
+		{"duplicate id", strings.Replace(g, `"id":119`, `"id":97`, 1), "program 97 appears twice", false},
+		{"prog_names", strings.Replace(g, `"bpf_prog_5d126c929afd31f7_",`, "", 1), "program 97: 1 metadata prog_names for 2 functions", false},
+		{"neither", lines[0] + `{"other":1}` + "\n", "neither a program nor the end", false},
+		{"a line after the end", g + lines[1], "after the end", false},
+		{"end counts", strings.Replace(g, `"programs":2`, `"programs":3`, 1), "counts 3 programs", false},
+		{"too long a line", lines[0] + `{"program":"` + strings.Repeat("x", 5<<20) + "\"}\n", "longer than", false},
+		{"a value too long for perf", strings.Replace(g, `3.14159`, strings.Repeat("y", 300), 1), "longer than perf records", false},
+		{"v1: null program", `{` + "\n" + `  "format_version": 1, "programs": [null]}`, "program 0 is null", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ReadSnapshot(strings.NewReader(tc.in))
-			if !errors.Is(err, ErrSnapshotFormat) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("ReadSnapshot: %v, want %v with %q", err, ErrSnapshotFormat, tc.want)
+			_, err := openBytes([]byte(tc.in))
+			want := ErrSnapshotFormat
+			if tc.newer {
+				want = ErrSnapshotNewer
+			}
+			if !errors.Is(err, want) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("OpenSnapshot: %v, want %v with %q", err, want, tc.want)
 			}
 		})
+	}
+}
+
+// TestSnapshotCut: a snapshot whose writer stopped (no end line, a last
+// line cut anywhere) is read up to its last whole program, and says so.
+func TestSnapshotCut(t *testing.T) {
+	golden, err := os.ReadFile(snapshotGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(golden, []byte("\n"))
+	first := len(lines[0])
+	for cut := first; cut < len(golden)-1; cut++ {
+		s, err := openBytes(golden[:cut])
+		if err != nil {
+			t.Fatalf("cut at %d: %v", cut, err)
+		}
+		if s.Incomplete == "" {
+			t.Fatalf("cut at %d: not reported incomplete", cut)
+		}
+		wantProgs := 0
+		for n, i := first, 1; i < len(lines)-1; i++ {
+			if n += len(lines[i]); n <= cut {
+				wantProgs++
+			}
+		}
+		if s.Len() != wantProgs {
+			t.Fatalf("cut at %d: %d programs, want %d", cut, s.Len(), wantProgs)
+		}
 	}
 }
 
@@ -161,11 +247,11 @@ func TestSnapshotWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sw.Close(); err != nil {
+	if err := sw.Close(SnapshotEnd{}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := ReadSnapshot(&buf)
-	if err != nil || len(s.Programs) != 0 || s.Sys.Hostname != "h" {
+	s, err := openBytes(buf.Bytes())
+	if err != nil || s.Len() != 0 || s.Sys.Hostname != "h" || s.Incomplete != "" {
 		t.Fatalf("empty snapshot: %+v, %v", s, err)
 	}
 
@@ -178,12 +264,46 @@ func TestSnapshotWriter(t *testing.T) {
 	if err := sw.Add(p); err == nil || !strings.Contains(err.Error(), "added twice") {
 		t.Errorf("adding a program twice: %v", err)
 	}
-	sw.Close()
+	sw.Close(SnapshotEnd{})
 	if err := sw.Add(goldenSnapshot(t).Programs[0]); err == nil {
 		t.Error("Add after Close: no error")
 	}
-	if _, err := ReadSnapshot(&buf); err != nil {
+	if _, err := openBytes(buf.Bytes()); err != nil {
 		t.Errorf("snapshot with one program: %v", err)
+	}
+}
+
+// TestSnapshotMemory: reading a snapshot of many programs keeps an index,
+// not the programs.
+func TestSnapshotMemory(t *testing.T) {
+	var buf bytes.Buffer
+	sw, _ := NewSnapshotWriter(&buf, System{}, time.Unix(0, 0))
+	p := *goldenSnapshot(t).Programs[0]
+	p.MetadataErr = nil
+	for i := range 20000 {
+		p.ID = uint32(i)
+		if err := sw.Add(&p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sw.Close(SnapshotEnd{})
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	s, err := openBytes(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	held := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	t.Logf("%d programs in %d bytes: %d bytes held", s.Len(), buf.Len(), held)
+	if held > int64(buf.Len())/5 {
+		t.Errorf("%d bytes held for a %d-byte snapshot: more than an index", held, buf.Len())
+	}
+	runtime.KeepAlive(s)
+	if got, err := s.Lookup(19999, p.Tag); err != nil || got.ID != 19999 {
+		t.Errorf("Lookup: %v, %v", got, err)
 	}
 }
 
@@ -225,7 +345,7 @@ func TestSnapshotOutlivesPrograms(t *testing.T) {
 		}
 		taken[p.ID] = p
 	}
-	if err := sw.Close(); err != nil {
+	if err := sw.Close(SnapshotEnd{Until: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
@@ -239,15 +359,11 @@ func TestSnapshotOutlivesPrograms(t *testing.T) {
 		waitGone(t, live, l.ID)
 	}
 
-	f, err = os.Open(path)
+	s, err := ReadSnapshotFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	s, err := ReadSnapshot(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	defer s.Close()
 	sys, err := CurrentSystem()
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 // Source is where programs are looked up: the running kernel (Live) or a
@@ -22,7 +24,7 @@ type Source interface {
 	// (the BPF_EVENT tag) is tag. Otherwise the error wraps ErrNotFound (no
 	// program with that id) or is a *TagMismatchError (ErrTagMismatch: the
 	// id belongs to another program).
-	Lookup(id uint32, tag Tag) (*Program, error)
+	Lookup(id uint32, tag perfdata.BPFTag) (*Program, error)
 	// System describes the machine and boot the programs belong to.
 	System() System
 }
@@ -46,20 +48,20 @@ func CurrentSystem() (System, error) {
 	var s System
 	var u unix.Utsname
 	if err := unix.Uname(&u); err != nil {
-		return s, fmt.Errorf("bpfprog: uname: %w", err)
+		return s, fmt.Errorf("uname: %w", err)
 	}
 	s.KernelRelease = unix.ByteSliceToString(u.Release[:])
 	b, err := os.ReadFile(bootIDPath)
 	if err != nil {
-		return s, fmt.Errorf("bpfprog: boot id: %w", err)
+		return s, fmt.Errorf("boot id: %w", err)
 	}
 	s.BootID = strings.TrimSpace(string(b))
 	if s.Hostname, err = os.Hostname(); err != nil {
-		return s, fmt.Errorf("bpfprog: hostname: %w", err)
+		return s, fmt.Errorf("hostname: %w", err)
 	}
 	var ts unix.Timespec
 	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
-		return s, fmt.Errorf("bpfprog: CLOCK_BOOTTIME: %w", err)
+		return s, fmt.Errorf("CLOCK_BOOTTIME: %w", err)
 	}
 	s.BootTime = time.Now().Add(-time.Duration(ts.Nano())).UTC()
 	return s, nil
@@ -71,7 +73,7 @@ func (s System) LoadedAt(p *Program) time.Time {
 }
 
 // checkTag turns a tag mismatch into a *TagMismatchError.
-func checkTag(id uint32, want, got Tag) error {
+func checkTag(id uint32, want, got perfdata.BPFTag) error {
 	if want != got {
 		return &TagMismatchError{ID: id, Want: want, Got: got}
 	}
@@ -79,5 +81,5 @@ func checkTag(id uint32, want, got Tag) error {
 }
 
 func notFound(id uint32) error {
-	return fmt.Errorf("bpfprog: program %d: %w", id, ErrNotFound)
+	return fmt.Errorf("program %d: %w", id, ErrNotFound)
 }

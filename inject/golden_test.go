@@ -102,16 +102,25 @@ func (c recordCase) unchanged() bool { return c.perf == "modern" || c.progs == "
 
 func readSnapshot(t *testing.T, path string) *bpfprog.Snapshot {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	s, err := bpfprog.ReadSnapshot(f)
+	s, err := bpfprog.ReadSnapshotFile(path)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
+	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// programsOf lists the programs of a snapshot, in ascending id.
+func programsOf(t *testing.T, s *bpfprog.Snapshot) []*bpfprog.Program {
+	t.Helper()
+	var ps []*bpfprog.Program
+	for p, err := range s.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	return ps
 }
 
 func checkCase(t *testing.T, path string) {
@@ -125,7 +134,7 @@ func checkCase(t *testing.T, path string) {
 
 	var g bytes.Buffer
 	fmt.Fprintf(&g, "# %s: %v format, %d bytes, sha256 %x\n", filepath.Base(path), in.Format, len(inBytes), sha256.Sum256(inBytes))
-	fmt.Fprintf(&g, "# inject from %s (%d programs)\n", filepath.Base(snapPath), len(snap.Programs))
+	fmt.Fprintf(&g, "# inject from %s (%d programs)\n", filepath.Base(snapPath), snap.Len())
 	for _, opts := range []inject.Options{{}, {PerfNames: true}} {
 		outPath, sum := mustInject(t, path, dir, snap, opts)
 		outBytes := readFile(t, outPath)
@@ -169,9 +178,9 @@ func checkCase(t *testing.T, path string) {
 }
 
 // withMetadata returns the snapshot's programs that have metadata, by id.
-func withMetadata(snap *bpfprog.Snapshot) []*bpfprog.Program {
+func withMetadata(t *testing.T, snap *bpfprog.Snapshot) []*bpfprog.Program {
 	var ps []*bpfprog.Program
-	for _, p := range snap.Programs {
+	for _, p := range programsOf(t, snap) {
 		if p.Metadata != nil && len(p.Metadata.Entries) > 0 {
 			ps = append(ps, p)
 		}
@@ -185,7 +194,7 @@ func withMetadata(snap *bpfprog.Snapshot) []*bpfprog.Program {
 func checkOutcomes(t *testing.T, c recordCase, snap *bpfprog.Snapshot, sum *inject.Summary, opts inject.Options) {
 	t.Helper()
 	want := 0
-	for _, p := range withMetadata(snap) {
+	for _, p := range withMetadata(t, snap) {
 		want += len(p.Funcs)
 	}
 	if c.unchanged() {
@@ -194,8 +203,8 @@ func checkOutcomes(t *testing.T, c recordCase, snap *bpfprog.Snapshot, sum *inje
 	if sum.Injected != want {
 		t.Errorf("%+v: %d records added, want %d", opts, sum.Injected, want)
 	}
-	for _, p := range snap.Programs {
-		i := slices.IndexFunc(sum.Programs, func(sp inject.Program) bool { return sp.ID == p.ID })
+	for _, p := range programsOf(t, snap) {
+		i := slices.IndexFunc(sum.Programs, func(sp *inject.Program) bool { return sp.ID == p.ID })
 		if i < 0 {
 			t.Errorf("%+v: program %d (%s) of the snapshot is not in the summary", opts, p.ID, p.Name)
 			continue
@@ -248,16 +257,15 @@ func checkPlacement(t *testing.T, c recordCase, snap *bpfprog.Snapshot, out *rec
 				continue
 			}
 			m := out.metadata(t, x)
-			var entries []bpfprog.Entry
-			for _, e := range m.Entries {
-				entries = append(entries, bpfprog.Entry{Key: e.Key, Value: e.Value})
-			}
-			if m.ProgName != n || !slices.Equal(entries, p.Metadata.Entries) {
+			same := slices.EqualFunc(m.Entries, p.Metadata.Entries, func(a perfdata.BPFMetadataEntry, b bpfprog.Entry) bool {
+				return a.Key == b.Key && a.Value == b.Value
+			})
+			if m.ProgName != n || !same {
 				t.Errorf("%+v: program %d: the record at %#x is for %q with %d entries, want %q with the snapshot's %d", opts, p.ID, x.Offset, m.ProgName, len(m.Entries), n, len(p.Metadata.Entries))
 			}
 		}
 	}
-	progs := withMetadata(snap)
+	progs := withMetadata(t, snap)
 	switch c.timing {
 	case "before": // right after the program's BPF_EVENT
 		for _, p := range progs {
@@ -343,13 +351,13 @@ func describe(t *testing.T, r *recording, x readRecord) string {
 		if err != nil {
 			return fmt.Sprintf("KSYMBOL (%v)", err)
 		}
-		return fmt.Sprintf("KSYMBOL addr=%#x len=%d type=%d flags=%#x %s%s", k.Addr, k.Len, k.Type, k.Flags, k.Name, sid(24+(len(k.Name)+8)&^7))
+		return fmt.Sprintf("KSYMBOL addr=%#x len=%d type=%d flags=%#x %s%s", k.Addr, k.Len, uint16(k.Type), uint16(k.Flags), k.Name, sid(24+(len(k.Name)+8)&^7))
 	case perfdata.RecordBPFEvent:
 		e, err := perfdata.DecodeBPFEvent(x.Raw, r.Order)
 		if err != nil {
 			return fmt.Sprintf("BPF_EVENT (%v)", err)
 		}
-		return fmt.Sprintf("BPF_EVENT type=%d flags=%d id=%d tag=%v%s", e.Type, e.Flags, e.ID, e.Tag, sid(24))
+		return fmt.Sprintf("BPF_EVENT type=%d flags=%d id=%d tag=%v%s", uint16(e.Type), e.Flags, e.ID, e.Tag, sid(24))
 	case perfdata.RecordBPFMetadata:
 		m := r.metadata(t, x)
 		var es []string

@@ -5,10 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -16,78 +18,34 @@ import (
 
 var le = binary.LittleEndian
 
-// stream builds a little-endian pipe-mode recording whose attr has
-// sample_id_all with TID|TIME (a 16-byte sample_id trailer).
-type stream struct {
-	bytes.Buffer
-	bo binary.ByteOrder
-}
+// stream is a recording built record by record (testkit.Stream).
+type stream struct{ *testkit.Stream }
 
-const idHdr = 16
+const idHdr = testkit.StreamIDHeaderSize
 
 func newStream() *stream { return newStreamOrder(le) }
 
 // newStreamOrder is newStream as a machine of byte order bo writes it.
-func newStreamOrder(bo binary.ByteOrder) *stream {
-	s := &stream{bo: bo}
-	s.Write(perfdata.PipeHeader(bo))
-	attr := make([]byte, 128)
-	bo.PutUint32(attr[4:], 128)
-	bo.PutUint64(attr[24:], uint64(perfdata.SampleIP|perfdata.SampleTID|perfdata.SampleTime))
-	sampleIDAll := uint64(1) << 18 // bitfields start at the low bit on a little-endian machine
-	if bo == binary.BigEndian {
-		sampleIDAll = 1 << (63 - 18) // and at the high bit on a big-endian one
-	}
-	bo.PutUint64(attr[40:], sampleIDAll)
-	s.rec(perfdata.RecordHeaderAttr, attr)
-	return s
-}
+func newStreamOrder(bo binary.ByteOrder) *stream { return &stream{testkit.NewStream(bo)} }
 
-func (s *stream) rec(t perfdata.RecordType, body []byte) {
-	h := make([]byte, 8)
-	perfdata.EventHeader{Type: t, Size: uint16(8 + len(body))}.Encode(h, s.bo)
-	s.Write(h)
-	s.Write(body)
-}
+func (s *stream) rec(t perfdata.RecordType, body []byte) { s.Record(t, body) }
 
-// trailer is a sample_id: zeros for perf's synthesized records, a pid and a
-// time for the kernel's.
-func (s *stream) trailer(kernel bool) []byte {
-	b := make([]byte, idHdr)
-	if kernel {
-		s.bo.PutUint32(b, 4242)
-		s.bo.PutUint64(b[8:], 123456789)
-	}
-	return b
-}
+func (s *stream) trailer(kernel bool) []byte { return s.Trailer(kernel) }
 
 func (s *stream) ksym(addr uint64, name string, unregister, kernel bool) {
-	b := make([]byte, 16)
-	s.bo.PutUint64(b, addr)
-	s.bo.PutUint32(b[8:], 40)
-	s.bo.PutUint16(b[12:], perfdata.KSymbolTypeBPF)
-	if unregister {
-		s.bo.PutUint16(b[14:], perfdata.KSymbolFlagUnregister)
-	}
-	n := make([]byte, (len(name)+8)&^7)
-	copy(n, name)
-	s.rec(perfdata.RecordKSymbol, append(append(b, n...), s.trailer(kernel)...))
+	s.KSymbol(addr, 40, name, unregister, kernel)
 }
 
-func (s *stream) bpfEvent(typ uint16, id uint32, tag bpfprog.Tag, kernel bool) {
-	b := make([]byte, 16)
-	s.bo.PutUint16(b, typ)
-	s.bo.PutUint32(b[4:], id)
-	copy(b[8:], tag[:])
-	s.rec(perfdata.RecordBPFEvent, append(b, s.trailer(kernel)...))
+func (s *stream) bpfEvent(typ perfdata.BPFEventType, id uint32, tag perfdata.BPFTag, kernel bool) {
+	s.BPFEvent(typ, id, tag, kernel)
 }
 
-func (s *stream) sample() { s.rec(perfdata.RecordSample, make([]byte, 24)) }
+func (s *stream) sample() { s.Sample(0) }
 
 // fakeSource is a bpfprog.Source over a fixed set of programs.
 type fakeSource map[uint32]*bpfprog.Program
 
-func (f fakeSource) Lookup(id uint32, tag bpfprog.Tag) (*bpfprog.Program, error) {
+func (f fakeSource) Lookup(id uint32, tag perfdata.BPFTag) (*bpfprog.Program, error) {
 	p, ok := f[id]
 	if !ok {
 		return nil, fmt.Errorf("program %d: %w", id, bpfprog.ErrNotFound)
@@ -100,7 +58,7 @@ func (f fakeSource) Lookup(id uint32, tag bpfprog.Tag) (*bpfprog.Program, error)
 
 func (f fakeSource) System() bpfprog.System { return bpfprog.System{} }
 
-func tag(b byte) bpfprog.Tag { return bpfprog.Tag{b, b, b, b, b, b, b, b} }
+func tag(b byte) perfdata.BPFTag { return perfdata.BPFTag{b, b, b, b, b, b, b, b} }
 
 // prog is a program with a main function and nsub subprograms at
 // base, base+0x100, ...; the main function's kernel name uses the
@@ -143,16 +101,12 @@ func (s *stream) kernelLoad(p *bpfprog.Program) {
 	s.bpfEvent(perfdata.BPFEventProgLoad, p.ID, p.Tag, true)
 }
 
-func (s *stream) metadata(name string, p *bpfprog.Program) {
+func (s *stream) metadataOf(name string, p *bpfprog.Program) {
 	m := perfdata.BPFMetadata{ProgName: name}
 	for _, e := range p.Metadata.Entries {
 		m.Entries = append(m.Entries, perfdata.BPFMetadataEntry{Key: e.Key, Value: e.Value})
 	}
-	raw, err := m.Encode(s.bo, idHdr)
-	if err != nil {
-		panic(err)
-	}
-	s.Write(raw)
+	s.Metadata(m)
 }
 
 func run(t *testing.T, in []byte, src bpfprog.Source, opts inject.Options) ([]byte, *inject.Summary) {
@@ -163,7 +117,7 @@ func run(t *testing.T, in []byte, src bpfprog.Source, opts inject.Options) ([]by
 	}
 	defer r.Close()
 	var out bytes.Buffer
-	w, err := writer.NewPipe(&out, r.ByteOrder())
+	w, err := writer.New(&out, r, writer.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +158,7 @@ func testPlacement(t *testing.T, bo binary.ByteOrder) {
 	want := newStreamOrder(bo)
 	want.synth(a)
 	for _, f := range a.Funcs {
-		want.metadata(f.PerfName, a)
+		want.metadataOf(f.PerfName, a)
 	}
 	want.synth(b)
 	want.rec(perfdata.RecordFinishedInit, nil)
@@ -214,9 +168,9 @@ func testPlacement(t *testing.T, bo binary.ByteOrder) {
 	want.kernelLoad(d)
 	want.rec(perfdata.RecordFinishedRound, nil)
 	// at the end, ascending id, named after the kernel's KSYMBOLs
-	want.metadata(d.Funcs[0].KernelName, d)
+	want.metadataOf(d.Funcs[0].KernelName, d)
 	for _, f := range c.Funcs {
-		want.metadata(f.KernelName, c)
+		want.metadataOf(f.KernelName, c)
 	}
 
 	got, sum := run(t, in.Bytes(), src, inject.Options{})
@@ -298,13 +252,13 @@ func TestExistingRecords(t *testing.T) {
 	in := newStream()
 	in.synth(a)
 	for _, f := range a.Funcs {
-		in.metadata(f.PerfName, a)
+		in.metadataOf(f.PerfName, a)
 	}
 	in.rec(perfdata.RecordFinishedInit, nil)
 	in.kernelLoad(c)
 	in.sample()
 	for _, f := range c.Funcs { // as perf 7.2 names them: perf names
-		in.metadata(f.PerfName, c)
+		in.metadataOf(f.PerfName, c)
 	}
 	for _, src := range []fakeSource{{10: a, 30: c}, {}} {
 		got, sum := run(t, in.Bytes(), src, inject.Options{})
@@ -327,7 +281,7 @@ func TestTrailingBytes(t *testing.T) {
 	want := newStream()
 	want.rec(perfdata.RecordFinishedInit, nil)
 	want.kernelLoad(c)
-	want.metadata(c.Funcs[0].KernelName, c)
+	want.metadataOf(c.Funcs[0].KernelName, c)
 	in.Write(junk)
 	want.Write(junk)
 	got, _ := run(t, in.Bytes(), fakeSource{30: c}, inject.Options{})
@@ -346,16 +300,16 @@ func TestTwoLoadsOfOneObject(t *testing.T) {
 	in := newStream()
 	in.synth(a)
 	for _, f := range a.Funcs {
-		in.metadata(f.PerfName, a)
+		in.metadataOf(f.PerfName, a)
 	}
 	in.rec(perfdata.RecordFinishedInit, nil)
 	in.kernelLoad(b)
 	in.sample()
 
-	want := &stream{bo: le}
+	want := &stream{&testkit.Stream{Order: le}}
 	want.Write(in.Bytes()) // everything, then b's records at the end
 	for _, f := range b.Funcs {
-		want.metadata(f.KernelName, b)
+		want.metadataOf(f.KernelName, b)
 	}
 	got, sum := run(t, in.Bytes(), fakeSource{10: a, 11: b}, inject.Options{})
 	if !bytes.Equal(got, want.Bytes()) {
@@ -390,5 +344,57 @@ func TestHiddenAddresses(t *testing.T) {
 	got, sum := run(t, in.Bytes(), fakeSource{10: hidden}, inject.Options{})
 	if !bytes.Equal(got, in.Bytes()) || len(sum.Programs) != 1 || sum.Programs[0].Outcome != inject.Failed {
 		t.Errorf("programs %+v, want one that failed and nothing added", sum.Programs)
+	}
+}
+
+// TestSamplesOfMissing: the samples in a program whose metadata is not in
+// the output are counted (the summary and --strict go by them); a
+// program's samples after its unload are not its.
+func TestSamplesOfMissing(t *testing.T) {
+	a := prog(10, 0xa0, 0xffff0000, 1, true) // in the source
+	b := prog(11, 0xb0, 0xffff1000, 1, true) // not in the source
+	c := prog(12, 0xc0, 0xffff2000, 0, true) // not in the source, no sample
+	in := newStream()
+	in.synth(a)
+	in.synth(b)
+	in.synth(c)
+	in.rec(perfdata.RecordFinishedInit, nil)
+	in.Sample(a.Funcs[0].Addr + 4)
+	in.Sample(b.Funcs[1].Addr + 4)
+	in.Sample(b.Funcs[0].Addr)
+	in.Sample(0xffffffff00000000) // nobody's
+	for _, f := range b.Funcs {
+		in.ksym(f.Addr, f.PerfName, true, true)
+	}
+	in.bpfEvent(perfdata.BPFEventProgUnload, b.ID, b.Tag, true)
+	in.Sample(b.Funcs[0].Addr) // after the unload: not b's
+	_, sum := run(t, in.Bytes(), fakeSource{10: a}, inject.Options{})
+	want := map[uint32]struct {
+		o inject.Outcome
+		n int
+	}{10: {inject.Injected, 0}, 11: {inject.NotFound, 2}, 12: {inject.NotFound, 0}}
+	for _, p := range sum.Programs {
+		if w := want[p.ID]; p.Outcome != w.o || p.Samples != w.n {
+			t.Errorf("program %d: %v with %d samples, want %v with %d", p.ID, p.Outcome, p.Samples, w.o, w.n)
+		}
+	}
+	if p := sum.Programs[1]; !p.Unloaded {
+		t.Errorf("program 11: unload not seen")
+	}
+}
+
+// TestTooLarge: a program whose metadata has more variables than perf
+// writes a record for gets no record, and says why.
+func TestTooLarge(t *testing.T) {
+	a := prog(10, 0xa0, 0xffff0000, 0, false)
+	a.TooLarge = &bpfprog.TooLargeError{MapID: 7, Variables: 203}
+	in := newStream()
+	in.synth(a)
+	got, sum := run(t, in.Bytes(), fakeSource{10: a}, inject.Options{})
+	if !bytes.Equal(got, in.Bytes()) {
+		t.Errorf("records were added")
+	}
+	if p := sum.Programs[0]; p.Outcome != inject.TooLarge || !strings.Contains(fmt.Sprint(p.Err), "203") || p.Outcome.Resolved() != true {
+		t.Errorf("%v: %v", p.Outcome, p.Err)
 	}
 }

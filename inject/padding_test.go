@@ -6,6 +6,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -19,17 +20,17 @@ import (
 func (s *stream) kernelLoadPadded(p *bpfprog.Program, pad int) {
 	for _, f := range p.Funcs {
 		b := make([]byte, 16)
-		s.bo.PutUint64(b, f.Addr)
-		s.bo.PutUint32(b[8:], 40)
-		s.bo.PutUint16(b[12:], perfdata.KSymbolTypeBPF)
+		s.Order.PutUint64(b, f.Addr)
+		s.Order.PutUint32(b[8:], 40)
+		s.Order.PutUint16(b[12:], uint16(perfdata.KSymbolTypeBPF))
 		n := make([]byte, (len(f.KernelName)+8)&^7)
 		copy(n, f.KernelName)
 		body := append(append(b, n...), s.trailer(true)...)
 		s.rec(perfdata.RecordKSymbol, append(body, make([]byte, pad)...))
 	}
 	b := make([]byte, 16)
-	s.bo.PutUint16(b, perfdata.BPFEventProgLoad)
-	s.bo.PutUint32(b[4:], p.ID)
+	s.Order.PutUint16(b, uint16(perfdata.BPFEventProgLoad))
+	s.Order.PutUint32(b[4:], p.ID)
 	copy(b[8:], p.Tag[:])
 	body := append(b, s.trailer(true)...)
 	s.rec(perfdata.RecordBPFEvent, append(body, make([]byte, pad)...))
@@ -46,10 +47,10 @@ func TestKernelRecordsPadded(t *testing.T) {
 		in.kernelLoadPadded(c, pad)
 		in.sample()
 		in.rec(perfdata.RecordFinishedRound, nil)
-		want := &stream{bo: le}
+		want := &stream{&testkit.Stream{Order: le}}
 		want.Write(in.Bytes())
 		for _, f := range c.Funcs {
-			want.metadata(f.KernelName, c)
+			want.metadataOf(f.KernelName, c)
 		}
 		got, sum := run(t, in.Bytes(), fakeSource{30: c}, inject.Options{})
 		if len(sum.Programs) != 1 || sum.Programs[0].Synthesized {

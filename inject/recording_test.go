@@ -85,7 +85,7 @@ func (r *recording) top() []readRecord {
 // metadata decodes a BPF_METADATA record of r.
 func (r *recording) metadata(t *testing.T, x readRecord) perfdata.BPFMetadata {
 	t.Helper()
-	m, err := perfdata.DecodeBPFMetadata(x.Raw, r.Order, r.IDHeaderSize)
+	m, err := perfdata.DecodeBPFMetadata(x.Raw, r.Order)
 	if err != nil {
 		t.Fatalf("%s: BPF_METADATA at %#x: %v", r.Path, x.Offset, err)
 	}
@@ -133,9 +133,8 @@ func injectFile(t *testing.T, in, dir string, src bpfprog.Source, opts inject.Op
 		t.Fatal(err)
 	}
 	defer out.Close()
-	// as the CLI does (cmd/bpfmeta newWriter): the input's format kept,
-	// records written from the reader's buffers
-	w, _, _, err := writer.New(writer.Setup{Layout: r.Layout(), Source: f, Order: r.ByteOrder(), Out: out, File: out, Reader: r})
+	// as the CLI does: the input's format kept
+	w, err := writer.New(out, r, writer.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,15 +203,9 @@ func strip(t *testing.T, path string, drop map[int]bool) []byte {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	var w writer.RecordWriter
-	var pw *writer.Pipe
-	if l := r.Layout(); l != nil && r.Format() == perfdata.FormatFile {
-		w = writer.NewFile(out, f, l)
-	} else {
-		if pw, err = writer.NewPipe(out, r.ByteOrder()); err != nil {
-			t.Fatal(err)
-		}
-		w = pw
+	w, err := writer.New(out, r, writer.Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
 	for i := 0; r.Next(); i++ {
 		if drop[i] {
@@ -225,16 +218,11 @@ func strip(t *testing.T, path string, drop map[int]bool) []byte {
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
-	if _, tr := r.Trailing(); len(tr) > 0 {
-		if pw == nil {
-			t.Fatalf("%s: %d trailing bytes in a file", path, len(tr))
-		}
-		if err := pw.WriteRaw(tr); err != nil {
-			t.Fatal(err)
-		}
-	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
+	}
+	if w.TrailingDropped() > 0 {
+		t.Fatalf("%s: %d trailing bytes in a file", path, w.TrailingDropped())
 	}
 	b, err := os.ReadFile(out.Name())
 	if err != nil {

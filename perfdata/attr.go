@@ -139,3 +139,126 @@ func DecodeHeaderAttr(raw []byte, bo binary.ByteOrder) (HeaderAttr, error) {
 	}
 	return h, nil
 }
+
+// MaxIDHeaderSize is the largest sample_id trailer: six 8-byte fields.
+const MaxIDHeaderSize = 8 * 6
+
+// idPos is where a SAMPLE record of this attr keeps its id, in u64 words
+// after the header, as perf's evsel__calc_id_pos() finds it; -1 for none.
+func (a *Attr) idPos() int {
+	st := a.SampleType
+	if st&SampleIdentifier != 0 {
+		return 0
+	}
+	if st&SampleID == 0 {
+		return -1
+	}
+	pos := 0
+	for _, b := range []SampleType{SampleIP, SampleTID, SampleTime, SampleAddr} {
+		if st&b != 0 {
+			pos++
+		}
+	}
+	return pos
+}
+
+// maxEventIDs bounds the sample ids Events keeps: far more than a
+// recording of a few events on every CPU has.
+const maxEventIDs = 1 << 16
+
+// Events are a recording's events (its attrs) and the ids that say which
+// event a record belongs to, as perf's evlist__event2evsel() tells them.
+type Events struct {
+	attrs []Attr
+	ids   map[uint64]int
+	// partial: more ids than maxEventIDs; records with ids not kept are
+	// taken to be the first event's.
+	partial bool
+}
+
+// Add adds an event and its sample ids.
+func (e *Events) Add(a Attr, ids []uint64) {
+	e.attrs = append(e.attrs, a)
+	e.AddIDs(len(e.attrs)-1, ids)
+}
+
+// AddIDs adds sample ids of event i.
+func (e *Events) AddIDs(i int, ids []uint64) {
+	for _, id := range ids {
+		if e.Full() {
+			e.partial = true
+			return
+		}
+		if e.ids == nil {
+			e.ids = make(map[uint64]int)
+		}
+		e.ids[id] = i
+	}
+}
+
+// Full reports whether Events keeps no more ids: records with ids it does
+// not know are then taken to be the first event's.
+func (e *Events) Full() bool { return len(e.ids) >= maxEventIDs }
+
+// Attrs returns the events' attrs, in recording order.
+func (e *Events) Attrs() []Attr { return e.attrs }
+
+// IDHeaderSize is the size of the sample_id trailer perf appends to the
+// records it synthesizes: the first attr's, as evlist__id_hdr_size() takes
+// it (0 before any event is known).
+func (e *Events) IDHeaderSize() int {
+	if len(e.attrs) == 0 {
+		return 0
+	}
+	return e.attrs[0].IDHeaderSize()
+}
+
+// ForSample returns the event of a SAMPLE record (raw includes the
+// header), or nil when the record names an event the recording has not
+// described. As perf, it takes the first event's id position for all.
+func (e *Events) ForSample(raw []byte, bo binary.ByteOrder) *Attr {
+	if len(e.attrs) == 0 {
+		return nil
+	}
+	first := &e.attrs[0]
+	if len(e.attrs) == 1 {
+		return first
+	}
+	pos := first.idPos()
+	if pos < 0 {
+		return first
+	}
+	at := EventHeaderSize + 8*pos
+	if len(raw) < at+8 {
+		return nil
+	}
+	id := bo.Uint64(raw[at:])
+	if id == 0 {
+		return first
+	}
+	i, ok := e.ids[id]
+	if !ok {
+		if e.partial {
+			return first
+		}
+		return nil
+	}
+	return &e.attrs[i]
+}
+
+// SampleIP returns a SAMPLE record's ip, the first field after the
+// identifier (perf's evsel__parse_sample()), when its event samples it.
+func (e *Events) SampleIP(raw []byte, bo binary.ByteOrder) (uint64, bool) {
+	a := e.ForSample(raw, bo)
+	if a == nil || a.SampleType&SampleIP == 0 {
+		return 0, false
+	}
+	off := EventHeaderSize
+	if a.SampleType&SampleIdentifier != 0 {
+		off += 8
+	}
+	if len(raw) < off+8 {
+		return 0, false
+	}
+	return bo.Uint64(raw[off:]), true
+}

@@ -4,75 +4,159 @@ import (
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
+	"strconv"
+	"strings"
 )
 
-// KSymbol types and flags (perf_event.h).
+// KSymbolType is PERF_RECORD_KSYMBOL's ksym_type (enum perf_record_ksymbol_type).
+type KSymbolType uint16
+
 const (
-	KSymbolTypeUnknown = 0
-	KSymbolTypeBPF     = 1
-	KSymbolTypeOOL     = 2
-
-	KSymbolFlagUnregister = 1 << 0
+	KSymbolTypeUnknown KSymbolType = 0
+	KSymbolTypeBPF     KSymbolType = 1
+	// KSymbolTypeOOL is out-of-line code: optimized kprobes, ftrace trampolines.
+	KSymbolTypeOOL KSymbolType = 2
 )
+
+func (t KSymbolType) String() string {
+	switch t {
+	case KSymbolTypeUnknown:
+		return "UNKNOWN"
+	case KSymbolTypeBPF:
+		return "BPF"
+	case KSymbolTypeOOL:
+		return "OOL"
+	}
+	return "KSymbolType(" + strconv.FormatUint(uint64(t), 10) + ")"
+}
+
+// KSymbolFlags are PERF_RECORD_KSYMBOL's flags.
+type KSymbolFlags uint16
+
+// KSymbolUnregister is PERF_RECORD_KSYMBOL_FLAGS_UNREGISTER: the symbol is
+// gone (the program was unloaded).
+const KSymbolUnregister KSymbolFlags = 1 << 0
+
+func (f KSymbolFlags) String() string {
+	if f == 0 {
+		return "0"
+	}
+	var parts []string
+	if f&KSymbolUnregister != 0 {
+		parts = append(parts, "UNREGISTER")
+	}
+	if rest := f &^ KSymbolUnregister; rest != 0 {
+		parts = append(parts, "0x"+strconv.FormatUint(uint64(rest), 16))
+	}
+	return strings.Join(parts, "|")
+}
 
 // KSymbol is PERF_RECORD_KSYMBOL: header | u64 addr | u32 len | u16
 // ksym_type | u16 flags | char name[] (NUL-padded to 8) | sample_id.
 type KSymbol struct {
 	Addr  uint64
 	Len   uint32
-	Type  uint16
-	Flags uint16
+	Type  KSymbolType
+	Flags KSymbolFlags
 	Name  string
 }
 
+// kSymbolFieldsSize is the size of a KSYMBOL's fields before its name.
+const kSymbolFieldsSize = EventHeaderSize + 16
+
 // DecodeKSymbol decodes a KSYMBOL record (raw includes the header).
 func DecodeKSymbol(raw []byte, bo binary.ByteOrder) (KSymbol, error) {
-	if len(raw) < 24 {
-		return KSymbol{}, fmt.Errorf("KSYMBOL record of %d bytes, want at least 24", len(raw))
+	if len(raw) < kSymbolFieldsSize {
+		return KSymbol{}, fmt.Errorf("KSYMBOL record of %d bytes, want at least %d", len(raw), kSymbolFieldsSize)
 	}
 	return KSymbol{
 		Addr:  bo.Uint64(raw[8:]),
 		Len:   bo.Uint32(raw[16:]),
-		Type:  bo.Uint16(raw[20:]),
-		Flags: bo.Uint16(raw[22:]),
-		Name:  cString(raw[24:]),
+		Type:  KSymbolType(bo.Uint16(raw[20:])),
+		Flags: KSymbolFlags(bo.Uint16(raw[22:])),
+		Name:  cString(raw[kSymbolFieldsSize:]),
 	}, nil
 }
 
 // Unregister reports whether the record announces the symbol's removal.
-func (k KSymbol) Unregister() bool { return k.Flags&KSymbolFlagUnregister != 0 }
+func (k KSymbol) Unregister() bool { return k.Flags&KSymbolUnregister != 0 }
 
-// BPF_EVENT types (enum perf_bpf_event_type).
+// BPFEventType is PERF_RECORD_BPF_EVENT's type (enum perf_bpf_event_type).
+type BPFEventType uint16
+
 const (
-	BPFEventUnknown    = 0
-	BPFEventProgLoad   = 1
-	BPFEventProgUnload = 2
+	BPFEventUnknown    BPFEventType = 0
+	BPFEventProgLoad   BPFEventType = 1
+	BPFEventProgUnload BPFEventType = 2
 )
+
+func (t BPFEventType) String() string {
+	switch t {
+	case BPFEventUnknown:
+		return "UNKNOWN"
+	case BPFEventProgLoad:
+		return "PROG_LOAD"
+	case BPFEventProgUnload:
+		return "PROG_UNLOAD"
+	}
+	return "BPFEventType(" + strconv.FormatUint(uint64(t), 10) + ")"
+}
 
 // BPFTagSize is BPF_TAG_SIZE.
 const BPFTagSize = 8
 
-// BPFTag is a BPF program tag (the first 8 bytes of the SHA-1 of its instructions).
+// BPFTag is a BPF program's or function's tag: the first 8 bytes of the
+// SHA-1 of its instructions, with map references zeroed (so it does not
+// change when only the contents of its maps, .rodata included, change).
 type BPFTag [BPFTagSize]byte
 
+// String returns the tag as 16 lower-case hex digits, as perf and bpftool print it.
 func (t BPFTag) String() string { return hex.EncodeToString(t[:]) }
+
+// MarshalText encodes the tag as 16 hex digits.
+func (t BPFTag) MarshalText() ([]byte, error) { return []byte(t.String()), nil }
+
+// UnmarshalText decodes 16 hex digits.
+func (t *BPFTag) UnmarshalText(b []byte) error {
+	tag, err := ParseBPFTag(string(b))
+	if err != nil {
+		return err
+	}
+	*t = tag
+	return nil
+}
+
+// ParseBPFTag parses 16 hex digits.
+func ParseBPFTag(s string) (BPFTag, error) {
+	var t BPFTag
+	if len(s) != 2*BPFTagSize {
+		return t, fmt.Errorf("BPF tag %q: want %d hex digits", s, 2*BPFTagSize)
+	}
+	if _, err := hex.Decode(t[:], []byte(s)); err != nil {
+		return t, fmt.Errorf("BPF tag %q: %w", s, err)
+	}
+	return t, nil
+}
 
 // BPFEvent is PERF_RECORD_BPF_EVENT: header | u16 type | u16 flags | u32 id
 // | u8 tag[8] | sample_id.
 type BPFEvent struct {
-	Type  uint16
+	Type  BPFEventType
 	Flags uint16
 	ID    uint32
 	Tag   BPFTag
 }
 
+// BPFEventFieldsSize is the size of a BPF_EVENT before its sample_id.
+const BPFEventFieldsSize = EventHeaderSize + 16
+
 // DecodeBPFEvent decodes a BPF_EVENT record (raw includes the header).
 func DecodeBPFEvent(raw []byte, bo binary.ByteOrder) (BPFEvent, error) {
-	if len(raw) < 24 {
-		return BPFEvent{}, fmt.Errorf("BPF_EVENT record of %d bytes, want at least 24", len(raw))
+	if len(raw) < BPFEventFieldsSize {
+		return BPFEvent{}, fmt.Errorf("BPF_EVENT record of %d bytes, want at least %d", len(raw), BPFEventFieldsSize)
 	}
 	e := BPFEvent{
-		Type:  bo.Uint16(raw[8:]),
+		Type:  BPFEventType(bo.Uint16(raw[8:])),
 		Flags: bo.Uint16(raw[10:]),
 		ID:    bo.Uint32(raw[12:]),
 	}
@@ -80,18 +164,92 @@ func DecodeBPFEvent(raw []byte, bo binary.ByteOrder) (BPFEvent, error) {
 	return e, nil
 }
 
-// Sizes of PERF_RECORD_BPF_METADATA's fields (perf/event.h).
+// bpfProgPrefix starts the names the kernel and perf give BPF functions.
+const bpfProgPrefix = "bpf_prog_"
+
+// BPFProgName is the name the kernel (bpf_prog_ksym_set_name) and perf
+// (synthesize_bpf_prog_name) give a JITed BPF function: "bpf_prog_", the
+// tag in hex, then "_" and the function's name unless it has none. Names are
+// cut to BPFProgNameLen-1 bytes.
+func BPFProgName(tag BPFTag, fn string) string {
+	name := bpfProgPrefix + tag.String()
+	if fn != "" {
+		name += "_" + fn
+	}
+	return CutBPFProgName(name)
+}
+
+// CutBPFProgName cuts a name as snprintf() into BPF_PROG_NAME_LEN bytes does.
+func CutBPFProgName(name string) string {
+	if len(name) > BPFProgNameLen-1 {
+		return name[:BPFProgNameLen-1]
+	}
+	return name
+}
+
+// ParseBPFProgName splits a name of the form BPFProgName makes into the
+// tag and what follows "bpf_prog_<tag>_" (empty when nothing does).
+func ParseBPFProgName(name string) (tag BPFTag, fn string, ok bool) {
+	rest, found := strings.CutPrefix(name, bpfProgPrefix)
+	if !found || len(rest) < 2*BPFTagSize {
+		return tag, "", false
+	}
+	t, err := ParseBPFTag(rest[:2*BPFTagSize])
+	if err != nil {
+		return tag, "", false
+	}
+	rest = rest[2*BPFTagSize:]
+	switch {
+	case rest == "":
+		return t, "", true
+	case rest[0] == '_':
+		return t, rest[1:], true
+	}
+	return tag, "", false
+}
+
+// Sizes of PERF_RECORD_BPF_METADATA's fields (tools/lib/perf/include/perf/event.h).
 const (
-	BPFMetadataKeyLen   = 64
-	BPFMetadataValueLen = 256
-	// BPFProgNameLen is BPF_PROG_NAME_LEN = KSYM_NAME_LEN as perf >= 6.16
-	// is built upstream.
+	BPFMetadataKeyLen   = 64  // BPF_METADATA_KEY_LEN
+	BPFMetadataValueLen = 256 // BPF_METADATA_VALUE_LEN
+	// BPFProgNameLen is BPF_PROG_NAME_LEN = KSYM_NAME_LEN, 512 as perf is
+	// built upstream and as perf 7.2 reads the record.
 	BPFProgNameLen = 512
-	// bpfProgNameLenOld is the KSYM_NAME_LEN some perf builds saw (the
-	// sample record in the patch series' commit message has it).
-	bpfProgNameLenOld = 256
-	bpfMetadataEntry  = BPFMetadataKeyLen + BPFMetadataValueLen
+
+	bpfMetadataEntrySize = BPFMetadataKeyLen + BPFMetadataValueLen
+	// bpfMetadataFixedSize is the record before its entries: header,
+	// prog_name, nr_entries.
+	bpfMetadataFixedSize = EventHeaderSize + BPFProgNameLen + 8
 )
+
+// BPFMetadataPrefix starts the names of the variables perf records: the
+// read-only bpf_metadata_* variables of a program's .rodata.
+const BPFMetadataPrefix = "bpf_metadata_"
+
+// BPFMetadataKey is the key perf's bpf_metadata_fill_event() writes for a
+// variable: its name without BPFMetadataPrefix, snprintf()ed into key[64]
+// (cut to 63 bytes). ok is false for a name without the prefix.
+func BPFMetadataKey(varName string) (key string, ok bool) {
+	k, ok := strings.CutPrefix(varName, BPFMetadataPrefix)
+	if !ok {
+		return "", false
+	}
+	if len(k) > BPFMetadataKeyLen-1 {
+		k = k[:BPFMetadataKeyLen-1]
+	}
+	return k, true
+}
+
+// maxBPFMetadataBody is the largest record (before its sample_id trailer)
+// perf record builds. perf 7.2's bpf_metadata_alloc() gives up when
+// 8 + 512 + 8 + 320 * n exceeds 0xfeff bytes (read from the perf 7.2.13
+// binary; 6.17's source has no check and overflows header.size), and
+// bpf_metadata_create() then goes on to the program's next map.
+const maxBPFMetadataBody = 0xfeff
+
+// MaxBPFMetadataEntries is the most variables a program's metadata map may
+// have for perf record to write BPF_METADATA records for it: 202.
+const MaxBPFMetadataEntries = (maxBPFMetadataBody - bpfMetadataFixedSize) / bpfMetadataEntrySize
 
 // BPFMetadataEntry is one key/value pair of a BPF_METADATA record: the
 // variable name without "bpf_metadata_" and its value as btf_dump formats it.
@@ -106,20 +264,11 @@ type BPFMetadataEntry struct {
 type BPFMetadata struct {
 	ProgName string
 	Entries  []BPFMetadataEntry
-	// NameLen is the prog_name field size the record was decoded with
-	// (BPFProgNameLen unless it came from a perf built with 256).
-	NameLen int
-}
-
-// MaxBPFMetadataEntries is the most entries a record with the given
-// trailer size can hold without overflowing perf_event_header.size.
-func MaxBPFMetadataEntries(idHdrSize int) int {
-	return (MaxRecordSize - EventHeaderSize - BPFProgNameLen - 8 - idHdrSize) / bpfMetadataEntry
 }
 
 // BPFMetadataSize is header.size of a record with n entries.
 func BPFMetadataSize(n, idHdrSize int) int {
-	return EventHeaderSize + BPFProgNameLen + 8 + n*bpfMetadataEntry + idHdrSize
+	return bpfMetadataFixedSize + n*bpfMetadataEntrySize + idHdrSize
 }
 
 // Encode builds the record as perf's bpf_metadata_create() and
@@ -127,23 +276,23 @@ func BPFMetadataSize(n, idHdrSize int) int {
 // cut to their fields (key to 63 bytes, value to 255, name to 511), and
 // idHdrSize zero bytes of sample_id trailer.
 func (m *BPFMetadata) Encode(bo binary.ByteOrder, idHdrSize int) ([]byte, error) {
-	if idHdrSize < 0 || idHdrSize%8 != 0 {
+	if idHdrSize < 0 || idHdrSize%8 != 0 || idHdrSize > MaxIDHeaderSize {
 		return nil, fmt.Errorf("BPF_METADATA: bad sample_id trailer size %d", idHdrSize)
 	}
 	n := len(m.Entries)
-	if n > MaxBPFMetadataEntries(idHdrSize) {
-		return nil, fmt.Errorf("BPF_METADATA for %s: %d entries do not fit in a perf record (at most %d)", m.ProgName, n, MaxBPFMetadataEntries(idHdrSize))
+	if n > MaxBPFMetadataEntries {
+		return nil, fmt.Errorf("BPF_METADATA for %s: %d entries, perf writes at most %d", m.ProgName, n, MaxBPFMetadataEntries)
 	}
 	size := BPFMetadataSize(n, idHdrSize)
 	b := make([]byte, size)
 	EventHeader{Type: RecordBPFMetadata, Size: uint16(size)}.Encode(b, bo)
 	putCString(b[8:8+BPFProgNameLen], m.ProgName)
 	bo.PutUint64(b[8+BPFProgNameLen:], uint64(n))
-	off := 16 + BPFProgNameLen
+	off := bpfMetadataFixedSize
 	for _, e := range m.Entries {
 		putCString(b[off:off+BPFMetadataKeyLen], e.Key)
-		putCString(b[off+BPFMetadataKeyLen:off+bpfMetadataEntry], e.Value)
-		off += bpfMetadataEntry
+		putCString(b[off+BPFMetadataKeyLen:off+bpfMetadataEntrySize], e.Value)
+		off += bpfMetadataEntrySize
 	}
 	return b, nil
 }
@@ -154,33 +303,33 @@ func putCString(dst []byte, s string) {
 	clear(dst[n:])
 }
 
-// DecodeBPFMetadata decodes a BPF_METADATA record. idHdrSize is the
-// recording's sample_id trailer size; the prog_name field length is found as
-// the reference's recommendation says: 512, else 256, whichever makes the
-// record's size add up (with or without the trailer).
-func DecodeBPFMetadata(raw []byte, bo binary.ByteOrder, idHdrSize int) (BPFMetadata, error) {
-	for _, l := range []int{BPFProgNameLen, bpfProgNameLenOld} {
-		if len(raw) < 16+l {
-			continue
-		}
-		n := bo.Uint64(raw[8+l:])
-		if n > uint64(len(raw)) {
-			continue
-		}
-		rest := len(raw) - 16 - l - int(n)*bpfMetadataEntry
-		if rest != 0 && rest != idHdrSize {
-			continue
-		}
-		m := BPFMetadata{ProgName: cString(raw[8 : 8+l]), NameLen: l}
-		off := 16 + l
-		for i := 0; i < int(n); i++ {
-			m.Entries = append(m.Entries, BPFMetadataEntry{
-				Key:   cString(raw[off : off+BPFMetadataKeyLen]),
-				Value: cString(raw[off+BPFMetadataKeyLen : off+bpfMetadataEntry]),
-			})
-			off += bpfMetadataEntry
-		}
-		return m, nil
+// DecodeBPFMetadata decodes a BPF_METADATA record with the checks perf 7.2
+// makes before it uses one (and skips it with a warning otherwise): room for
+// prog_name and nr_entries, a NUL-terminated prog_name, no more entries than
+// the record holds, NUL-terminated keys and values. Bytes after the entries
+// (the sample_id trailer) are not looked at.
+func DecodeBPFMetadata(raw []byte, bo binary.ByteOrder) (BPFMetadata, error) {
+	if len(raw) < bpfMetadataFixedSize {
+		return BPFMetadata{}, fmt.Errorf("BPF_METADATA record of %d bytes is too small (at least %d)", len(raw), bpfMetadataFixedSize)
 	}
-	return BPFMetadata{}, fmt.Errorf("BPF_METADATA record of %d bytes does not have the layout of perf's (prog_name of 512 or 256 bytes, then nr_entries entries of 320)", len(raw))
+	name, ok := cStringIn(raw[8 : 8+BPFProgNameLen])
+	if !ok {
+		return BPFMetadata{}, fmt.Errorf("BPF_METADATA record: prog_name is not NUL-terminated")
+	}
+	n := bo.Uint64(raw[8+BPFProgNameLen:])
+	if most := uint64(len(raw)-bpfMetadataFixedSize) / bpfMetadataEntrySize; n > most {
+		return BPFMetadata{}, fmt.Errorf("BPF_METADATA record of %d bytes: nr_entries %d, it holds at most %d", len(raw), n, most)
+	}
+	m := BPFMetadata{ProgName: name, Entries: make([]BPFMetadataEntry, n)}
+	off := bpfMetadataFixedSize
+	for i := range m.Entries {
+		k, kok := cStringIn(raw[off : off+BPFMetadataKeyLen])
+		v, vok := cStringIn(raw[off+BPFMetadataKeyLen : off+bpfMetadataEntrySize])
+		if !kok || !vok {
+			return BPFMetadata{}, fmt.Errorf("BPF_METADATA record: entry %d: key or value is not NUL-terminated", i)
+		}
+		m.Entries[i] = BPFMetadataEntry{Key: k, Value: v}
+		off += bpfMetadataEntrySize
+	}
+	return m, nil
 }

@@ -1,5 +1,7 @@
 package perfdata
 
+import "strconv"
+
 // Dialect is the program that wrote a recording, as far as it changes how
 // records and sections are framed. Linux perf, Android's simpleperf and the
 // Google perf of 2012 (ChromeOS) agree on everything else.
@@ -19,7 +21,15 @@ const (
 )
 
 func (d Dialect) String() string {
-	return [...]string{"perf", "simpleperf", "google-pipe"}[d]
+	switch d {
+	case DialectPerf:
+		return "perf"
+	case DialectSimpleperf:
+		return "simpleperf"
+	case DialectGooglePipe:
+		return "google-pipe"
+	}
+	return "Dialect(" + strconv.Itoa(int(d)) + ")"
 }
 
 // SimpleperfFeatureStart is simpleperf's FEAT_SIMPLEPERF_START: its own

@@ -111,6 +111,15 @@ func CompressedPayload(t RecordType, raw []byte, bo binary.ByteOrder) ([]byte, e
 	return nil, fmt.Errorf("record type %v is not compressed", t)
 }
 
+// cStringIn returns b up to its first NUL, and whether it has one.
+func cStringIn(b []byte) (string, bool) {
+	i := bytes.IndexByte(b, 0)
+	if i < 0 {
+		return string(b), false
+	}
+	return string(b[:i]), true
+}
+
 // cString returns b up to its first NUL.
 func cString(b []byte) string {
 	if i := bytes.IndexByte(b, 0); i >= 0 {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 )
 
@@ -18,130 +19,170 @@ type TracingData struct {
 	// Len is how many bytes perf's trace_report() reads. A TRACING_DATA
 	// section can be longer; in a pipe stream perf insists the record's
 	// size is exactly what it read.
-	Len int
+	Len int64
 	// Kallsyms is the offset of the u32-sized /proc/kallsyms copy old perf
 	// versions stored (the size field included), and KallsymsLen its
 	// length with the size field. perf skips it with lseek(), which fails on
 	// a pipe, so a pipe stream must carry it empty (4 zero bytes, as perf
 	// has written it since it stopped storing kallsyms).
-	Kallsyms, KallsymsLen int
+	Kallsyms, KallsymsLen int64
 }
 
-// ParseTracingData parses trace data the way perf's trace_report() reads
-// it (trace-event-read.c): the magic, the version string, the byte order
-// and sizes, header_page and header_event, the ftrace and event format
-// files, kallsyms, the printk formats and, from version 0.6 on, the saved
-// cmdlines.
-func ParseTracingData(b []byte) (TracingData, error) {
+// maxTracingString bounds a string perf's trace data holds (a version, a
+// system name): far longer than any real one.
+const maxTracingString = 4096
+
+// ParseTracingData parses trace data of size bytes in r the way perf's
+// trace_report() reads it (trace-event-read.c): the magic, the version
+// string, the byte order and sizes, header_page and header_event, the
+// ftrace and event format files, kallsyms, the printk formats and, from
+// version 0.6 on, the saved cmdlines. It reads only the fields that say how
+// long the parts are, never a part itself.
+func ParseTracingData(r io.ReaderAt, size int64) (TracingData, error) {
 	var td TracingData
-	r := tracingReader{b: b}
-	if !bytes.HasPrefix(b, tracingMagic) {
+	t := tracingReader{r: r, size: size}
+	if m := t.take(len(tracingMagic)); t.err != nil || !bytes.Equal(m, tracingMagic) {
 		return td, errors.New("trace data: no \\x17\\x08Dtracing magic")
 	}
-	r.off = len(tracingMagic)
-	version := r.str()
-	if r.byte1() != 0 {
-		r.bo = binary.BigEndian
+	version := t.str()
+	if t.byte1() != 0 {
+		t.bo = binary.BigEndian
 	} else {
-		r.bo = binary.LittleEndian
+		t.bo = binary.LittleEndian
 	}
-	r.byte1() // long size
-	r.n(4)    // page size
-	r.tag("header_page\x00")
-	r.skip(r.n(8))
-	r.tag("header_event\x00")
-	r.skip(r.n(8))
-	for i, n := 0, r.n(4); i < int(n) && r.err == nil; i++ { // ftrace format files
-		r.skip(r.n(8))
+	t.byte1() // long size
+	t.n(4)    // page size
+	t.tag("header_page\x00")
+	t.skip(t.n(8))
+	t.tag("header_event\x00")
+	t.skip(t.n(8))
+	for i, n := 0, t.n(4); i < int(n) && t.err == nil; i++ { // ftrace format files
+		t.skip(t.n(8))
 	}
-	for i, n := 0, r.n(4); i < int(n) && r.err == nil; i++ { // systems
-		r.str()
-		for j, m := 0, r.n(4); j < int(m) && r.err == nil; j++ { // their event formats
-			r.skip(r.n(8))
+	for i, n := 0, t.n(4); i < int(n) && t.err == nil; i++ { // systems
+		t.str()
+		for j, m := 0, t.n(4); j < int(m) && t.err == nil; j++ { // their event formats
+			t.skip(t.n(8))
 		}
 	}
-	td.Kallsyms = r.off
-	r.skip(r.n(4)) // kallsyms
-	td.KallsymsLen = r.off - td.Kallsyms
-	r.skip(r.n(4)) // printk formats
+	kallsyms := t.off
+	t.skip(t.n(4)) // kallsyms
+	td.Kallsyms, td.KallsymsLen = kallsyms, t.off-kallsyms
+	t.skip(t.n(4)) // printk formats
 	if v, err := strconv.ParseFloat(version, 64); err == nil && v >= 0.6 {
-		r.skip(r.n(8)) // saved cmdlines
+		t.skip(t.n(8)) // saved cmdlines
 	}
-	if r.err != nil {
-		return td, fmt.Errorf("trace data: %w at %#x", r.err, r.off)
+	if t.err != nil {
+		return td, fmt.Errorf("trace data: %w at %#x", t.err, t.off)
 	}
-	td.Len = r.off
+	td.Len = t.off
 	return td, nil
 }
 
-// ForPipe returns the trace data in b as a pipe stream can carry it: what
-// perf reads of it, with an empty kallsyms.
-func (td TracingData) ForPipe(b []byte) []byte {
+// PipeLen is the length of the trace data as a pipe stream carries it:
+// what perf reads of it, with an empty kallsyms (4 zero bytes).
+func (td TracingData) PipeLen() int64 {
 	if td.KallsymsLen <= 4 {
-		return b[:td.Len]
+		return td.Len
 	}
-	out := make([]byte, 0, td.Len-td.KallsymsLen+4)
-	out = append(out, b[:td.Kallsyms]...)
-	out = append(out, 0, 0, 0, 0)
-	return append(out, b[td.Kallsyms+td.KallsymsLen:td.Len]...)
+	return td.Len - td.KallsymsLen + 4
+}
+
+// WritePipe writes the trace data in r (parsed as td) as a pipe stream
+// carries it: what perf reads of it, with an empty kallsyms.
+func (td TracingData) WritePipe(w io.Writer, r io.ReaderAt) error {
+	if td.KallsymsLen <= 4 {
+		_, err := io.Copy(w, io.NewSectionReader(r, 0, td.Len))
+		return err
+	}
+	if _, err := io.Copy(w, io.NewSectionReader(r, 0, td.Kallsyms)); err != nil {
+		return err
+	}
+	if _, err := w.Write(make([]byte, 4)); err != nil {
+		return err
+	}
+	end := td.Kallsyms + td.KallsymsLen
+	_, err := io.Copy(w, io.NewSectionReader(r, end, td.Len-end))
+	return err
 }
 
 type tracingReader struct {
-	b   []byte
-	off int
-	bo  binary.ByteOrder
-	err error
+	r    io.ReaderAt
+	size int64
+	off  int64
+	bo   binary.ByteOrder
+	err  error
+	buf  [16]byte
 }
 
 var errShortTrace = errors.New("ends early")
 
-func (r *tracingReader) take(n uint64) []byte {
-	if r.err != nil || n > uint64(len(r.b)-r.off) {
-		r.err = errShortTrace
+// take reads n <= 16 bytes.
+func (t *tracingReader) take(n int) []byte {
+	if t.err != nil || int64(n) > t.size-t.off {
+		t.err = errShortTrace
 		return nil
 	}
-	p := r.b[r.off : r.off+int(n)]
-	r.off += int(n)
+	p := t.buf[:n]
+	if _, err := t.r.ReadAt(p, t.off); err != nil {
+		t.err = err
+		return nil
+	}
+	t.off += int64(n)
 	return p
 }
 
-func (r *tracingReader) byte1() byte {
-	if p := r.take(1); p != nil {
+func (t *tracingReader) byte1() byte {
+	if p := t.take(1); p != nil {
 		return p[0]
 	}
 	return 0
 }
 
-func (r *tracingReader) n(size int) uint64 {
-	p := r.take(uint64(size))
+func (t *tracingReader) n(size int) uint64 {
+	p := t.take(size)
 	switch {
 	case p == nil:
 		return 0
 	case size == 4:
-		return uint64(r.bo.Uint32(p))
+		return uint64(t.bo.Uint32(p))
 	default:
-		return r.bo.Uint64(p)
+		return t.bo.Uint64(p)
 	}
 }
 
-func (r *tracingReader) skip(n uint64) { r.take(n) }
-
-func (r *tracingReader) str() string {
-	if r.err != nil {
-		return ""
+func (t *tracingReader) skip(n uint64) {
+	if t.err != nil || n > uint64(t.size-t.off) {
+		t.err = errShortTrace
+		return
 	}
-	i := bytes.IndexByte(r.b[r.off:], 0)
-	if i < 0 {
-		r.err = errShortTrace
-		return ""
-	}
-	s := string(r.b[r.off : r.off+i])
-	r.off += i + 1
-	return s
+	t.off += int64(n)
 }
 
-func (r *tracingReader) tag(t string) {
-	if p := r.take(uint64(len(t))); p != nil && string(p) != t {
-		r.err = fmt.Errorf("no %q", t[:len(t)-1])
+// str reads a NUL-terminated string of at most maxTracingString bytes.
+func (t *tracingReader) str() string {
+	var s []byte
+	for t.err == nil {
+		c := t.byte1()
+		if t.err != nil {
+			return ""
+		}
+		if c == 0 {
+			return string(s)
+		}
+		if len(s) == maxTracingString {
+			t.err = fmt.Errorf("a string longer than %d bytes", maxTracingString)
+			return ""
+		}
+		s = append(s, c)
+	}
+	return ""
+}
+
+func (t *tracingReader) tag(want string) {
+	for i := 0; i < len(want) && t.err == nil; i++ {
+		if c := t.byte1(); t.err == nil && c != want[i] {
+			t.err = fmt.Errorf("no %q", want[:len(want)-1])
+		}
 	}
 }

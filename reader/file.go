@@ -6,10 +6,18 @@ import (
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// maxHeaderSection bounds the attrs section and the feature table a reader
-// loads into memory: far beyond any real recording, small enough that a
-// damaged size field cannot exhaust memory.
-const maxHeaderSection = 64 << 20
+// Bounds on what a reader holds of a file's header, whatever the file
+// claims: far beyond any real recording, small enough that a damaged size
+// field cannot make it allocate much.
+const (
+	// maxAttrs is the most events (attrs) a recording may have.
+	maxAttrs = 4096
+	// maxAttrSize bounds attr_size, sizeof(perf_event_attr) + 16: 152 in
+	// perf 7.2, 184 with every proposed extension.
+	maxAttrSize = 1024
+	// idsChunk is how many sample ids are read at a time.
+	idsChunk = 4096
+)
 
 // readLayout reads and checks a file-mode header, attrs section and feature
 // table, with the checks perf's perf_file_header__read() and
@@ -40,8 +48,8 @@ func readLayout(ra io.ReaderAt, size int64, head []byte) (*perfdata.FileLayout, 
 		Size:      size,
 		Dialect:   perfdata.FileDialect(&h),
 	}
-	if h.AttrSize == 0 {
-		return nil, corrupt(16, "attr_size is 0")
+	if h.AttrSize == 0 || h.AttrSize > maxAttrSize {
+		return nil, corrupt(16, "attr_size is %d", h.AttrSize)
 	}
 	// The sections must be in the file and must not overlap.
 	for _, s := range []struct {
@@ -72,10 +80,10 @@ func readLayout(ra io.ReaderAt, size int64, head []byte) (*perfdata.FileLayout, 
 // entry is a perf_event_attr of its own attr.size, then its ids section.
 func readAttrs(ra io.ReaderAt, l *perfdata.FileLayout) error {
 	h := &l.Header
-	if h.Attrs.Size > maxHeaderSection {
-		return corrupt(32, "attrs section of %d bytes", h.Attrs.Size)
-	}
 	nr := h.Attrs.Size / h.AttrSize
+	if nr > maxAttrs {
+		return corrupt(32, "attrs section of %d bytes: %d attrs (at most %d)", h.Attrs.Size, nr, maxAttrs)
+	}
 	buf := make([]byte, h.Attrs.Size)
 	if _, err := ra.ReadAt(buf, int64(h.Attrs.Offset)); err != nil {
 		return truncated(int64(h.Attrs.Offset), "attrs section: %v", err)
@@ -127,6 +135,32 @@ func readFeatureTable(ra io.ReaderAt, l *perfdata.FileLayout) error {
 			return truncated(off, "%v feature section [%#x, %#x) ends past the end of the file (%d bytes)", f, s.Offset, s.End(), l.Size)
 		}
 		l.Features = append(l.Features, perfdata.FeatureSection{ID: f, Section: s, TableOffset: off})
+	}
+	return nil
+}
+
+// readEvents reads the events' sample ids (each attr's ids section) into
+// events, up to the number perfdata.Events keeps.
+func readEvents(ra io.ReaderAt, l *perfdata.FileLayout, events *perfdata.Events) error {
+	buf := make([]byte, 8*idsChunk)
+	ids := make([]uint64, 0, idsChunk)
+	for i, a := range l.Attrs {
+		events.Add(a.Attr, nil)
+		n := int64(a.IDs.Size / 8)
+		for off := int64(0); off < n && !events.Full(); {
+			m := min(n-off, idsChunk)
+			b := buf[:8*m]
+			at := int64(a.IDs.Offset) + 8*off
+			if _, err := ra.ReadAt(b, at); err != nil {
+				return truncated(at, "ids of attr %d: %v", i, err)
+			}
+			ids = ids[:0]
+			for p := 0; p < len(b); p += 8 {
+				ids = append(ids, l.Order.Uint64(b[p:]))
+			}
+			events.AddIDs(i, ids)
+			off += m
+		}
 	}
 	return nil
 }

@@ -40,7 +40,8 @@ type Reader struct {
 	dialect perfdata.Dialect
 	order   binary.ByteOrder
 	layout  *perfdata.FileLayout // file mode only
-	attrs   []perfdata.Attr      // file attrs, or HEADER_ATTRs seen so far in a pipe
+	events  perfdata.Events      // file attrs, or HEADER_ATTRs seen so far in a pipe
+	src     io.ReaderAt          // the file, in file mode
 
 	s       *scanner
 	end     int64 // file mode: end of the data section; pipe: -1
@@ -53,7 +54,7 @@ type Reader struct {
 	innerR   int    // start of the next inner record in inner
 	innerOff int64  // decompressed-stream offset of inner[innerR]
 	outer    int64  // offset of the compressed record being handed out
-	inInner  bool
+	inInner  bool   // the current compressed record's output is not all out
 
 	trailing    []byte
 	trailingOff int64
@@ -84,8 +85,9 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 	}
 	r.layout = l
 	r.order = l.Order
-	for _, a := range l.Attrs {
-		r.attrs = append(r.attrs, a.Attr)
+	r.src = ra
+	if err := readEvents(ra, l, &r.events); err != nil {
+		return nil, err
 	}
 	r.end = l.DataEnd()
 	r.dialect = l.Dialect
@@ -142,9 +144,12 @@ func NewStream(src io.Reader, opts Options) (*Reader, error) {
 	}, nil
 }
 
+// notPerfData says the input is not a recording. It does not quote the
+// input's bytes: they may be anything (a secret, if someone points bpfmeta
+// at one).
 func notPerfData(magic []byte) error {
 	return &FormatError{Offset: 0, Outer: -1, Err: ErrNotPerfData,
-		Msg: fmt.Sprintf("magic %q is not PERFILE2, 2ELIFREP or PERFFILE", magic)}
+		Msg: "no perf.data magic number (PERFILE2, 2ELIFREP or PERFFILE)"}
 }
 
 // isPipe tells a pipe header (size 16) from a file header, as perf's
@@ -166,19 +171,18 @@ func (r *Reader) Dialect() perfdata.Dialect { return r.dialect }
 // Layout describes a file-mode recording's sections; nil in pipe mode.
 func (r *Reader) Layout() *perfdata.FileLayout { return r.layout }
 
-// Attrs returns the recording's event attributes: the attrs section of a
-// file, or the HEADER_ATTR records a pipe stream has carried so far.
-func (r *Reader) Attrs() []perfdata.Attr { return r.attrs }
+// Events returns the recording's events: the attrs section of a file and
+// its ids, or the HEADER_ATTR records a pipe stream has carried so far.
+func (r *Reader) Events() *perfdata.Events { return &r.events }
 
 // IDHeaderSize is the size of the sample_id trailer perf appends to the
 // records it synthesizes: the first attr's, as evlist__id_hdr_size() takes it
 // (0 while a pipe stream has shown no HEADER_ATTR).
-func (r *Reader) IDHeaderSize() int {
-	if len(r.attrs) == 0 {
-		return 0
-	}
-	return r.attrs[0].IDHeaderSize()
-}
+func (r *Reader) IDHeaderSize() int { return r.events.IDHeaderSize() }
+
+// Source is the file a file-mode recording is read from, for copying what
+// is outside the data section; nil in pipe mode.
+func (r *Reader) Source() io.ReaderAt { return r.src }
 
 // SetRetainer lets the caller keep using the Raw bytes of the top-level
 // records it was handed after later calls to Next, for instance to write
@@ -388,8 +392,11 @@ func (r *Reader) topLevel(rec *perfdata.Record) error {
 			if err != nil {
 				return corrupt(rec.Offset, "%v", err)
 			}
+			if len(r.events.Attrs()) >= maxAttrs {
+				return corrupt(rec.Offset, "more than %d HEADER_ATTR records", maxAttrs)
+			}
 			a.Attr.Raw = bytes.Clone(a.Attr.Raw) // rec.Raw is reused
-			r.attrs = append(r.attrs, a.Attr)
+			r.events.Add(a.Attr, a.IDs)
 		}
 	case t == perfdata.RecordCompressed || t == perfdata.RecordCompressed2:
 		if !r.opts.Decompress {
@@ -402,14 +409,8 @@ func (r *Reader) topLevel(rec *perfdata.Record) error {
 		if r.zs == nil {
 			r.zs = newZstdStream()
 		}
-		if r.innerR > 0 {
-			n := copy(r.inner, r.inner[r.innerR:])
-			r.inner = r.inner[:n]
-			r.innerR = 0
-		}
-		r.inner, err = r.zs.feed(r.inner, p)
-		if err != nil {
-			return corrupt(rec.Offset, "%v record: bad zstd data: %v", t, err)
+		if err := r.zs.feed(p); err != nil {
+			return corrupt(rec.Offset, "%v record: %v", t, err)
 		}
 		r.outer = rec.Offset
 		r.inInner = true
@@ -417,19 +418,59 @@ func (r *Reader) topLevel(rec *perfdata.Record) error {
 	return nil
 }
 
-// nextInner hands out the next complete record of the decompressed stream.
+// maxInnerPayload bounds the data an AUXTRACE record inside compressed
+// records may carry: it must be in memory at once (as in perf's
+// decompression buffer, mmap_len bytes), and perf record never compresses
+// AUX data.
+const maxInnerPayload = 1 << 20
+
+// nextInner hands out the next complete record of the decompressed stream,
+// decompressing more of the current compressed record as needed; false once
+// its output is all out (a record it ends inside of is completed by the
+// next compressed record, as in perf's decomp_last_rem).
 func (r *Reader) nextInner() (bool, error) {
+	for {
+		ok, need, err := r.innerRecord()
+		if ok || err != nil {
+			return ok, err
+		}
+		chunk, err := r.zs.next()
+		if err != nil {
+			return false, corrupt(r.outer, "%v", err)
+		}
+		if chunk == nil {
+			return false, nil // the record's output is all out
+		}
+		// Keep only what is not handed out yet, then add the chunk.
+		if r.innerR > 0 {
+			n := copy(r.inner, r.inner[r.innerR:])
+			r.inner = r.inner[:n]
+			r.innerR = 0
+		}
+		if len(r.inner) > need {
+			return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
+				Msg: fmt.Sprintf("a record with %d bytes of data inside compressed data (at most %d)", len(r.inner), maxInnerPayload)}
+		}
+		r.inner = append(r.inner, chunk...)
+		r.zs.release()
+	}
+}
+
+// innerRecord hands out the record at the start of the undelivered
+// decompressed bytes if it is complete; need is how many bytes it may take.
+func (r *Reader) innerRecord() (ok bool, need int, err error) {
 	b := r.inner[r.innerR:]
+	need = maxRecord + maxInnerPayload
 	if len(b) < perfdata.EventHeaderSize {
-		return false, nil
+		return false, need, nil
 	}
 	h := perfdata.DecodeEventHeader(b, r.order)
 	if h.Size < perfdata.EventHeaderSize {
-		return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
+		return false, need, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
 			Msg: fmt.Sprintf("bad record size %d (type %v)", h.Size, h.Type)}
 	}
 	if len(b) < int(h.Size) {
-		return false, nil
+		return false, need, nil
 	}
 	raw := b[:h.Size]
 	total := int64(h.Size)
@@ -437,10 +478,14 @@ func (r *Reader) nextInner() (bool, error) {
 	if r.dialect.HasPayload(h.Type) {
 		n, err := perfdata.PayloadLen(h.Type, raw, r.order)
 		if err != nil {
-			return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt, Msg: err.Error()}
+			return false, need, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt, Msg: err.Error()}
+		}
+		if n > maxInnerPayload {
+			return false, need, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
+				Msg: fmt.Sprintf("%v record with %d bytes of data inside compressed data (at most %d)", h.Type, n, maxInnerPayload)}
 		}
 		if int64(len(b)) < total+n {
-			return false, nil // as perf, the whole record must be in the buffer
+			return false, need, nil // as perf, the whole record must be in the buffer
 		}
 		payload = b[total : total+n]
 		total += n
@@ -452,7 +497,7 @@ func (r *Reader) nextInner() (bool, error) {
 	}
 	r.innerR += int(total)
 	r.innerOff += total
-	return true, nil
+	return true, need, nil
 }
 
 type sliceReader struct{ b []byte }

@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,11 @@ import (
 // ZSTD_endStream(), so a payload is only a continuation of the previous
 // ones and the frame is never closed.
 //
+// The output of a payload is handed out in chunks of at most zstdReadSize
+// bytes, as the decoder makes it, so that memory stays bounded whatever a
+// payload decompresses to (perf instead decompresses each record into a
+// buffer of HEADER_COMPRESSED's mmap_len and fails when that is too small).
+//
 // klauspost/compress has no push API, so the decoder runs in its own
 // goroutine over an io.Reader that hands it one payload at a time. In sync
 // mode (concurrency 1) the decoder asks for more input only after it has
@@ -23,11 +29,14 @@ import (
 type zstdStream struct {
 	in   chan []byte
 	out  chan zstdChunk
-	ack  chan struct{} // feed has copied the last chunk: its buffer may be reused
+	ack  chan struct{} // the last chunk has been copied: its buffer may be reused
 	done chan struct{}
 	// err is sticky: once the stream is corrupt nothing more can be decoded.
 	err     error
 	started bool
+	// busy: a payload was fed and its output is not all out yet.
+	busy  bool
+	frame zstdFramer
 }
 
 type zstdChunk struct {
@@ -36,17 +45,14 @@ type zstdChunk struct {
 	need bool // the decoder is waiting for the next payload
 }
 
-// zstdReadSize is the size of the decoder's output reads.
+// zstdReadSize is the size of the decoder's output reads, and so the most
+// decompressed bytes held at a time besides one record.
 const zstdReadSize = 256 << 10
-
-// maxDecompressed bounds what one compressed record may decompress to. perf
-// itself decompresses each record into a buffer of HEADER_COMPRESSED's
-// mmap_len (528 KiB by default, the ring buffer size with -m); the bound
-// keeps a damaged or hostile stream from exhausting memory.
-const maxDecompressed = 256 << 20
 
 // maxIdleReads is how many empty reads in a row the decoder may make.
 const maxIdleReads = 1000
+
+var errStreamClosed = errors.New("zstd stream closed")
 
 func newZstdStream() *zstdStream {
 	return &zstdStream{
@@ -57,10 +63,19 @@ func newZstdStream() *zstdStream {
 	}
 }
 
-// feed decompresses payload and appends the output to dst.
-func (z *zstdStream) feed(dst, payload []byte) ([]byte, error) {
+// feed starts decompressing the next payload. The output follows from next.
+// It checks first that the payload ends where perf record ends one, at the
+// end of a zstd block: a payload that stops inside a block lost data.
+func (z *zstdStream) feed(payload []byte) error {
 	if z.err != nil {
-		return dst, z.err
+		return z.err
+	}
+	if z.busy {
+		return errors.New("zstd: payload fed before the previous one's output was read")
+	}
+	if err := z.frame.walk(payload); err != nil {
+		z.err = err
+		return err
 	}
 	if !z.started {
 		z.started = true
@@ -69,29 +84,40 @@ func (z *zstdStream) feed(dst, payload []byte) ([]byte, error) {
 	select {
 	case z.in <- payload:
 	case <-z.done:
-		return dst, errors.New("zstd stream closed")
+		return errStreamClosed
 	}
-	start := len(dst)
-	for c := range z.out {
-		if c.need {
-			return dst, nil
-		}
-		if c.err != nil {
-			z.err = c.err
-			return dst, c.err
-		}
-		if len(dst)-start+len(c.b) > maxDecompressed {
-			z.err = fmt.Errorf("decompresses to more than %d MiB", maxDecompressed>>20)
-			z.close()
-			return dst, z.err
-		}
-		dst = append(dst, c.b...)
-		select {
-		case z.ack <- struct{}{}:
-		case <-z.done:
-		}
+	z.busy = true
+	return nil
+}
+
+// next returns the next chunk of the current payload's output, valid until
+// the next call, or nil once the payload's output is all out.
+func (z *zstdStream) next() ([]byte, error) {
+	if !z.busy {
+		return nil, z.err
 	}
-	return dst, errors.New("zstd stream closed")
+	c, ok := <-z.out
+	switch {
+	case !ok:
+		z.err = errStreamClosed
+	case c.need:
+		z.busy = false
+		return nil, nil
+	case c.err != nil:
+		z.err = c.err
+	default:
+		return c.b, nil
+	}
+	z.busy = false
+	return nil, z.err
+}
+
+// release lets the decoder reuse the buffer of the chunk next returned.
+func (z *zstdStream) release() {
+	select {
+	case z.ack <- struct{}{}:
+	case <-z.done:
+	}
 }
 
 func (z *zstdStream) close() {
@@ -159,8 +185,6 @@ func (z *zstdStream) send(c zstdChunk) bool {
 	}
 }
 
-var errStreamClosed = errors.New("zstd stream closed")
-
 // payloadSource is the decoder's input: the payloads fed so far.
 type payloadSource struct {
 	z   *zstdStream
@@ -171,7 +195,8 @@ type payloadSource struct {
 func (p *payloadSource) Read(b []byte) (int, error) {
 	for len(p.cur) == 0 {
 		if p.fed {
-			// All output for the payloads so far has been read: let feed return.
+			// All output for the payloads so far has been read: let next
+			// say so.
 			if !p.z.send(zstdChunk{need: true}) {
 				return 0, errStreamClosed
 			}
@@ -187,4 +212,180 @@ func (p *payloadSource) Read(b []byte) (int, error) {
 	n := copy(b, p.cur)
 	p.cur = p.cur[n:]
 	return n, nil
+}
+
+// zstdFramer follows the frame and block structure of the compressed stream
+// (RFC 8878, sections 3.1.1 and 3.1.1.2) without decoding it: the block
+// headers say how long every block is. perf record flushes the stream at
+// the end of every record (ZSTD_flushStream() ends the current block), so a
+// payload must end between blocks; one that ends inside a block, or inside
+// a header, was cut.
+type zstdFramer struct {
+	state framerState
+	head  [18]byte // the header being read
+	have  int      // bytes of it read
+	want  int      // bytes it has
+	skip  int64    // content bytes left of the current block or skippable frame
+	last  bool     // the current block is its frame's last
+	sum   bool     // the frame has a content checksum
+}
+
+type framerState int
+
+const (
+	frameMagic    framerState = iota // at a frame's magic number
+	frameHeader                      // in a frame header
+	blockHeader                      // at (or in) a block header
+	blockContent                     // in a block's content
+	frameChecksum                    // in the checksum after the last block
+	skippableSize                    // in the size of a skippable frame
+	skippableData                    // in a skippable frame's data
+)
+
+const (
+	zstdMagic          = 0xFD2FB528
+	zstdSkippableMagic = 0x184D2A50 // the low 4 bits vary
+	// zstdMaxBlock is Block_Maximum_Size: a block never holds more.
+	zstdMaxBlock = 128 << 10
+)
+
+var errZstdFraming = errors.New("zstd framing")
+
+// walk follows the structure through p and checks that it ends between
+// blocks (or frames).
+func (f *zstdFramer) walk(p []byte) error {
+	for len(p) > 0 {
+		switch f.state {
+		case frameMagic, frameHeader, blockHeader, skippableSize:
+			if f.have == 0 {
+				f.want = f.headerLen(p[0])
+			}
+			n := copy(f.head[f.have:f.want], p)
+			f.have += n
+			p = p[n:]
+			if f.have < f.want {
+				continue
+			}
+			if err := f.header(); err != nil {
+				return err
+			}
+		case blockContent, skippableData, frameChecksum:
+			n := int(min(int64(len(p)), f.skip))
+			f.skip -= int64(n)
+			p = p[n:]
+			if f.skip == 0 {
+				f.endContent()
+			}
+		}
+	}
+	switch f.state {
+	case frameMagic, blockHeader:
+		if f.have == 0 {
+			return nil
+		}
+	case blockContent:
+		return fmt.Errorf("%w: the data ends inside a zstd block, %d bytes short of its end: cut, or damaged", errZstdFraming, f.skip)
+	}
+	return fmt.Errorf("%w: the data ends inside a zstd frame or block header: cut, or damaged", errZstdFraming)
+}
+
+// headerLen is the size of the header that starts with byte b in the
+// current state (the magic and the frame header descriptor are read first,
+// alone).
+func (f *zstdFramer) headerLen(b byte) int {
+	switch f.state {
+	case frameMagic:
+		return 4
+	case frameHeader:
+		return 1 + frameHeaderRest(b)
+	case blockHeader:
+		return 3
+	case skippableSize:
+		return 4
+	}
+	return 0
+}
+
+// frameHeaderRest is the size of a frame header after its descriptor byte:
+// window descriptor, dictionary id, frame content size.
+func frameHeaderRest(fhd byte) int {
+	single := fhd>>5&1 != 0
+	n := [4]int{0, 1, 2, 4}[fhd&3]
+	fcs := [4]int{0, 2, 4, 8}[fhd>>6]
+	if fcs == 0 && single {
+		fcs = 1
+	}
+	if !single {
+		n++
+	}
+	return n + fcs
+}
+
+// header acts on a complete header.
+func (f *zstdFramer) header() error {
+	h := f.head[:f.want]
+	f.have = 0
+	switch f.state {
+	case frameMagic:
+		m := binary.LittleEndian.Uint32(h)
+		switch {
+		case m == zstdMagic:
+			f.state = frameHeader
+		case m&^0xf == zstdSkippableMagic:
+			f.state = skippableSize
+		default:
+			return fmt.Errorf("%w: no zstd frame magic (%#08x)", errZstdFraming, m)
+		}
+	case frameHeader:
+		if h[0]&0x08 != 0 {
+			return fmt.Errorf("%w: reserved bit set in a zstd frame header", errZstdFraming)
+		}
+		f.sum = h[0]&0x04 != 0
+		f.state = blockHeader
+	case skippableSize:
+		f.skip = int64(binary.LittleEndian.Uint32(h))
+		f.state = skippableData
+		if f.skip == 0 {
+			f.state = frameMagic
+		}
+	case blockHeader:
+		bh := uint32(h[0]) | uint32(h[1])<<8 | uint32(h[2])<<16
+		f.last = bh&1 != 0
+		size := int64(bh >> 3)
+		switch bh >> 1 & 3 {
+		case 0: // raw
+			f.skip = size
+		case 1: // RLE: one byte, repeated size times
+			f.skip = 1
+		case 2: // compressed
+			f.skip = size
+		default:
+			return fmt.Errorf("%w: reserved zstd block type", errZstdFraming)
+		}
+		if size > zstdMaxBlock {
+			return fmt.Errorf("%w: a zstd block of %d bytes (at most %d)", errZstdFraming, size, zstdMaxBlock)
+		}
+		f.state = blockContent
+		if f.skip == 0 {
+			f.endContent()
+		}
+	}
+	return nil
+}
+
+// endContent moves on after a block's content, a checksum or a skippable frame.
+func (f *zstdFramer) endContent() {
+	switch f.state {
+	case blockContent:
+		switch {
+		case !f.last:
+			f.state = blockHeader
+		case f.sum:
+			f.state, f.skip = frameChecksum, 4
+		default:
+			f.state = frameMagic
+		}
+	case frameChecksum, skippableData:
+		f.state = frameMagic
+	}
 }

@@ -40,6 +40,9 @@ func copyRange(dst io.WriterAt, dstOff int64, src io.ReaderAt, srcOff, n int64) 
 	return nil
 }
 
+// copyBufSize is the buffer of copies that cannot use copy_file_range.
+const copyBufSize = 256 << 10
+
 var errNoCopyFileRange = errors.New("copy_file_range not usable")
 
 // fder is an *os.File, or something that embeds one (Output).

@@ -25,14 +25,14 @@ func corpusFiles(t testing.TB) []string {
 
 // rewrite reads path and writes every record back through the writer for
 // its format, optionally calling edit for each record to insert or drop.
-func rewrite(t *testing.T, path string, edit func(w writer.RecordWriter, rec *perfdata.Record) error) []byte {
+func rewrite(t *testing.T, path string, edit func(w *writer.Writer, rec *perfdata.Record) error) []byte {
 	t.Helper()
 	return rewriteWith(t, path, true, edit)
 }
 
 // rewriteWith is rewrite, with the writer attached to the reader (records
 // written from the reader's buffers) or not (copied).
-func rewriteWith(t *testing.T, path string, attach bool, edit func(w writer.RecordWriter, rec *perfdata.Record) error) []byte {
+func rewriteWith(t *testing.T, path string, attach bool, edit func(w *writer.Writer, rec *perfdata.Record) error) []byte {
 	t.Helper()
 	in, err := os.Open(path)
 	if err != nil {
@@ -51,23 +51,9 @@ func rewriteWith(t *testing.T, path string, attach bool, edit func(w writer.Reco
 		t.Fatal(err)
 	}
 	defer of.Close()
-	var w writer.RecordWriter
-	var pw *writer.Pipe
-	if r.Format() == perfdata.FormatFile {
-		fw := writer.NewFile(of, in, r.Layout())
-		if attach {
-			fw.Attach(r)
-		}
-		w = fw
-	} else {
-		pw, err = writer.NewPipe(of, r.ByteOrder())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if attach {
-			pw.Attach(r)
-		}
-		w = pw
+	w, err := writer.New(of, r, writer.Options{Copy: !attach})
+	if err != nil {
+		t.Fatal(err)
 	}
 	for r.Next() {
 		rec := r.Record()
@@ -86,9 +72,6 @@ func rewriteWith(t *testing.T, path string, attach bool, edit func(w writer.Reco
 			t.Fatalf("%s: %v", filepath.Base(path), err)
 		}
 		return nil // the corrupt corpus file: the reader tests check its error
-	}
-	if _, tr := r.Trailing(); pw != nil && len(tr) > 0 {
-		pw.WriteRaw(tr)
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)

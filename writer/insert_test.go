@@ -41,11 +41,11 @@ func readsWithStockPerf(t *testing.T) []string {
 // insertEvery writes a FINISHED_ROUND record (which perf 6.1 accepts
 // anywhere) before every n-th top-level record and before every AUXTRACE
 // record, so that everything after the first insertion moves.
-func insertEvery(n int) func(w writer.RecordWriter, rec *perfdata.Record) error {
+func insertEvery(n int) func(w *writer.Writer, rec *perfdata.Record) error {
 	i := 0
 	fr := make([]byte, 8)
 	perfdata.EventHeader{Type: perfdata.RecordFinishedRound, Size: 8}.Encode(fr, binary.LittleEndian)
-	return func(w writer.RecordWriter, rec *perfdata.Record) error {
+	return func(w *writer.Writer, rec *perfdata.Record) error {
 		if !rec.Compressed() {
 			if i%n == 0 || rec.Header.Type == perfdata.RecordAuxtrace {
 				if err := w.WriteRecord(&perfdata.Record{Offset: -1, Outer: -1, Raw: fr, Header: perfdata.EventHeader{Type: perfdata.RecordFinishedRound, Size: 8}}); err != nil {

@@ -9,40 +9,34 @@ import (
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// Pipe writes a pipe-mode recording: the 16-byte pipe header, then records.
-// Like File, it writes in a goroutine, from its own buffers or, attached
-// to the reader, from the reader's.
-type Pipe struct {
-	bw   *sink
-	bo   byteOrder
-	held bool
-	// dialect is the writer of the file WritePrelude converted.
-	dialect perfdata.Dialect
+// pipe writes a pipe-mode recording: the 16-byte pipe header, then records.
+// Like file, it writes in a goroutine, from its own buffers or, attached to
+// the reader, from the reader's.
+type pipe struct {
+	bw      *sink
+	bo      byteOrder
+	held    bool
+	dialect perfdata.Dialect // of the input
 }
 
-// NewPipe writes the pipe header for byte order bo to w and returns a
-// writer for the records that follow.
-func NewPipe(w io.Writer, bo binary.ByteOrder) (*Pipe, error) {
-	p := &Pipe{bo: orderOf(bo)}
+func newPipe(w io.Writer, bo binary.ByteOrder, dialect perfdata.Dialect) *pipe {
+	p := &pipe{bo: orderOf(bo), dialect: dialect}
 	p.bw = newSink(
 		func(b []byte, _ int64) error { _, err := w.Write(b); return err },
 		func(_, _, _ int64) error { return errors.New("writer: a pipe stream has no input file to copy from") },
 		0)
-	if _, err := p.bw.Write(perfdata.PipeHeader(bo)); err != nil {
-		return nil, err
-	}
-	return p, nil
+	p.bw.Write(perfdata.PipeHeader(bo))
+	return p
 }
 
-// Attach has r keep the bytes of the records it hands out until this
-// writer has written them; see File.Attach.
-func (p *Pipe) Attach(r Retainer) {
+// attach has r keep the bytes of the records it hands out until they are
+// written, so that they need not be copied.
+func (p *pipe) attach(r Retainer) {
 	p.held = true
 	r.SetRetainer(p.bw.barrier)
 }
 
-// WriteRecord implements RecordWriter.
-func (p *Pipe) WriteRecord(rec *perfdata.Record) error {
+func (p *pipe) WriteRecord(rec *perfdata.Record) error {
 	if rec.Outer >= 0 {
 		return nil
 	}
@@ -56,41 +50,238 @@ func (p *Pipe) WriteRecord(rec *perfdata.Record) error {
 		if uint64(n) > uint64(len(rec.Raw)-12) {
 			return fmt.Errorf("simpleperf TRACING_DATA record at %#x: %d bytes of data in %d", rec.Offset, n, len(rec.Raw))
 		}
-		return p.tracingRecord(rec.Raw[12 : 12+n])
+		return p.tracingRecord(int64(n), func(w io.Writer) error {
+			_, err := w.Write(rec.Raw[12 : 12+n])
+			return err
+		})
 	}
 	if p.held && rec.Offset >= 0 {
 		p.bw.hold(rec.Raw)
-		if rec.PayloadSize > 0 {
-			// read now: the reader moves on past it
-			if _, err := io.CopyN(p.bw, rec.Payload, rec.PayloadSize); err != nil {
-				return fmt.Errorf("copying %d bytes of data after the %v record at %#x: %w", rec.PayloadSize, rec.Header.Type, rec.Offset, err)
-			}
-		}
-		return p.bw.failed()
-	}
-	if _, err := p.bw.Write(rec.Raw); err != nil {
-		return err
+	} else if _, err := p.bw.Write(rec.Raw); err != nil {
+		return recordError(rec, err)
 	}
 	if rec.PayloadSize > 0 {
+		// read now: the reader moves on past it
 		if _, err := io.CopyN(p.bw, rec.Payload, rec.PayloadSize); err != nil {
-			return fmt.Errorf("copying %d bytes of data after the %v record at %#x: %w", rec.PayloadSize, rec.Header.Type, rec.Offset, err)
+			return recordError(rec, fmt.Errorf("copying %d bytes of data after it: %w", rec.PayloadSize, err))
 		}
 	}
 	return p.bw.failed()
 }
 
-// WriteRaw writes bytes that are not a record, such as the trailing bytes a
+// writeRaw writes bytes that are not a record, such as the trailing bytes a
 // reader found after a pipe stream's last record.
-func (p *Pipe) WriteRaw(b []byte) error {
+func (p *pipe) writeRaw(b []byte) error {
 	_, err := p.bw.Write(b)
 	return err
 }
 
-// Abort implements RecordWriter.
-func (p *Pipe) Abort() { p.bw.abort() }
+func (p *pipe) Abort() { p.bw.abort() }
 
 // Close writes what is queued. It does not close the underlying writer.
-func (p *Pipe) Close() error { return p.bw.close() }
+func (p *pipe) Close() error { return p.bw.close() }
+
+// maxFeaturePayload is the largest feature payload a HEADER_FEATURE record
+// (header | u64 feat_id | payload) can carry.
+const maxFeaturePayload = perfdata.MaxRecordSize - 16
+
+// pipeEndMarker is the feat_id of the HEADER_FEATURE record that ends a
+// pipe's features: the writing perf's HEADER_LAST_FEATURE. perf 6.1 writes
+// 32 and its perf report rejects anything higher, so a converted stream uses
+// 32 unless its features go beyond.
+func pipeEndMarker(fs []perfdata.FeatureSection) uint64 {
+	m := uint64(perfdata.FeatCPUDomainInfo)
+	for _, f := range fs {
+		m = max(m, uint64(f.ID)+1)
+	}
+	return m
+}
+
+// writePrelude writes, for a file-mode recording laid out as l in src, the
+// records a pipe stream carries instead of its header sections, in the
+// order perf's perf_event__synthesize_for_pipe() writes them: a HEADER_ATTR
+// per attr (with its ids), a HEADER_FEATURE per feature and the end marker,
+// then HEADER_TRACING_DATA with the trace data. The file's build-id table
+// becomes HEADER_BUILD_ID records. It returns the sections it left out:
+// AUXTRACE (an index of file offsets, which perf rebuilds from a pipe), and
+// any too large for a record (perf inject leaves those out too). Every
+// section is copied in pieces.
+func (p *pipe) writePrelude(l *perfdata.FileLayout, src io.ReaderAt) ([]Omitted, error) {
+	bo := p.bo
+	for i, a := range l.Attrs {
+		nids := a.IDs.Size / 8
+		size := uint64(perfdata.EventHeaderSize+len(a.Attr.Raw)) + 8*nids
+		if size > perfdata.MaxRecordSize {
+			return nil, fmt.Errorf("attr %d has %d ids, too many for a HEADER_ATTR record", i, nids)
+		}
+		b := make([]byte, 0, size)
+		b = appendHeader(b, bo, perfdata.RecordHeaderAttr, 0, int(size))
+		b = append(b, a.Attr.Raw...)
+		b = b[:size]
+		if _, err := src.ReadAt(b[perfdata.EventHeaderSize+len(a.Attr.Raw):], int64(a.IDs.Offset)); err != nil {
+			return nil, fmt.Errorf("reading the ids of attr %d at %#x: %w", i, a.IDs.Offset, err)
+		}
+		if _, err := p.bw.Write(b); err != nil {
+			return nil, err
+		}
+	}
+	var omitted []Omitted
+	var written []perfdata.FeatureSection
+	var tracing, buildIDs *perfdata.FeatureSection
+	for i := range l.Features {
+		f := &l.Features[i]
+		switch {
+		case f.ID == perfdata.FeatTracingData:
+			tracing = f
+			continue
+		case f.ID == perfdata.FeatBuildID:
+			buildIDs = f
+			continue
+		case f.ID == perfdata.FeatAuxtrace:
+			omitted = append(omitted, Omitted{f.ID, f.Size, "an index of file offsets; perf rebuilds it from a pipe"})
+			continue
+		case f.Size == 0 && f.ID != perfdata.FeatBranchStack && f.ID != perfdata.FeatStat:
+			// Only flags are empty; perf fails on an empty CPUDESC & co.
+			omitted = append(omitted, Omitted{f.ID, f.Size, "empty"})
+			continue
+		case f.Size > maxFeaturePayload:
+			omitted = append(omitted, Omitted{f.ID, f.Size, "too large for a HEADER_FEATURE record"})
+			continue
+		case l.Dialect == perfdata.DialectSimpleperf && f.ID >= perfdata.SimpleperfFeatureStart:
+			// perf report fails on a feat_id above its own last one
+			omitted = append(omitted, Omitted{f.ID, f.Size, "a simpleperf feature, which perf does not know"})
+			continue
+		}
+		written = append(written, *f)
+		if err := p.writeFeature(uint64(f.ID), io.NewSectionReader(src, int64(f.Offset), int64(f.Size)), int(f.Size)); err != nil {
+			return nil, fmt.Errorf("feature %v: %w", f.ID, err)
+		}
+	}
+	if err := p.writeFeature(pipeEndMarker(written), nil, 0); err != nil {
+		return nil, err
+	}
+	if tracing != nil {
+		if err := p.writeTracingData(src, tracing); err != nil {
+			return nil, err
+		}
+	}
+	if buildIDs != nil {
+		if err := p.writeBuildIDs(src, buildIDs); err != nil {
+			return nil, err
+		}
+	}
+	return omitted, nil
+}
+
+// maxTracingData is the most trace data HEADER_TRACING_DATA's u32 size can
+// describe.
+const maxTracingData = 1<<32 - 8
+
+// writeTracingData writes the TRACING_DATA feature as a HEADER_TRACING_DATA
+// record, as perf_event__synthesize_tracing_data() does: size is the
+// 8-aligned length, the data is padded with zeros. A pipe carries only what
+// perf's trace_report() reads, with an empty kallsyms (see
+// perfdata.TracingData); trace data perf could not read goes as it is.
+func (p *pipe) writeTracingData(src io.ReaderAt, f *perfdata.FeatureSection) error {
+	sec := io.NewSectionReader(src, int64(f.Offset), int64(f.Size))
+	if f.Size > maxTracingData {
+		return fmt.Errorf("TRACING_DATA feature of %d bytes is too large for a pipe stream", f.Size)
+	}
+	td, err := perfdata.ParseTracingData(sec, int64(f.Size))
+	if err != nil {
+		return p.tracingRecord(int64(f.Size), func(w io.Writer) error {
+			_, err := io.Copy(w, sec)
+			return err
+		})
+	}
+	return p.tracingRecord(td.PipeLen(), func(w io.Writer) error { return td.WritePipe(w, sec) })
+}
+
+// tracingRecord writes a HEADER_TRACING_DATA record for n bytes of trace
+// data that write writes.
+func (p *pipe) tracingRecord(n int64, write func(io.Writer) error) error {
+	aligned := (n + 7) &^ 7
+	b := appendHeader(nil, p.bo, perfdata.RecordHeaderTracingData, 0, 16)
+	b = p.bo.AppendUint32(b, uint32(aligned))
+	b = p.bo.AppendUint32(b, 0)
+	if _, err := p.bw.Write(b); err != nil {
+		return err
+	}
+	cw := &countingWriter{w: p.bw}
+	if err := write(cw); err != nil {
+		return fmt.Errorf("copying the trace data: %w", err)
+	}
+	if cw.n != n {
+		return fmt.Errorf("copying the trace data: %d bytes of %d", cw.n, n)
+	}
+	_, err := p.bw.Write(make([]byte, aligned-n))
+	return err
+}
+
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	n, err := c.w.Write(b)
+	c.n += int64(n)
+	return n, err
+}
+
+func appendHeader(b []byte, bo byteOrder, t perfdata.RecordType, misc uint16, size int) []byte {
+	b = bo.AppendUint32(b, uint32(t))
+	b = bo.AppendUint16(b, misc)
+	return bo.AppendUint16(b, uint16(size))
+}
+
+func (p *pipe) writeFeature(id uint64, payload io.Reader, n int) error {
+	b := appendHeader(nil, p.bo, perfdata.RecordHeaderFeature, 0, 16+n)
+	b = p.bo.AppendUint64(b, id)
+	if _, err := p.bw.Write(b); err != nil {
+		return err
+	}
+	if n == 0 {
+		return nil
+	}
+	_, err := io.CopyN(p.bw, payload, int64(n))
+	return err
+}
+
+// writeBuildIDs turns the BUILD_ID feature, a sequence of
+// perf_record_header_build_id entries with header.type 0, into
+// HEADER_BUILD_ID records (the same entries with their type set), one entry
+// at a time.
+func (p *pipe) writeBuildIDs(src io.ReaderAt, f *perfdata.FeatureSection) error {
+	e := make([]byte, perfdata.MaxRecordSize+8)
+	for off := uint64(0); off+perfdata.EventHeaderSize <= f.Size; {
+		at := int64(f.Offset + off)
+		if _, err := src.ReadAt(e[:perfdata.EventHeaderSize], at); err != nil {
+			return fmt.Errorf("reading the BUILD_ID feature at %#x: %w", at, err)
+		}
+		h := perfdata.DecodeEventHeader(e, p.bo)
+		if h.Size < perfdata.EventHeaderSize || off+uint64(h.Size) > f.Size {
+			return fmt.Errorf("BUILD_ID feature at %#x: bad entry size %d at %#x", f.Offset, h.Size, at)
+		}
+		if _, err := src.ReadAt(e[:h.Size], at); err != nil {
+			return fmt.Errorf("reading the BUILD_ID feature at %#x: %w", at, err)
+		}
+		// Records in a stream are 8-byte multiples (perf 7.2 rejects
+		// others); the filename is NUL-terminated, so zeros pad it.
+		n := (int(h.Size) + 7) &^ 7
+		if n > perfdata.MaxRecordSize {
+			return fmt.Errorf("BUILD_ID feature at %#x: an entry of %d bytes at %#x does not fit in a record", f.Offset, h.Size, at)
+		}
+		clear(e[h.Size:n])
+		p.bo.PutUint32(e, uint32(perfdata.RecordHeaderBuildID))
+		p.bo.PutUint16(e[6:], uint16(n))
+		if _, err := p.bw.Write(e[:n]); err != nil {
+			return err
+		}
+		off += uint64(h.Size)
+	}
+	return nil
+}
 
 // byteOrder is what binary.LittleEndian and binary.BigEndian both are.
 type byteOrder interface {

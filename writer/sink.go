@@ -22,6 +22,9 @@ type sink struct {
 	pos   int64                            // output offset of the next byte
 	buf   []byte                           // own buffer being filled, from free
 	run   []byte                           // held bytes not yet queued
+	// cp is a run of input bytes not yet queued, to copy to pos: cpOff
+	// its input offset, cpLen its length.
+	cpOff, cpLen int64
 
 	jobs chan sinkJob
 	free chan []byte
@@ -118,6 +121,7 @@ func (s *sink) failed() error {
 // Write copies p into the sink's buffers.
 func (s *sink) Write(p []byte) (int, error) {
 	s.flushRun()
+	s.flushCopy()
 	n := len(p)
 	for len(p) > 0 {
 		if s.buf == nil {
@@ -147,15 +151,37 @@ func (s *sink) hold(p []byte) {
 	}
 	s.flushBuf()
 	s.flushRun()
+	s.flushCopy()
 	s.run = p
 }
 
-// copyInput queues a copy of n bytes of the input file at srcOff.
+// maxCopyRun is the most input bytes one copy job takes: runs of records
+// passed through are copied while the caller reads on, a piece at a time.
+const maxCopyRun = 4 << 20
+
+// copyInput queues a copy of n bytes of the input file at srcOff. Bytes
+// that continue the previous copy's in the input join it.
 func (s *sink) copyInput(srcOff, n int64) {
-	s.flushBuf()
-	s.flushRun()
-	s.queue(sinkJob{off: s.pos, srcOff: srcOff, n: n})
-	s.pos += n
+	if s.cpLen > 0 && s.cpOff+s.cpLen == srcOff {
+		s.cpLen += n
+	} else {
+		s.flushBuf()
+		s.flushRun()
+		s.flushCopy()
+		s.cpOff, s.cpLen = srcOff, n
+	}
+	if s.cpLen >= maxCopyRun {
+		s.flushCopy()
+	}
+}
+
+func (s *sink) flushCopy() {
+	if s.cpLen == 0 {
+		return
+	}
+	s.queue(sinkJob{off: s.pos, srcOff: s.cpOff, n: s.cpLen})
+	s.pos += s.cpLen
+	s.cpLen = 0
 }
 
 func (s *sink) flushBuf() {
@@ -205,7 +231,7 @@ func (s *sink) abort() {
 		s.broken.Store(true)
 	}
 	s.mu.Unlock()
-	s.buf, s.run = nil, nil
+	s.buf, s.run, s.cpLen = nil, nil, 0
 	s.closed = true
 	close(s.jobs)
 	<-s.finished
@@ -221,6 +247,7 @@ func (s *sink) close() error {
 	s.closed = true
 	s.flushBuf()
 	s.flushRun()
+	s.flushCopy()
 	close(s.jobs)
 	<-s.finished
 	return s.failed()

@@ -39,10 +39,14 @@ func versionText() string {
 
 func versionCommand() *cli.Command {
 	return &cli.Command{
-		Name:        "version",
-		Usage:       "print bpfmeta's version, the revision it was built from, and the Go release that built it",
-		ArgsUsage:   " ",
-		Description: "The same as bpfmeta --version.",
+		Name:      "version",
+		Usage:     "print bpfmeta's version, the revision it was built from, and the Go release that built it",
+		ArgsUsage: " ",
+		Description: "The version is the module's (a tag for go install ...@vX.Y.Z, or a pseudo-version\n" +
+			"for a build from a clone), with the commit the binary was built from.\n\n" +
+			"Examples:\n" +
+			"   bpfmeta version\n" +
+			"   bpfmeta version | cut -d' ' -f2     (the version alone)",
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
 				return usagef("version takes no arguments")

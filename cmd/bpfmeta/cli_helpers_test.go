@@ -89,7 +89,7 @@ func bpfmeta(t testing.TB, stdin *os.File, args ...string) result {
 		in = stdin
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(append([]string{"bpfmeta"}, args...), in, &stdout, &stderr)
+	code := run(append([]string{"bpfmeta"}, args...), newSession(in, &stdout, &stderr))
 	return result{code, stdout.String(), stderr.String()}
 }
 

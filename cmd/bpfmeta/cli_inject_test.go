@@ -6,6 +6,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -53,7 +54,7 @@ func recordedPrograms(t testing.TB, path string, withMeta func(id uint32) bool) 
 			}
 			if e.Type == perfdata.BPFEventProgLoad && len(funcs) > 0 && !seen[e.ID] {
 				seen[e.ID] = true
-				p := &bpfprog.Program{ID: e.ID, Tag: bpfprog.Tag(e.Tag), Name: fmt.Sprintf("prog%d", e.ID), Funcs: funcs}
+				p := &bpfprog.Program{ID: e.ID, Tag: e.Tag, Name: fmt.Sprintf("prog%d", e.ID), Funcs: funcs}
 				if withMeta(e.ID) {
 					m := &bpfprog.Metadata{Entries: []bpfprog.Entry{{Key: "version", Value: fmt.Sprintf(`"1.0.%d"`, e.ID)}, {Key: "build", Value: "42"}}}
 					for _, f := range funcs {
@@ -99,7 +100,7 @@ func (rb readBack) countType(typ perfdata.RecordType) int {
 // file with COMPRESSED records.
 var injectInputs = []string{bpfFile, bpfPipe, bpfZstdFile}
 
-var injectSummary = regexp.MustCompile(`: (\d+) BPF program\(s\) loaded; (\d+) BPF_METADATA record\(s\) added for (\d+);`)
+var injectSummary = regexp.MustCompile(`: (\d+) BPF programs?; (\d+) BPF_METADATA records? added for (\d+);`)
 
 // TestInjectStrip: inject from a snapshot adds one BPF_METADATA record per
 // function, says so on stderr, is idempotent, and strip gives back the
@@ -152,7 +153,7 @@ func TestInjectStrip(t *testing.T) {
 			if r.code != exitOK || r.stdout != "" {
 				t.Fatalf("strip: %v", r)
 			}
-			oneLine(t, "strip", r, fmt.Sprintf("removed %d BPF_METADATA record(s)", funcs))
+			oneLine(t, "strip", r, fmt.Sprintf("removed %d BPF_METADATA records", funcs))
 			if !bytes.Equal(stateOf(t, stripped).data, stateOf(t, in).data) {
 				t.Errorf("strip of the injected file is not the input")
 			}
@@ -185,76 +186,81 @@ func TestInjectStrip(t *testing.T) {
 	}
 }
 
-// TestInjectStrict: with --strict, a program whose metadata cannot be
-// determined is exit 1 and no output, whatever the output is; when every
-// program resolves, --strict changes nothing.
+// strictRecording is a recording of two programs loaded before it started,
+// each with metadata: 10, whose function has samples, and 11, whose
+// function has none; and a snapshot of both.
+func strictRecording(t *testing.T) (recording string, progs []*bpfprog.Program) {
+	t.Helper()
+	s := testkit.NewStream(binary.LittleEndian)
+	for i, id := range []uint32{10, 11} {
+		tag := perfdata.BPFTag{byte(id), 1, 2, 3, 4, 5, 6, 7}
+		addr := 0xffffffffc0000000 + uint64(i)*0x1000
+		name := perfdata.BPFProgName(tag, fmt.Sprintf("prog%d", id))
+		s.KSymbol(addr, 64, name, false, false)
+		s.BPFEvent(perfdata.BPFEventProgLoad, id, tag, false)
+		progs = append(progs, &bpfprog.Program{ID: id, Tag: tag, Name: fmt.Sprintf("prog%d", id),
+			Funcs:    []bpfprog.Func{{Tag: tag, Addr: addr, Len: 64, PerfName: name, KernelName: name}},
+			Metadata: &bpfprog.Metadata{ProgNames: []string{name}, Entries: []bpfprog.Entry{{Key: "version", Value: `"1.0"`}}}})
+	}
+	s.Record(perfdata.RecordFinishedInit, nil)
+	s.Sample(0xffffffffc0000010)
+	s.Sample(0xffffffffc0000020)
+	path := filepath.Join(t.TempDir(), "strict.pipe.data")
+	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path, progs
+}
+
+// TestInjectStrict: --strict fails (exit 1, no output anywhere) when a
+// program with samples gets no metadata; a program without samples does
+// not count; the unresolved programs are named in id order.
 func TestInjectStrict(t *testing.T) {
-	for _, name := range injectInputs {
-		in := corpusPath(t, name)
-		progs := recordedPrograms(t, in, allPrograms)
-		complete := programsSnapshot(t, progs)
-		partial := programsSnapshot(t, progs[1:]) // the first program is not in it
-		outs := []string{"file", "-", "stdin"}
-		if convertRefusals[name] != "" {
-			outs = outs[:1] // it has no pipe form (TestInjectStrip checks the refusal)
-		}
-		for _, out := range outs {
-			// runInject runs inject to out and returns what it wrote there.
+	in, progs := strictRecording(t)
+	for _, out := range []string{"file", "-"} {
+		t.Run("-o "+out, func(t *testing.T) {
 			runInject := func(t *testing.T, snap string, strict bool) (result, []byte, string) {
 				dir := t.TempDir()
 				file := filepath.Join(dir, "out.data")
-				args := []string{"inject", "--snapshot", snap}
+				args := []string{"inject", "--snapshot", snap, "-i", in, "-o", file}
+				if out == "-" {
+					args[len(args)-1] = "-"
+				}
 				if strict {
 					args = append(args, "--strict")
 				}
-				var stdin *os.File
-				switch out {
-				case "file":
-					args = append(args, "-i", in, "-o", file)
-				case "-":
-					args = append(args, "-i", in, "-o", "-")
-				case "stdin":
-					f, err := os.Open(in)
-					if err != nil {
-						t.Fatal(err)
-					}
-					defer f.Close()
-					stdin = f
-				}
-				r := bpfmeta(t, stdin, args...)
+				r := bpfmeta(t, nil, args...)
 				data := []byte(r.stdout)
 				if out == "file" {
 					data, _ = os.ReadFile(file)
 				}
 				return r, data, dir
 			}
-			t.Run(name+" -o "+out, func(t *testing.T) {
-				r, data, dir := runInject(t, partial, true)
-				if r.code != exitFailure {
-					t.Errorf("%v, want exit 1", r)
-				}
-				lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-				if last := lines[len(lines)-1]; last != "bpfmeta: --strict: the metadata of 1 BPF program(s) could not be determined; no output written" {
-					t.Errorf("the last line is not the --strict error: %s", last)
-				}
-				if !strings.Contains(r.stderr, fmt.Sprintf("program %d (tag %v", progs[0].ID, progs[0].Tag)) {
-					t.Errorf("the unresolved program %d is not named:\n%s", progs[0].ID, r.stderr)
-				}
-				if len(data) != 0 {
-					t.Errorf("--strict wrote %d bytes of output", len(data))
-				}
-				if names := dirNames(t, dir); len(names) != 0 {
-					t.Errorf("the output directory has %v", names)
-				}
-
-				// Every program resolved: the output of inject without --strict.
-				strict, sdata, _ := runInject(t, complete, true)
-				plain, pdata, _ := runInject(t, complete, false)
-				if strict.code != exitOK || plain.code != exitOK || len(sdata) == 0 || !bytes.Equal(sdata, pdata) {
-					t.Errorf("--strict with every program resolved: %v; without: %v; the same output: %v", strict, plain, bytes.Equal(sdata, pdata))
-				}
-			})
-		}
+			// 10 (with samples) missing: --strict fails
+			r, data, dir := runInject(t, programsSnapshot(t, progs[1:]), true)
+			if r.code != exitFailure {
+				t.Errorf("%v, want exit 1", r)
+			}
+			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+			if last := lines[len(lines)-1]; last != "bpfmeta: --strict: 1 BPF program with samples in the recording got no metadata (see above); no output written" {
+				t.Errorf("the last line is not the --strict error: %s", last)
+			}
+			if !strings.Contains(r.stderr, "program 10 (tag 0a01020304050607, bpf_prog_0a01020304050607_prog10, 2 samples): not in the snapshot") {
+				t.Errorf("the program is not named with its samples:\n%s", r.stderr)
+			}
+			if len(data) != 0 {
+				t.Errorf("--strict wrote %d bytes of output", len(data))
+			}
+			if names := dirNames(t, dir); len(names) != 0 {
+				t.Errorf("the output directory has %v", names)
+			}
+			// 11 (no samples) missing: --strict succeeds, as without it
+			strict, sdata, _ := runInject(t, programsSnapshot(t, progs[:1]), true)
+			plain, pdata, _ := runInject(t, programsSnapshot(t, progs[:1]), false)
+			if strict.code != exitOK || plain.code != exitOK || len(sdata) == 0 || !bytes.Equal(sdata, pdata) {
+				t.Errorf("--strict with only a program without samples missing: %v; without --strict: %v; the same output: %v", strict, plain, bytes.Equal(sdata, pdata))
+			}
+		})
 	}
 }
 
@@ -276,11 +282,11 @@ func TestInjectQuiet(t *testing.T) {
 				if r := bpfmeta(t, nil, "inject", "-q", "--snapshot", snap.path, "-i", in); convertRefusals[name] == "" && (r.code != exitOK || r.stderr != "" || len(r.stdout) == 0) {
 					t.Errorf("inject -q -o -: %v, stdout %d bytes", r, len(r.stdout))
 				}
-				if r := bpfmeta(t, nil, "strip", "-q", "-i", out, "-o", "/dev/null"); r.code != exitOK || r.stdout != "" || r.stderr != "" {
+				if r := bpfmeta(t, nil, "strip", "-q", "-i", out, "-f", "-o", "/dev/null"); r.code != exitOK || r.stdout != "" || r.stderr != "" {
 					t.Errorf("strip -q: %v", r)
 				}
 				// and without -q there is a summary
-				if r := bpfmeta(t, nil, "inject", "--snapshot", snap.path, "-i", in, "-o", "/dev/null"); r.code != exitOK || !injectSummary.MatchString(r.stderr) {
+				if r := bpfmeta(t, nil, "inject", "--snapshot", snap.path, "-i", in, "-f", "-o", "/dev/null"); r.code != exitOK || !injectSummary.MatchString(r.stderr) {
 					t.Errorf("inject without -q: %v, no summary", r)
 				}
 			})
@@ -288,7 +294,7 @@ func TestInjectQuiet(t *testing.T) {
 	}
 }
 
-// TestShowJSON: show --json is a JSON array with one object per
+// TestShowJSON: show --json is a document whose records are one object per
 // BPF_METADATA record: its offset, prog_name and entries, the KSYMBOL it
 // belongs to, the program id and the samples in it; the injected corpus
 // file's is testdata/show-NAME.json.
@@ -307,10 +313,15 @@ func TestShowJSON(t *testing.T) {
 			}
 			testkit.Golden(t, filepath.Join(cliGoldenDir, "show-"+strings.TrimSuffix(name, ".data")+".json"), []byte(r.stdout))
 
-			var shown []map[string]any
-			if err := json.Unmarshal([]byte(r.stdout), &shown); err != nil {
-				t.Fatalf("show --json is not a JSON array of objects: %v", err)
+			var doc struct {
+				FormatVersion int              `json:"format_version"`
+				Kind          string           `json:"kind"`
+				Records       []map[string]any `json:"records"`
 			}
+			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.FormatVersion != bpfprog.FormatVersion || doc.Kind != "show" {
+				t.Fatalf("show --json is not a show document: %v, %d %q", err, doc.FormatVersion, doc.Kind)
+			}
+			shown := doc.Records
 			// The records, in the order inject writes them: after each
 			// program's BPF_EVENT (these recordings have only programs
 			// loaded before perf record started).
@@ -358,10 +369,11 @@ func TestShowJSON(t *testing.T) {
 				}
 			}
 
-			// A recording without BPF_METADATA: an empty array.
+			// A recording without BPF_METADATA: an empty records array.
 			r = bpfmeta(t, nil, "show", "--json", "-i", in)
-			if r.code != exitOK || strings.TrimSpace(r.stdout) != "[]" {
-				t.Errorf("show --json of a recording without BPF_METADATA: %v, stdout %q", r, r.stdout)
+			doc.Records = nil
+			if err := json.Unmarshal([]byte(r.stdout), &doc); r.code != exitOK || err != nil || doc.Records == nil || len(doc.Records) != 0 {
+				t.Errorf("show --json of a recording without BPF_METADATA: %v (%v), stdout %q", r, err, r.stdout)
 			}
 		})
 	}

@@ -88,8 +88,11 @@ func TestCLIHelp(t *testing.T) {
 		args []string
 		name string // the command the help is about, "" for bpfmeta
 	}
-	cases := []helpCase{{[]string{"-h"}, ""}, {[]string{"--help"}, ""}, {[]string{"help"}, ""}, {nil, ""}}
+	cases := []helpCase{{[]string{"-h"}, ""}, {[]string{"--help"}, ""}, {[]string{"help"}, ""}}
 	for _, c := range commands() {
+		if c.Hidden {
+			continue
+		}
 		cases = append(cases,
 			helpCase{[]string{c.Name, "-h"}, c.Name},
 			helpCase{[]string{c.Name, "--help"}, c.Name},
@@ -103,7 +106,7 @@ func TestCLIHelp(t *testing.T) {
 			}
 			if tc.name == "" {
 				for _, c := range commands() {
-					if !strings.Contains(r.stdout, "   "+c.Name+" ") {
+					if !c.Hidden && !strings.Contains(r.stdout, "   "+c.Name+" ") {
 						t.Errorf("the help does not list the command %s:\n%s", c.Name, r.stdout)
 					}
 				}
@@ -143,7 +146,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"programs", "not-an-id"},
 		{"snapshot", "--bogus"},
 		{"snapshot", "-o", out, "stray"},
-		{"snapshot"}, // -o is required
+		{"injct"}, // did you mean inject?
 		{"snapshot", "-o"},
 	}
 	for _, c := range readingCommands(snap) {
@@ -174,6 +177,19 @@ func TestCLIUsageErrors(t *testing.T) {
 				t.Errorf("the output directory has %v after a usage error", names)
 			}
 		})
+	}
+}
+
+// TestCLIBare: bpfmeta alone prints its usage on stderr and exits 2, as a
+// usage error; a mistyped command gets a suggestion.
+func TestCLIBare(t *testing.T) {
+	r := bpfmeta(t, nil)
+	if r.code != exitUsage || r.stdout != "" || !strings.Contains(r.stderr, "USAGE:") || !strings.HasSuffix(r.stderr, "bpfmeta: no command given (bpfmeta -h lists them)\n") {
+		t.Errorf("bpfmeta alone: %v, stdout %q; want exit 2 and the usage on stderr", r, r.stdout)
+	}
+	r = bpfmeta(t, nil, "injct")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "inject") {
+		t.Errorf("bpfmeta injct: %v, want exit 2 and a suggestion", r)
 	}
 }
 
@@ -382,7 +398,7 @@ func TestCLIExistingOutput(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.name == "snapshot" {
-				if _, err := bpfprog.ReadSnapshot(bytes.NewReader(got)); err != nil {
+				if _, err := bpfprog.OpenSnapshot(bytes.NewReader(got), int64(len(got))); err != nil {
 					t.Errorf("with -f: the new snapshot does not read back: %v", err)
 				}
 			} else if want, _ := os.ReadFile(corpusPath(t, smallFile)); !bytes.Equal(got, want) {
@@ -499,8 +515,10 @@ func TestCLIInputNotModified(t *testing.T) {
 					switch o {
 					case "file":
 						args = with(args, "-o", filepath.Join(t.TempDir(), "out.data"))
-					case "-", "/dev/null":
+					case "-":
 						args = with(args, "-o", o)
+					case "/dev/null": // a device: written to, with -f
+						args = with(args, "-f", "-o", o)
 					}
 					if r := bpfmeta(t, nil, with(args, "-i", in)...); r.code != exitOK {
 						t.Fatalf("-i: %v", r)
@@ -643,14 +661,18 @@ func TestCLIStdin(t *testing.T) {
 	})
 }
 
-// TestCLIDevNull: -o /dev/null works (and leaves /dev/null a device).
+// TestCLIDevNull: -f -o /dev/null works (and leaves /dev/null a device);
+// without -f it is refused, as every existing path is.
 func TestCLIDevNull(t *testing.T) {
 	snap := emptySnapshot(t)
 	for _, c := range writingCommands(snap) {
 		for _, name := range []string{smallFile, smallPipe, bpfZstdFile} {
 			for _, force := range []string{"", "-f"} {
 				t.Run(c.name+" "+name+" "+force, func(t *testing.T) {
-					args := with(c.args, "-i", corpusPath(t, name), "-o", "/dev/null")
+					if r := bpfmeta(t, nil, with(c.args, "-i", corpusPath(t, name), "-o", "/dev/null")...); r.code != exitFailure {
+						t.Errorf("without -f: %v, want exit 1", r)
+					}
+					args := with(c.args, "-i", corpusPath(t, name), "-f", "-o", "/dev/null")
 					if force != "" {
 						args = append(args, force)
 					}

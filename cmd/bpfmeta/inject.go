@@ -1,10 +1,12 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -13,255 +15,310 @@ import (
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
+	"github.com/bpfmeta/bpfmeta/writer"
 )
 
 func injectCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "inject",
-		Usage:     "add PERF_RECORD_BPF_METADATA records to a recording",
+		Usage:     "add the BPF programs' metadata records (PERF_RECORD_BPF_METADATA) to a recording",
 		ArgsUsage: " ",
-		Description: "Copies the recording -i to -o and adds, for every JITed function of every BPF\n" +
-			"program in it that has bpf_metadata_* variables, the PERF_RECORD_BPF_METADATA\n" +
-			"record perf record >= 6.16 writes, where it writes it: after the program's\n" +
-			"BPF_EVENT for programs loaded when the recording started, at the end for programs\n" +
-			"loaded during it. Everything else is copied unchanged. The metadata comes from\n" +
-			"the running kernel, or from a snapshot (bpfmeta snapshot / bpfmeta watch) for\n" +
-			"programs that are gone or recordings from another machine. A program is matched\n" +
-			"by id, tag and KSYMBOL addresses, so a reused id never gets another program's\n" +
-			"metadata. Records the recording already has are kept, not duplicated.\n\n" +
-			"Without -i and -o it reads stdin and writes stdout (pipe format), like perf inject.\n" +
-			"A summary goes to stderr. perf before 6.16 cannot read the output (type 84):\n" +
-			"read it with perf >= 6.16, or remove the records again with bpfmeta strip.\n\n" +
-			"Examples:\n" +
-			"   bpfmeta inject -i perf.data -o perf.meta.data\n" +
-			"   perf record -o - -a sleep 5 | bpfmeta inject | perf report -i -\n" +
-			"   bpfmeta inject --snapshot progs.json -i old.data -o old.meta.data",
+		Description: `Copies the recording -i to -o and adds, for every JITed function of every BPF
+program in it whose .rodata has bpf_metadata_* variables, the
+PERF_RECORD_BPF_METADATA record perf record >= 6.17 writes, where it writes it:
+right after the program's BPF_EVENT for a program loaded when the recording
+started, at the end for one loaded during it. Everything else is copied
+unchanged, in the input's format. The metadata comes from the running kernel
+(the programs must still be loaded), or from a snapshot (bpfmeta snapshot, or
+bpfmeta watch around the recording) for programs that are gone or recordings
+from another machine. A program is matched by id, tag and the addresses of its
+functions, so a reused id never gets another program's metadata. Records the
+recording has already are kept, not duplicated: injecting twice is injecting
+once.
+
+A summary goes to stderr: programs, records added, and the programs whose
+metadata could not be found, and why (-v lists every one). --strict fails (exit
+1, no output) when a program with samples in the recording gets no metadata
+that perf would have written; programs without samples (such as the probes
+libbpf loads and unloads at once) do not count.
+
+perf before 6.17 cannot read the output ("failed to process type: 84"): read it
+with perf >= 6.17, print it with bpfmeta show, or remove the records again with
+bpfmeta strip.
+
+Examples:
+   bpfmeta inject -i perf.data -o perf.meta.data
+   perf record -o - -a -- sleep 5 | bpfmeta inject -o perf.meta.data
+   bpfmeta inject --snapshot progs.jsonl -i old.data -o old.meta.data`,
 		Flags: []cli.Flag{
 			inputFlag(),
-			outputFlag(),
+			outputFlag("recording"),
 			forceFlag(),
-			&cli.StringFlag{Name: "snapshot", Usage: "take the metadata from snapshot `FILE` instead of the running kernel", TakesFile: true},
-			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program's metadata cannot be determined"},
-			&cli.BoolFlag{Name: "perf-names", Usage: "name records as perf record does (bpf_metadata_create), not after their KSYMBOL"},
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "list every program that got no metadata, and why"},
+			&cli.StringFlag{Name: "snapshot", TakesFile: true,
+				Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch) instead of the running kernel"},
+			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program with samples gets no metadata perf would have written"},
+			&cli.BoolFlag{Name: "perf-names", Usage: "name the records as perf record does, not after the function they belong to (see the README)"},
+			quietFlag(),
+			verboseFlag("list every program that got no metadata, and why"),
 		},
-		Action: func(c *cli.Context) error {
-			if c.Args().Present() {
-				return usagef("inject takes no arguments (use -i and -o)")
-			}
-			src, err := openSource(c.String("snapshot"))
-			if err != nil {
-				return err
-			}
-			in, err := openInput(c.String("input"), c.App.Reader, reader.Options{Decompress: true})
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			out, err := openOutput(c.String("output"), c.Bool("force"), in, c.App.Writer)
-			if err != nil {
-				return err
-			}
-			defer out.abort()
-			dst := out
-			var held *os.File
-			if c.Bool("strict") && out.pipeFormat() {
-				// A stream cannot be taken back: hold it until the summary
-				// shows that every program was resolved.
-				if held, err = holdFile(); err != nil {
-					return err
-				}
-				defer held.Close()
-				dst = &output{name: out.name, w: held}
-			}
-			w, _, err := newWriter(in, dst, notes(c), false)
-			if err != nil {
-				return err
-			}
-			defer w.Abort() // stops the writer when an error ends the command early
-			stderr := c.App.ErrWriter
-			if !c.Bool("quiet") {
-				checkSystem(stderr, in, src)
-			}
-			prog := newProgress(stderr, in, c.Bool("quiet"))
-			sum, err := inject.Run(in.Reader, prog.wrap(w), src, inject.Options{PerfNames: c.Bool("perf-names")})
-			prog.done()
-			var werr *inject.WriteError
-			if errors.As(err, &werr) {
-				return fmt.Errorf("%s: %w", out.name, werr.Err)
-			} else if err != nil {
-				return fmt.Errorf("%s: %w", in.name, err)
-			}
-			if err := w.Close(); err != nil {
-				return fmt.Errorf("%s: %w", out.name, err)
-			}
-			if !c.Bool("quiet") {
-				printSummary(stderr, in.name, sum, c.String("snapshot") != "", c.Bool("verbose"))
-			}
-			if u := sum.Unresolved(); c.Bool("strict") && len(u) > 0 {
-				return fmt.Errorf("--strict: the metadata of %d BPF program(s) could not be determined; no output written", len(u))
-			}
-			if held != nil {
-				if err := release(held, out); err != nil {
-					return err
-				}
-			}
-			return out.commit()
-		},
+		Action: runInject,
 	}
 }
 
-// holdFile returns an unnamed temporary file to hold a stream output in.
-func holdFile() (*os.File, error) {
-	f, err := os.CreateTemp("", "bpfmeta-held-*.data")
+func runInject(c *cli.Context) error {
+	if err := noArgs(c, "use -i and -o"); err != nil {
+		return err
+	}
+	s := sessionOf(c)
+	src, closeSrc, err := openSource(c.String("snapshot"))
 	if err != nil {
-		return nil, fmt.Errorf("--strict: holding the output in a temporary file: %w", err)
+		return err
 	}
-	os.Remove(f.Name()) // nothing to clean up if we are killed
-	return f, nil
-}
-
-// release copies the output held in f to out.
-func release(f *os.File, out *output) error {
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("--strict: reading back the held output: %w", err)
+	defer closeSrc()
+	in, err := openInput(c, reader.Options{Decompress: true})
+	if err != nil {
+		return err
 	}
-	if _, err := io.Copy(out.w, f); err != nil {
-		return fmt.Errorf("%s: %w", out.name, err)
+	defer in.Close()
+	out, err := openOutput(c, in, binaryOutput, false)
+	if err != nil {
+		return err
+	}
+	defer out.abort()
+	dst := out.w
+	var held *os.File
+	if c.Bool("strict") && out.file == nil || c.Bool("strict") && !out.file.Regular() {
+		// A stream cannot be taken back: hold it until the summary shows
+		// that nothing is missing.
+		if held, err = unnamedFile(os.TempDir()); err != nil {
+			return fmt.Errorf("--strict: holding the output back in %s: %w", os.TempDir(), err)
+		}
+		defer held.Close()
+		dst = held
+	}
+	w, err := writer.New(writerOutput(dst, out), in, writer.Options{})
+	if err != nil {
+		return out.writeError(err)
+	}
+	defer w.Abort() // stops the writer when an error ends the command early
+	printOmitted(notes(c), in, w)
+	warnUnfinished(notes(c), in)
+	rec := &hostCheck{input: in, src: src, w: notes(c)}
+	prog := newProgress(s, in, c.Bool("quiet"))
+	sum, err := inject.Run(rec, prog.wrap(w), src, inject.Options{PerfNames: c.Bool("perf-names")})
+	prog.done()
+	var werr *inject.WriteError
+	switch {
+	case errors.As(err, &werr):
+		return out.writeError(werr.Err)
+	case err != nil:
+		return fmt.Errorf("%s: %w", in.name, err)
+	}
+	if err := w.Close(); err != nil {
+		return out.writeError(err)
+	}
+	rep := summarize(sum, c.String("snapshot") != "")
+	if !c.Bool("quiet") {
+		rep.print(notes(c), in.name, c.Bool("verbose"))
+		if n := w.TrailingDropped(); n > 0 {
+			s.errorf("warning: %s: dropped %s at %#x after the last record that are not a record (a file holds only records)", in.name, plural(n, "byte"), trailingAt(in))
+		}
+	}
+	if c.Bool("strict") && len(rep.strict) > 0 {
+		return fmt.Errorf("--strict: %s with samples in the recording got no metadata (see above); no output written", plural(len(rep.strict), "BPF program"))
+	}
+	if held != nil {
+		if _, err := held.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := io.Copy(out.w, held); err != nil {
+			return out.writeError(err)
+		}
+	}
+	if err := out.commit(); err != nil {
+		return err
+	}
+	if sum.Injected > 0 && !c.Bool("quiet") {
+		fmt.Fprintln(c.App.ErrWriter, "bpfmeta: note: perf before 6.17 cannot read BPF_METADATA records (\"failed to process type: 84\"): read them with perf >= 6.17 or bpfmeta show; bpfmeta strip gives back a recording old perf reads")
 	}
 	return nil
 }
 
-// openSource returns the snapshot at path, or the running kernel.
-func openSource(path string) (bpfprog.Source, error) {
-	if path == "" {
-		return bpfprog.NewLive()
+// writerOutput is what the writer writes to: the output file itself (which
+// can seek), or a plain stream.
+func writerOutput(dst io.Writer, out *output) io.Writer {
+	if out.file != nil && dst == out.w {
+		return out.file.File
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	s, err := bpfprog.ReadSnapshot(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return s, nil
+	return dst
 }
 
-// maxListed is how many unresolved programs the summary names without -v.
+// openSource returns the snapshot at path, or the running kernel (checked
+// first: a run that can read no program fails before it writes anything).
+func openSource(path string) (bpfprog.Source, func(), error) {
+	if path == "" {
+		live, err := bpfprog.NewLive()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := live.Check(); err != nil {
+			return nil, nil, fmt.Errorf("the running kernel: %w; or inject from a snapshot taken as root (--snapshot)", err)
+		}
+		return live, func() {}, nil
+	}
+	snap, err := readSnapshot(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return snap, func() { snap.Close() }, nil
+}
+
+// readSnapshot reads a snapshot file (a pipe, such as <(bpfmeta snapshot -o -),
+// is copied to an unnamed file first: a snapshot is read by offset).
+func readSnapshot(path string) (*bpfprog.Snapshot, error) {
+	name := quoteName(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fileError(name, err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, fileError(name, err)
+	}
+	size := st.Size()
+	if !st.Mode().IsRegular() {
+		tmp, err := unnamedFile(os.TempDir())
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		size, err = io.Copy(tmp, io.LimitReader(f, maxSnapshotSpool+1))
+		f.Close()
+		f = tmp
+		if err == nil && size > maxSnapshotSpool {
+			err = fmt.Errorf("more than %d MiB from a pipe", maxSnapshotSpool>>20)
+		}
+		if err != nil {
+			tmp.Close()
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	snap, err := bpfprog.OpenSnapshot(f, size)
+	if err != nil {
+		var head [8]byte
+		f.ReadAt(head[:], 0)
+		f.Close()
+		if _, ok := perfdata.ParseMagic(head[:], nil); ok && errors.Is(err, bpfprog.ErrSnapshotFormat) {
+			return nil, fmt.Errorf("%s is a perf.data recording, not a snapshot (-i reads a recording)", name)
+		}
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return snap, nil
+}
+
+// maxSnapshotSpool bounds a snapshot read from a pipe.
+const maxSnapshotSpool = 1 << 30
+
+// report is what the summary says about an injection.
+type report struct {
+	sum      *inject.Summary
+	snapshot bool
+	counts   map[inject.Outcome]int
+	// missing are the programs the output has no metadata for that perf
+	// would have written, by id; transient those of them loaded and
+	// unloaded during the recording without a sample (libbpf's probes);
+	// strict those with samples.
+	missing, transient, strict []*inject.Program
+}
+
+func summarize(sum *inject.Summary, snapshot bool) *report {
+	r := &report{sum: sum, snapshot: snapshot, counts: map[inject.Outcome]int{}}
+	for _, p := range sum.Programs {
+		r.counts[p.Outcome]++
+		if p.Outcome.Resolved() && p.Outcome != inject.TooLarge {
+			continue
+		}
+		switch {
+		case p.Samples > 0:
+			r.strict = append(r.strict, p)
+			r.missing = append(r.missing, p)
+		case p.Unloaded && p.Outcome == inject.NotFound:
+			r.transient = append(r.transient, p)
+		default:
+			r.missing = append(r.missing, p)
+		}
+	}
+	byID := func(a, b *inject.Program) int { return cmp.Compare(a.ID, b.ID) }
+	slices.SortStableFunc(r.missing, byID)
+	slices.SortStableFunc(r.transient, byID)
+	return r
+}
+
+// maxListed is how many programs without metadata the summary names
+// without -v.
 const maxListed = 10
 
-func printSummary(w io.Writer, name string, sum *inject.Summary, snapshot, verbose bool) {
-	counts := map[inject.Outcome]int{}
-	for _, p := range sum.Programs {
-		counts[p.Outcome]++
+func (r *report) print(w io.Writer, name string, verbose bool) {
+	sum := r.sum
+	var b strings.Builder
+	fmt.Fprintf(&b, "bpfmeta: %s: %s; %s added for %d",
+		name, plural(len(sum.Programs), "BPF program"), plural(sum.Injected, "BPF_METADATA record"), r.counts[inject.Injected])
+	if n := r.counts[inject.AlreadyPresent]; n > 0 {
+		fmt.Fprintf(&b, "; %d had them already", n)
 	}
-	fmt.Fprintf(w, "bpfmeta: %s: %d BPF program(s) loaded; %d BPF_METADATA record(s) added for %d; %d had them already; %d without metadata",
-		name, len(sum.Programs), sum.Injected, counts[inject.Injected], counts[inject.AlreadyPresent], counts[inject.NoMetadata])
-	u := sum.Unresolved()
-	if len(u) == 0 {
-		fmt.Fprintln(w)
-	} else {
-		var gone, unloaded int
-		for _, p := range u {
-			if p.Outcome == inject.NotFound {
-				if p.Unloaded {
-					unloaded++
-				} else {
-					gone++
-				}
-			}
-		}
-		fmt.Fprintf(w, "; %d unresolved", len(u))
-		var why []string
-		if unloaded > 0 {
-			why = append(why, fmt.Sprintf("%d unloaded during the recording", unloaded))
-		}
-		if gone > 0 {
-			why = append(why, fmt.Sprintf("%d no longer loaded", gone))
-		}
-		if n := counts[inject.Mismatch]; n > 0 {
-			why = append(why, fmt.Sprintf("%d another program now", n))
-		}
-		if n := counts[inject.Failed]; n > 0 {
-			why = append(why, fmt.Sprintf("%d unreadable", n))
-		}
-		fmt.Fprintf(w, " (%s)\n", strings.Join(why, ", "))
+	fmt.Fprintf(&b, "; %d without metadata", r.counts[inject.NoMetadata])
+	if len(r.missing) > 0 {
+		fmt.Fprintf(&b, "; %d without the metadata perf would have written (%d with samples)", len(r.missing), len(r.strict))
 	}
-	for i, p := range u {
+	if len(r.transient) > 0 {
+		fmt.Fprintf(&b, "; %d loaded and unloaded during the recording without a sample, not found", len(r.transient))
+	}
+	fmt.Fprintln(w, clean(b.String()))
+	list := r.missing
+	if verbose {
+		list = append(slices.Clone(list), r.transient...)
+	}
+	for i, p := range list {
 		if i == maxListed && !verbose {
-			fmt.Fprintf(w, "bpfmeta: ... and %d more (-v lists them all)\n", len(u)-maxListed)
+			fmt.Fprintf(w, "bpfmeta: ... and %d more (-v lists them all)\n", len(list)-maxListed)
 			break
 		}
 		what := fmt.Sprintf("program %d (tag %v", p.ID, p.Tag)
 		if p.Name != "" {
-			what += ", " + p.Name
+			what += ", " + quoteName(p.Name)
 		}
-		what += ")"
-		fmt.Fprintf(w, "bpfmeta: %s: %v: %v\n", what, p.Outcome, errText(p))
+		what += ", " + plural(p.Samples, "sample") + ")"
+		fmt.Fprintf(w, "bpfmeta:   %s: %s\n", clean(what), clean(r.why(p)))
 	}
-	if n := counts[inject.NotFound]; n > 0 {
-		if snapshot {
-			fmt.Fprintln(w, "bpfmeta: hint: programs not in the snapshot get no metadata; take it with bpfmeta watch while recording")
+	if len(r.strict) > 0 {
+		if r.snapshot {
+			fmt.Fprintln(w, "bpfmeta: hint: a program not in the snapshot was loaded after it was taken, or unloaded before: bpfmeta watch -o snap.jsonl -- perf record ... takes one that has every program the recording saw")
 		} else {
-			fmt.Fprintln(w, "bpfmeta: hint: metadata of unloaded programs needs a snapshot: bpfmeta watch -o snap.json -- perf record ..., then inject --snapshot snap.json")
+			fmt.Fprintln(w, "bpfmeta: hint: the metadata of a program unloaded before inject needs a snapshot: bpfmeta watch -o snap.jsonl -- perf record ..., then inject --snapshot snap.jsonl")
 		}
 	}
-	if sum.TrailingDropped {
-		fmt.Fprintf(w, "bpfmeta: warning: %s: dropped %d bytes after the last record that are not a record\n", name, sum.Trailing)
-	}
-	if sum.Injected > 0 {
-		fmt.Fprintln(w, "bpfmeta: note: perf before 6.16 cannot read BPF_METADATA records (\"failed to process type: 84\"): use perf >= 6.16, or bpfmeta strip for an older perf")
-	}
 }
 
-// errText is err without the program it is about, which the line names.
-func errText(p inject.Program) string {
+// why says why p has no metadata, in the user's terms.
+func (r *report) why(p *inject.Program) string {
+	switch p.Outcome {
+	case inject.NotFound:
+		switch {
+		case r.snapshot:
+			return "not in the snapshot"
+		case p.Unloaded:
+			return "unloaded during the recording"
+		}
+		return "no longer loaded"
+	case inject.Mismatch:
+		if r.snapshot {
+			return "the snapshot's program with this id is another one (a snapshot of another boot?)"
+		}
+		return "its id is another program's now (it was unloaded, and the id reused)"
+	}
 	if p.Err == nil {
-		return "no error"
+		return p.Outcome.String()
 	}
-	s := strings.TrimPrefix(p.Err.Error(), "bpfprog: ")
-	return strings.TrimPrefix(s, fmt.Sprintf("program %d: ", p.ID))
-}
-
-// checkSystem warns when a file-mode recording says it was made on another
-// machine or kernel than the one the metadata comes from. Programs are still
-// matched by id, tag and address, which another machine's programs almost
-// never share; the warning says why nothing matched.
-func checkSystem(w io.Writer, in *input, src bpfprog.Source) {
-	l := in.Layout()
-	if l == nil {
-		return
-	}
-	sys := src.System()
-	host, _ := featureString(in, perfdata.FeatHostname)
-	rel, _ := featureString(in, perfdata.FeatOSRelease)
-	if host != "" && sys.Hostname != "" && host != sys.Hostname || rel != "" && sys.KernelRelease != "" && rel != sys.KernelRelease {
-		fmt.Fprintf(w, "bpfmeta: warning: %s was recorded on %s (kernel %s), the metadata is from %s (kernel %s)\n",
-			in.name, host, rel, sys.Hostname, sys.KernelRelease)
-	}
-}
-
-// featureString reads a perf_header_string feature (u32 len, then a
-// NUL-padded string), as perf's do_read_string() does.
-func featureString(in *input, f perfdata.Feature) (string, bool) {
-	s, ok := in.Layout().Feature(f)
-	if !ok || s.Size < 4 || s.Size > 4096 {
-		return "", false
-	}
-	b := make([]byte, s.Size)
-	if _, err := in.src.ReadAt(b, int64(s.Offset)); err != nil {
-		return "", false
-	}
-	n := int(in.ByteOrder().Uint32(b))
-	if n > len(b)-4 {
-		return "", false
-	}
-	str := b[4 : 4+n]
-	if i := strings.IndexByte(string(str), 0); i >= 0 {
-		str = str[:i]
-	}
-	return string(str), true
+	return strings.TrimPrefix(p.Err.Error(), fmt.Sprintf("program %d: ", p.ID))
 }

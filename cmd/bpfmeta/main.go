@@ -1,6 +1,9 @@
 // Command bpfmeta adds PERF_RECORD_BPF_METADATA records to perf.data
 // recordings made by perf versions that do not write them, and inspects
 // the BPF programs and metadata of a running system or a recording.
+//
+// This package is the command line: flags, wiring and printing. What the
+// commands do is in the packages they call.
 package main
 
 import (
@@ -8,48 +11,68 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 )
 
-// Exit codes, as a Unix tool's: 0 success, 1 failure, 2 usage error.
+// Exit statuses, as the README and the man page list them.
 const (
 	exitOK      = 0
 	exitFailure = 1
 	exitUsage   = 2
+	// A signal N that ends bpfmeta ends it as it ends any process: the
+	// shell reports 128+N (130 for SIGINT, 141 for SIGPIPE, 143 for
+	// SIGTERM).
+	exitSignalBase = 128
+	// bpfmeta watch -- CMD exits with CMD's status; these when CMD cannot
+	// be run, as env(1) and the shells have them.
+	exitCannotExec = 126
+	exitNotFound   = 127
 )
 
 func main() {
-	os.Exit(run(os.Args, os.Stdin, os.Stdout, os.Stderr))
+	s := newProcessSession()
+	code := run(os.Args, s)
+	s.exit(code)
 }
 
-// run is main without the process: tests call it with their own streams.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	app := newApp(stdin, stdout, stderr)
-	if err := app.Run(args); err != nil {
-		var st exitStatusError
-		if errors.As(err, &st) {
-			if st.err != nil {
-				fmt.Fprintf(stderr, "bpfmeta: %v\n", st.err)
-			}
-			return st.status
-		}
-		var uerr usageError
-		fmt.Fprintf(stderr, "bpfmeta: %v\n", err)
-		if errors.As(err, &uerr) {
-			return exitUsage
-		}
-		return exitFailure
+// run is main without the process: tests call it with a session of their
+// own streams.
+func run(args []string, s *session) int {
+	app := newApp(s)
+	err := app.Run(reorderFlags(app, args))
+	if err == nil {
+		return exitOK
 	}
-	return exitOK
+	var st exitStatusError
+	if errors.As(err, &st) {
+		if st.err != nil {
+			s.errorf("%v", st.err)
+		}
+		return st.status
+	}
+	if s.stdoutBroken() {
+		return exitSignalBase + 13 // as SIGPIPE: quietly, as perf does
+	}
+	var uerr usageError
+	s.errorf("%v", err)
+	if errors.As(err, &uerr) {
+		return exitUsage
+	}
+	return exitFailure
 }
 
-// usageError marks errors in how the command was called (exit code 2).
+// usageError marks errors in how the command was called (exit 2).
 type usageError struct{ err error }
 
 func (e usageError) Error() string { return e.err.Error() }
 func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
 
 // exitStatusError makes run exit with status, after printing err if it
 // is not nil: bpfmeta watch -- CMD exits with CMD's status.
@@ -65,11 +88,29 @@ func (e exitStatusError) Error() string {
 	return fmt.Sprintf("exit status %d", e.status)
 }
 
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
+// appDescription is bpfmeta -h's text, and the man page's DESCRIPTION.
+const appDescription = `perf record >= 6.17 writes, for every JITed BPF function in a recording, the
+program's read-only bpf_metadata_* variables (version, build, ...) as a
+PERF_RECORD_BPF_METADATA record. bpfmeta adds these records to recordings made
+by older perf (distributions ship perf 6.1 to 6.12), taking the
+metadata from the running kernel or from a snapshot, exactly where and as perf
+record would have written them; it also shows them without a modern perf.
+(Since 6.18, perf writes them only when built against libbpf >= 1.7.)
 
-func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
+The commands that read a recording take -i FILE (- for stdin; without -i,
+stdin, or ./perf.data when stdin is a terminal), those that write one -o FILE
+(- for stdout, where the recording is in pipe format).
+
+Exit status: 0 success; 1 failure (the message says why; no output file is
+left); 2 usage error; 128+N when signal N ended bpfmeta (130 SIGINT, 141
+SIGPIPE, 143 SIGTERM); bpfmeta watch -- CMD exits with CMD's status (126 when
+CMD cannot be run, 127 when it is not found).
+
+Environment: TMPDIR, where a file-format recording read from a pipe, and the
+output --strict holds back, are kept meanwhile (unnamed files, gone with
+bpfmeta).`
+
+func newApp(s *session) *cli.App {
 	cmds := commands()
 	for _, c := range cmds {
 		// "bpfmeta dump help" is a stray argument, not a help command.
@@ -77,23 +118,21 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		c.OnUsageError = commandUsageError
 	}
 	return &cli.App{
-		Name:  "bpfmeta",
-		Usage: "add BPF program metadata (PERF_RECORD_BPF_METADATA) to perf.data recordings",
-		Description: "perf record >= 6.16 writes, for every BPF function in a recording, the program's\n" +
-			"read-only bpf_metadata_* variables (version, build, ...). bpfmeta adds these\n" +
-			"records to recordings made by older perf, taking the metadata from the running\n" +
-			"kernel or from a snapshot, exactly where and as perf record would have written them.",
+		Name:        "bpfmeta",
+		Usage:       "add BPF program metadata (PERF_RECORD_BPF_METADATA) to perf.data recordings",
+		UsageText:   "bpfmeta COMMAND [options]   (bpfmeta COMMAND -h explains one)",
+		Description: appDescription,
+		Reader:      s.stdin,
+		Writer:      s.stdout,
+		ErrWriter:   s.stderr,
 		// --version is handled by noCommand, so that -v stays free for
 		// the commands' --verbose.
 		HideVersion:          true,
+		HideHelpCommand:      true,
 		EnableBashCompletion: true,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "version", Usage: "print the version (as bpfmeta version)"},
 		},
-		Reader:          stdin,
-		Writer:          stdout,
-		ErrWriter:       stderr,
-		HideHelpCommand: true,
 		// Errors are printed once, by run, as "bpfmeta: ...".
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
@@ -102,8 +141,31 @@ func newApp(stdin io.Reader, stdout, stderr io.Writer) *cli.App {
 		// Runs when no command matched.
 		Action:   noCommand,
 		Commands: cmds,
+		Metadata: map[string]any{sessionKey: s},
 	}
 }
+
+// commands lists the commands, the main job first; each has a file.
+func commands() []*cli.Command {
+	return []*cli.Command{
+		injectCommand(),
+		showCommand(),
+		stripCommand(),
+		snapshotCommand(),
+		watchCommand(),
+		programsCommand(),
+		dumpCommand(),
+		convertCommand(),
+		versionCommand(),
+		completionCommand(),
+		manCommand(),
+	}
+}
+
+// sessionKey is where a command finds its session in the app's Metadata.
+const sessionKey = "session"
+
+func sessionOf(c *cli.Context) *session { return c.App.Metadata[sessionKey].(*session) }
 
 // commandUsageError makes a command's flag errors usage errors (exit 2,
 // one line) instead of urfave/cli's "Incorrect Usage" and the whole help.
@@ -111,8 +173,9 @@ func commandUsageError(c *cli.Context, err error, _ bool) error {
 	return usagef("%s: %v (bpfmeta %s -h shows the options)", c.Command.Name, err, c.Command.Name)
 }
 
-// noCommand shows the help without arguments, and for "help [COMMAND]";
-// anything else is not a command.
+// noCommand handles what names no command: --version, help, a bare
+// bpfmeta (the usage, and exit 2, as any usage error), and typos (a
+// suggestion).
 func noCommand(c *cli.Context) error {
 	args := c.Args()
 	if c.Bool("version") {
@@ -124,13 +187,85 @@ func noCommand(c *cli.Context) error {
 	}
 	switch {
 	case !args.Present():
-		return cli.ShowAppHelp(c)
+		cli.HelpPrinter(c.App.ErrWriter, cli.AppHelpTemplate, c.App)
+		return usagef("no command given (bpfmeta -h lists them)")
 	case args.First() == "help" && args.Len() == 1:
 		return cli.ShowAppHelp(c)
 	case args.First() == "help" && args.Len() == 2 && c.App.Command(args.Get(1)) != nil:
 		return cli.ShowCommandHelp(c, args.Get(1))
 	case args.First() == "help":
-		return usagef("help: no command %q (bpfmeta -h lists them)", strings.Join(args.Tail(), " "))
+		return usagef("help: no command %s (bpfmeta -h lists them)", quoteName(strings.Join(args.Tail(), " ")))
 	}
-	return usagef("no command %q (bpfmeta -h lists them)", args.First())
+	msg := fmt.Sprintf("no command %s", quoteName(args.First()))
+	if cli.SuggestCommand != nil {
+		if sug := cli.SuggestCommand(c.App.Commands, args.First()); sug != "" {
+			msg += "; " + strings.TrimSuffix(sug, "?") + "?"
+		}
+	}
+	return usagef("%s (bpfmeta -h lists them)", msg)
+}
+
+// reorderFlags moves a command's flags that follow its arguments before
+// them, so that `bpfmeta programs 97 --json` means what it says (urfave/cli
+// v2 stops at the first argument). Nothing after "--" moves, and watch's
+// arguments are a command line of their own.
+func reorderFlags(app *cli.App, args []string) []string {
+	if len(args) < 3 {
+		return args
+	}
+	ci := slices.IndexFunc(args[1:], func(a string) bool { return !strings.HasPrefix(a, "-") })
+	if ci < 0 {
+		return args
+	}
+	ci++
+	cmd := app.Command(args[ci])
+	if cmd == nil || cmd.Name == "watch" {
+		return args
+	}
+	takesValue := map[string]bool{}
+	for _, f := range cmd.Flags {
+		if v, ok := f.(cli.DocGenerationFlag); ok && v.TakesValue() {
+			for _, n := range f.Names() {
+				takesValue[n] = true
+			}
+		}
+	}
+	var flags, rest []string
+	tail := args[ci+1:]
+	for i := 0; i < len(tail); i++ {
+		a := tail[i]
+		switch {
+		case a == "--":
+			rest = append(rest, tail[i:]...)
+			i = len(tail)
+		case strings.HasPrefix(a, "-") && a != "-":
+			flags = append(flags, a)
+			name := strings.TrimLeft(a, "-")
+			if takesValue[name] && !strings.Contains(a, "=") && i+1 < len(tail) {
+				i++
+				flags = append(flags, tail[i])
+			}
+		default:
+			rest = append(rest, a)
+		}
+	}
+	out := slices.Clone(args[:ci+1])
+	out = append(out, flags...)
+	return append(out, rest...)
+}
+
+// noArgs fails a command that takes no arguments but got some.
+func noArgs(c *cli.Context, how string) error {
+	if c.Args().Present() {
+		return usagef("%s takes no arguments (%s); got %s", c.Command.Name, how, quoteName(c.Args().First()))
+	}
+	return nil
+}
+
+// notes is where a command prints its notes: stderr, or nowhere with -q.
+func notes(c *cli.Context) io.Writer {
+	if c.Bool("quiet") {
+		return io.Discard
+	}
+	return c.App.ErrWriter
 }

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/json"
+	"bufio"
 	"fmt"
 	"io"
 	"strconv"
@@ -16,25 +16,37 @@ import (
 func programsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "programs",
-		Usage:     "list loaded BPF programs with the names and metadata perf records for them",
+		Usage:     "list the loaded BPF programs, with the names and metadata perf records for them",
 		ArgsUsage: "[ID...]",
-		Description: "Lists the BPF programs loaded now (or only the given program ids) with, per JITed\n" +
-			"function, its address, length, tag and the two names perf.data can carry for it:\n" +
-			"  perf    the KSYMBOL name perf record synthesizes for programs loaded before it starts\n" +
-			"  kernel  the name in /proc/kallsyms and in the KSYMBOLs of programs loaded while\n" +
-			"          recording (the main function of a program with subprograms has another tag)\n" +
-			"and the PERF_RECORD_BPF_METADATA records perf record >= 6.16 writes for the program:\n" +
-			"one per function, with its prog_name and the bpf_metadata_* entries as perf formats them.\n" +
-			"Needs root.\n\n" +
-			"Examples:\n" +
-			"  bpfmeta programs\n" +
-			"  bpfmeta programs 97 98\n" +
-			"  bpfmeta programs --json | jq '.[] | select(.metadata) | .metadata.entries'",
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "json", Usage: "print a JSON array of programs (the snapshot's program format)"},
-		},
+		Description: `Lists the BPF programs loaded now (or only the given program ids) with, per JITed
+function, its address, length, tag and the two names a recording can have for it:
+  perf    the name perf record gives it when the program was loaded before perf started
+  kernel  the name in /proc/kallsyms, and in a recording when the program was loaded
+          while perf recorded (the main function of a program with subprograms has
+          another tag there)
+and the PERF_RECORD_BPF_METADATA records perf record >= 6.17 writes for the
+program: one per function, with the name it gives the record and the program's
+bpf_metadata_* variables as perf formats them. Needs root.
+
+--json prints the programs in the JSON every bpfmeta output shares (README,
+"JSON"): the values as perf writes them ("value") and, where their type allows,
+as JSON ("typed": strings, numbers, enumerators by name, objects, arrays).
+
+Examples:
+   bpfmeta programs
+   bpfmeta programs 97 98
+   bpfmeta programs --json | jq '.programs[] | select(.metadata) | .metadata.entries'`,
+		Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON (see the README's JSON section)"}, quietFlag()},
 		Action: runPrograms,
 	}
+}
+
+// programsJSON is programs --json's document.
+type programsJSON struct {
+	FormatVersion int                `json:"format_version"`
+	Kind          string             `json:"kind"`
+	System        bpfprog.System     `json:"system"`
+	Programs      []*bpfprog.Program `json:"programs"`
 }
 
 func runPrograms(c *cli.Context) error {
@@ -42,16 +54,18 @@ func runPrograms(c *cli.Context) error {
 	for _, a := range c.Args().Slice() {
 		id, err := strconv.ParseUint(a, 10, 32)
 		if err != nil {
-			return usagef("programs: %q is not a program id", a)
+			return usagef("programs: %s is not a program id", quoteName(a))
 		}
 		ids = append(ids, uint32(id))
+	}
+	if sessionOf(c).stdoutClosed {
+		return fmt.Errorf("stdout is closed")
 	}
 	live, err := bpfprog.NewLive()
 	if err != nil {
 		return err
 	}
-
-	var progs []*bpfprog.Program
+	progs := []*bpfprog.Program{}
 	var firstErr error
 	failed := 0
 	fail := func(err error) {
@@ -79,30 +93,23 @@ func runPrograms(c *cli.Context) error {
 		}
 	}
 
-	w := c.App.Writer
+	w := bufio.NewWriter(c.App.Writer)
 	if c.Bool("json") {
-		if progs == nil {
-			progs = []*bpfprog.Program{}
-		}
-		b, err := json.MarshalIndent(progs, "", "  ")
-		if err != nil {
-			return err
-		}
-		if _, err := fmt.Fprintf(w, "%s\n", b); err != nil {
-			return err
-		}
+		err = printJSON(w, programsJSON{FormatVersion: bpfprog.FormatVersion, Kind: "programs", System: live.System(), Programs: progs})
 	} else {
-		sys := live.System()
 		for _, p := range progs {
-			if err := printProgram(w, sys, p); err != nil {
-				return err
-			}
+			printProgram(w, p)
 		}
 	}
-	if failed == 1 {
-		return firstErr
+	if ferr := w.Flush(); err == nil {
+		err = ferr
 	}
-	if failed > 1 {
+	switch {
+	case err != nil:
+		return err
+	case failed == 1:
+		return firstErr
+	case failed > 1:
 		return fmt.Errorf("%d programs could not be read, the first: %w", failed, firstErr)
 	}
 	return nil
@@ -110,35 +117,34 @@ func runPrograms(c *cli.Context) error {
 
 // printProgram writes one program; the metadata lines are perf's
 // (perf_event__fprintf_bpf_metadata: " prog %s", "  entry %d: %20s = %s").
-func printProgram(w io.Writer, sys bpfprog.System, p *bpfprog.Program) error {
+func printProgram(w io.Writer, p *bpfprog.Program) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d: %s  name %s  tag %s  btf_id %d  maps %v  loaded %s  uid %d\n",
-		p.ID, p.Type, p.Name, p.Tag, p.BTFID, p.MapIDs,
-		sys.LoadedAt(p).Local().Format(time.DateTime), p.CreatedByUID)
+	fmt.Fprintf(&b, "%d: %s  name %s  tag %s  btf_id %d  maps %v  loaded_at %s  uid %d\n",
+		p.ID, bpfprog.TypeName(p.Type), clean(p.Name), p.Tag, p.BTFID, p.MapIDs,
+		p.LoadedAt.Local().Format(time.DateTime), p.CreatedByUID)
 	for i, f := range p.Funcs {
 		fmt.Fprintf(&b, "\tfunc %d: addr %x  len %d  tag %s", i, f.Addr, f.Len, f.Tag)
 		if f.BTFName != "" {
-			fmt.Fprintf(&b, "  btf %s", f.BTFName)
+			fmt.Fprintf(&b, "  btf %s", clean(f.BTFName))
 		}
-		fmt.Fprintf(&b, "\n\t\tperf   %s\n\t\tkernel %s\n", f.PerfName, f.KernelName)
+		fmt.Fprintf(&b, "\n\t\tperf   %s\n\t\tkernel %s\n", clean(f.PerfName), clean(f.KernelName))
 	}
 	switch md := p.Metadata; {
+	case p.TooLarge != nil:
+		fmt.Fprintf(&b, "\tno BPF_METADATA: %v\n", p.TooLarge)
 	case md == nil && p.MetadataErr == nil:
 		b.WriteString("\tno metadata\n")
 	case md == nil:
-		fmt.Fprintf(&b, "\tmetadata unknown: %v\n", p.MetadataErr)
+		fmt.Fprintf(&b, "\tmetadata unknown: %s\n", clean(p.MetadataErr.Error()))
 	default:
-		fmt.Fprintf(&b, "\tPERF_RECORD_BPF_METADATA x%d (map %d %s, btf_id %d):\n", len(md.ProgNames), md.MapID, md.MapName, md.BTFID)
+		fmt.Fprintf(&b, "\tPERF_RECORD_BPF_METADATA x%d (map %d %s, btf_id %d):\n", len(md.ProgNames), md.MapID, clean(md.MapName), md.BTFID)
 		if p.MetadataErr != nil {
-			fmt.Fprintf(&b, "\t(not exact: %v)\n", p.MetadataErr)
+			fmt.Fprintf(&b, "\t(not exact: %s)\n", clean(p.MetadataErr.Error()))
 		}
 		for _, name := range md.ProgNames {
-			fmt.Fprintf(&b, "\t prog %s\n", name)
+			fmt.Fprintf(&b, "\t prog %s\n", clean(name))
 		}
-		for i, e := range md.Entries {
-			fmt.Fprintf(&b, "\t  entry %d: %20s = %s\n", i, e.Key, e.Value)
-		}
+		printProgramEntries(&b, "\t", md.Entries)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	io.WriteString(w, b.String())
 }

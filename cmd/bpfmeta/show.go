@@ -2,16 +2,14 @@ package main
 
 import (
 	"bufio"
-	"cmp"
-	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
-	"sort"
 	"strconv"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -19,61 +17,83 @@ import (
 func showCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "show",
-		Usage:     "print the BPF metadata a recording carries",
+		Usage:     "print the BPF metadata a recording carries, and the functions and samples it belongs to",
 		ArgsUsage: " ",
-		Description: "Prints every PERF_RECORD_BPF_METADATA record of a recording (file or pipe,\n" +
-			"compressed or not): the program name, then its entries as perf script\n" +
-			"--show-bpf-events prints them, and the KSYMBOL it belongs to with the number of\n" +
-			"samples in it. Needs no modern perf.\n\n" +
-			"Examples:\n" +
-			"   bpfmeta show -i perf.meta.data\n" +
-			"   perf record -o - -a sleep 1 | bpfmeta inject | bpfmeta show --json",
+		Description: `Prints every PERF_RECORD_BPF_METADATA record of a recording (file or pipe,
+compressed or not), as perf script --show-bpf-events prints it: the program's
+name, then its entries. Under each, the BPF function (KSYMBOL) it belongs to,
+its program, and the number of samples in it. Needs no modern perf.
+
+A record names a function; it belongs to that function's KSYMBOL in the
+recording: the one of the program whose BPF_EVENT it follows, or else every
+KSYMBOL of that name ("others" lists the further ones: the same function in
+several loads of a program). perf names the main function of a program loaded
+during a recording with another tag than the kernel's KSYMBOL; such a record
+matches by the function name after the tag, when only one function has it.
+
+Examples:
+   bpfmeta show -i perf.meta.data
+   perf record -o - -a -- sleep 1 | bpfmeta inject | bpfmeta show --json`,
 		Flags: []cli.Flag{inputFlag(),
-			&cli.BoolFlag{Name: "json", Usage: "print a JSON array, one object per record"}},
-		Action: func(c *cli.Context) error {
-			if c.Args().Present() {
-				return usagef("show takes no arguments (use -i)")
-			}
-			in, err := openInput(c.String("input"), c.App.Reader, reader.Options{Decompress: true})
-			if err != nil {
-				return err
-			}
-			defer in.Close()
-			recs, err := collectMetadata(in)
-			if err != nil {
-				return err
-			}
-			w := bufio.NewWriter(c.App.Writer)
-			if c.Bool("json") {
-				enc := json.NewEncoder(w)
-				enc.SetIndent("", "  ")
-				if recs == nil {
-					recs = []shownRecord{}
-				}
-				if err := enc.Encode(recs); err != nil {
-					return err
-				}
-			} else {
-				printMetadata(w, recs)
-			}
-			return w.Flush()
-		},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON (see the README's JSON section)"},
+			quietFlag()},
+		Action: runShow,
 	}
+}
+
+func runShow(c *cli.Context) error {
+	if err := noArgs(c, "use -i FILE"); err != nil {
+		return err
+	}
+	s := sessionOf(c)
+	if s.stdoutClosed {
+		return fmt.Errorf("stdout is closed")
+	}
+	in, err := openInput(c, reader.Options{Decompress: true})
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	warnUnfinished(notes(c), in)
+	recs, err := collectMetadata(in)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(c.App.Writer)
+	if c.Bool("json") {
+		err = printJSON(w, showJSON{FormatVersion: bpfprog.FormatVersion, Kind: "show", Records: recs})
+	} else {
+		printMetadata(w, recs)
+	}
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// showJSON is show --json's document.
+type showJSON struct {
+	FormatVersion int           `json:"format_version"`
+	Kind          string        `json:"kind"`
+	Records       []shownRecord `json:"records"`
 }
 
 // shownRecord is one BPF_METADATA record and what it belongs to.
 type shownRecord struct {
-	Offset   int64         `json:"offset"`
-	ProgName string        `json:"prog_name"`
-	Entries  []shownEntry  `json:"entries"`
-	KSymbol  *shownKSymbol `json:"ksymbol"`
-	Program  *uint32       `json:"program_id,omitempty"`
-	Samples  int           `json:"samples"`
+	Offset   int64        `json:"offset"`
+	ProgName string       `json:"prog_name"`
+	Entries  []shownEntry `json:"entries"`
+	// KSymbol is the function the record belongs to, null if the
+	// recording has none of its name.
+	KSymbol *shownKSymbol `json:"ksymbol"`
+	Program *uint32       `json:"program_id,omitempty"`
+	// Samples counts the samples in KSymbol and Others.
+	Samples int `json:"samples"`
 	// Others are further KSYMBOLs of the same name (the same function in
-	// several programs) the record may belong to; it names no program.
+	// several loads of a program) the record may belong to.
 	Others []shownKSymbol `json:"others,omitempty"`
-	// after is the program's KSYMBOLs when the record follows its BPF_EVENT.
-	after []*ksymRange
+
+	after *bpftrack.Program // the program whose BPF_EVENT it follows
 }
 
 type shownEntry struct {
@@ -87,162 +107,91 @@ type shownKSymbol struct {
 	Name string  `json:"name"`
 	// Matched says how: "name" (the same name), or "function" (only the
 	// function name after the tag agrees, as for the main function of a
-	// program perf recorded while it was loaded: perf names its record with
-	// the first function's tag, the kernel its KSYMBOL with the program's).
+	// program perf recorded while it was loaded).
 	Matched string `json:"matched"`
 }
 
-// hexAddr is a kernel address, "0x..." in JSON as in a snapshot: kernel
-// addresses are above 2^53, where JSON readers that use doubles (jq,
-// JavaScript) would round a number.
+// hexAddr is a kernel address, "0x..." in JSON: kernel addresses are above
+// 2^53, where JSON readers that use doubles (jq, JavaScript) round a number.
 type hexAddr uint64
 
 func (a hexAddr) MarshalJSON() ([]byte, error) {
 	return []byte(`"0x` + strconv.FormatUint(uint64(a), 16) + `"`), nil
 }
 
-type ksymRange struct {
-	addr   uint64
-	len    uint32
-	name   string
-	prog   *uint32
-	sample int
-}
-
-// collectMetadata reads the whole recording: the BPF_METADATA records, the
-// BPF KSYMBOLs, and the IP of every sample, to count samples per KSYMBOL.
+// collectMetadata reads the whole recording: its BPF_METADATA records, and
+// its programs, functions and samples (package bpftrack).
 func collectMetadata(in *input) ([]shownRecord, error) {
 	bo := in.ByteOrder()
-	var recs []shownRecord
-	var ksyms []*ksymRange
-	byName := map[string][]*ksymRange{}
-	// recent are the KSYMBOLs since the last BPF_EVENT, last those of the
-	// last program (perf writes its records right after its BPF_EVENT).
-	var recent, last []*ksymRange
-	// the BPF KSYMBOLs by address, to count samples as they go by: perf
-	// writes a KSYMBOL before the samples in it
-	var byAddr []*ksymRange
+	t := bpftrack.New(in, bpftrack.Options{Samples: true, History: true})
+	recs := []shownRecord{}
+	// after is the program whose BPF_EVENT the records since follow (only
+	// BPF_METADATA records came since): perf writes a program's records
+	// right after its BPF_EVENT.
+	var after *bpftrack.Program
 	for in.Next() {
 		rec := in.Record()
-		switch rec.Header.Type {
-		case perfdata.RecordBPFMetadata:
-			m, err := perfdata.DecodeBPFMetadata(rec.Raw, bo, in.IDHeaderSize())
+		if rec.Header.Type == perfdata.RecordBPFMetadata {
+			m, err := perfdata.DecodeBPFMetadata(rec.Raw, bo)
 			if err != nil {
 				return nil, fmt.Errorf("%s: BPF_METADATA record at %#x: %w", in.name, rec.Offset, err)
 			}
-			r := shownRecord{Offset: rec.Offset, ProgName: m.ProgName, after: last}
+			r := shownRecord{Offset: rec.Offset, ProgName: m.ProgName, Entries: []shownEntry{}, after: after}
 			for _, e := range m.Entries {
 				r.Entries = append(r.Entries, shownEntry{e.Key, e.Value})
 			}
 			recs = append(recs, r)
-		case perfdata.RecordKSymbol:
-			k, err := perfdata.DecodeKSymbol(rec.Raw, bo)
-			if err != nil || k.Type != perfdata.KSymbolTypeBPF || k.Unregister() {
-				continue
-			}
-			kr := &ksymRange{addr: k.Addr, len: k.Len, name: k.Name}
-			ksyms = append(ksyms, kr)
-			byName[k.Name] = append(byName[k.Name], kr)
-			i, _ := slices.BinarySearchFunc(byAddr, kr.addr, func(r *ksymRange, a uint64) int { return cmp.Compare(r.addr, a) })
-			byAddr = slices.Insert(byAddr, i, kr)
-			recent = append(recent, kr)
-		case perfdata.RecordBPFEvent:
-			e, err := perfdata.DecodeBPFEvent(rec.Raw, bo)
-			if err == nil && e.Type == perfdata.BPFEventProgLoad {
-				id := e.ID
-				for _, kr := range recent {
-					kr.prog = &id
-				}
-			}
-			last, recent = recent, nil
-		case perfdata.RecordSample:
-			last = nil
-			if ip, ok := sampleIP(rec.Raw, bo, in.Attrs()); ok {
-				countSample(byAddr, ip)
-			}
+			continue
 		}
+		u, err := t.Feed(rec)
+		if err != nil {
+			continue // perf skips a record it cannot decode
+		}
+		after = u.Loaded
 	}
 	if err := in.Err(); err != nil {
 		return nil, fmt.Errorf("%s: %w", in.name, err)
 	}
 	for i := range recs {
-		r := &recs[i]
-		cands, how := byName[r.ProgName], "name"
-		for _, kr := range r.after {
-			if kr.name == r.ProgName {
-				cands = []*ksymRange{kr}
-			}
-		}
-		if len(cands) == 0 {
-			if kr := byFunction(ksyms, r.ProgName); kr != nil {
-				cands, how = []*ksymRange{kr}, "function"
-			}
-		}
-		for j, kr := range cands {
-			k := shownKSymbol{Addr: hexAddr(kr.addr), Len: kr.len, Name: kr.name, Matched: how}
-			r.Samples += kr.sample
-			if j == 0 {
-				r.KSymbol = &k
-				if len(cands) == 1 {
-					r.Program = kr.prog
-				}
-			} else {
-				r.Others = append(r.Others, k)
-			}
-		}
+		resolve(t, &recs[i])
 	}
 	return recs, nil
 }
 
-// funcPart is what follows "bpf_prog_<16 hex digits>".
-func funcPart(name string) (string, bool) {
-	const prefix = len("bpf_prog_") + 16
-	if len(name) < prefix || name[:9] != "bpf_prog_" {
-		return "", false
-	}
-	return name[prefix:], true
-}
-
-// byFunction finds the one BPF KSYMBOL with the same function part.
-func byFunction(ksyms []*ksymRange, name string) *ksymRange {
-	fn, ok := funcPart(name)
-	if !ok {
-		return nil
-	}
-	var found *ksymRange
-	for _, k := range ksyms {
-		if f, ok := funcPart(k.name); ok && f == fn {
-			if found != nil && found.name != k.name {
-				return nil // ambiguous
+// resolve finds the KSYMBOLs a record belongs to.
+func resolve(t *bpftrack.Tracker, r *shownRecord) {
+	cands, how := t.FuncsNamed(r.ProgName), "name"
+	if r.after != nil {
+		for _, f := range r.after.Funcs {
+			if f.Name == r.ProgName {
+				cands = []*bpftrack.Func{f}
 			}
-			found = k
 		}
 	}
-	return found
-}
-
-// sampleIP returns a SAMPLE's ip: the first field, after the identifier
-// when PERF_SAMPLE_IDENTIFIER is set (perf_evsel__parse_sample).
-func sampleIP(raw []byte, bo interface{ Uint64([]byte) uint64 }, attrs []perfdata.Attr) (uint64, bool) {
-	if len(attrs) == 0 || attrs[0].SampleType&perfdata.SampleIP == 0 {
-		return 0, false
+	if len(cands) == 0 {
+		if _, fn, ok := perfdata.ParseBPFProgName(r.ProgName); ok {
+			fs := t.FuncsCalled(fn)
+			names := map[string]bool{}
+			for _, f := range fs {
+				names[f.Name] = true
+			}
+			if len(names) == 1 {
+				cands, how = fs, "function"
+			}
+		}
 	}
-	off := perfdata.EventHeaderSize
-	if attrs[0].SampleType&perfdata.SampleIdentifier != 0 {
-		off += 8
-	}
-	if len(raw) < off+8 {
-		return 0, false
-	}
-	return bo.Uint64(raw[off:]), true
-}
-
-// countSample counts a sample at ip for the KSYMBOL (sorted by address)
-// that has it.
-func countSample(byAddr []*ksymRange, ip uint64) {
-	i := sort.Search(len(byAddr), func(i int) bool { return byAddr[i].addr > ip }) - 1
-	if i >= 0 && ip < byAddr[i].addr+uint64(byAddr[i].len) {
-		byAddr[i].sample++
+	for j, f := range cands {
+		k := shownKSymbol{Addr: hexAddr(f.Addr), Len: f.Len, Name: f.Name, Matched: how}
+		r.Samples += f.Samples
+		if j == 0 {
+			r.KSymbol = &k
+			if len(cands) == 1 && f.Program != nil {
+				id := f.Program.ID
+				r.Program = &id
+			}
+		} else {
+			r.Others = append(r.Others, k)
+		}
 	}
 }
 
@@ -255,28 +204,27 @@ func printMetadata(w io.Writer, recs []shownRecord) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s\n", r.ProgName)
+		fmt.Fprintf(w, "%s\n", clean(r.ProgName))
 		for j, e := range r.Entries {
-			// as perf_event__fprintf_bpf_metadata() prints them
-			fmt.Fprintf(w, "  entry %d: %20s = %s\n", j, e.Key, e.Value)
+			printEntry(w, "", j, e.Key, e.Value)
 		}
-		switch k := r.KSymbol; {
-		case k == nil:
+		k := r.KSymbol
+		if k == nil {
 			fmt.Fprintf(w, "  (no BPF KSYMBOL of this name in the recording)\n")
-		default:
-			prog := ""
-			if r.Program != nil {
-				prog = fmt.Sprintf(", program %d", *r.Program)
-			}
-			how := ""
-			if k.Matched == "function" {
-				how = fmt.Sprintf(" %s (by function name)", k.Name)
-			}
-			fmt.Fprintf(w, "  ksymbol%s addr %#x len %d%s", how, k.Addr, k.Len, prog)
-			for _, o := range r.Others {
-				fmt.Fprintf(w, ", or addr %#x len %d", o.Addr, o.Len)
-			}
-			fmt.Fprintf(w, ": %d samples\n", r.Samples)
+			continue
 		}
+		prog := ""
+		if r.Program != nil {
+			prog = fmt.Sprintf(", program %d", *r.Program)
+		}
+		how := ""
+		if k.Matched == "function" {
+			how = fmt.Sprintf(" %s (by function name)", clean(k.Name))
+		}
+		fmt.Fprintf(w, "  ksymbol%s addr %#x len %d%s", how, k.Addr, k.Len, prog)
+		for _, o := range r.Others {
+			fmt.Fprintf(w, ", or addr %#x len %d", o.Addr, o.Len)
+		}
+		fmt.Fprintf(w, ": %s\n", plural(r.Samples, "sample"))
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -16,38 +14,44 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/watch"
 )
 
 func watchCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "watch",
-		Usage:     "follow BPF program loads and save each program's metadata as it loads, while CMD runs",
+		Usage:     "follow BPF program loads while CMD (perf record ...) runs, saving each program's metadata as it loads",
 		ArgsUsage: "[-- CMD [ARGS...]]",
-		Description: "Follows BPF program loads as they happen, as perf record's side-band thread does (a\n" +
-			"perf event with bpf_event set, on every CPU), and reads each new program and its\n" +
-			"bpf_metadata_* variables the moment it is loaded, together with every program already\n" +
-			"loaded. The snapshot it writes (the format of bpfmeta snapshot) lets bpfmeta inject\n" +
-			"--snapshot label programs that were loaded and unloaded during a recording, which the\n" +
-			"running kernel can no longer tell about.\n\n" +
-			"With -- CMD, it starts CMD (typically perf record ...) once it follows the loads, so\n" +
-			"that no load by CMD is missed; passes SIGINT and SIGTERM on to CMD; stops when CMD\n" +
-			"exits and exits with CMD's status (its exit code, or 128+N if signal N ended it).\n" +
-			"Without CMD it runs until SIGINT or SIGTERM, and exits 0. Either way it then writes the\n" +
-			"snapshot, atomically (an existing FILE is replaced only with -f; with -o - it goes to\n" +
-			"stdout after CMD's own output), and a summary line to stderr: programs at start, loaded\n" +
-			"while watching, with metadata, and lost (unloaded before they could be read, by id).\n" +
-			"A program that shows no metadata when loaded is read again for up to 255 ms: libbpf\n" +
-			"binds .rodata to a program only after loading it. Needs root.\n\n" +
-			"Examples:\n" +
-			"  bpfmeta watch -o progs.json -- perf record -a -o perf.data -- ./workload\n" +
-			"  bpfmeta inject --snapshot progs.json -i perf.data -o perf.meta.data\n" +
-			"  bpfmeta watch -f -o /var/tmp/progs.json        (until Ctrl-C)",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "write the snapshot to `FILE` (- for standard output)", TakesFile: true},
-			&cli.BoolFlag{Name: "force", Aliases: []string{"f"}, Usage: "replace FILE if it exists"},
-		},
+		Description: `Follows BPF program loads as they happen, as perf record's side-band thread does
+(a perf event with bpf_event set, on every CPU), and reads each new program and
+its bpf_metadata_* variables the moment it is loaded, together with every program
+already loaded. The snapshot it writes (bpfmeta snapshot's format) lets bpfmeta
+inject --snapshot label programs that were loaded and unloaded during a
+recording, which the running kernel can no longer tell about.
+
+The snapshot is written as programs are read: the file is there from the start,
+mode 0600, and holds every program read so far, so that a watch that is killed
+leaves a snapshot inject reads (it says the snapshot is incomplete). An
+existing FILE is replaced only with -f, and that is checked before CMD starts.
+With -o - the snapshot goes to stdout after CMD's own output.
+
+With -- CMD, it starts CMD once it follows the loads, so that no load by CMD is
+missed; passes SIGINT, SIGTERM and SIGHUP on to CMD; stops when CMD exits, and
+exits with CMD's status (128+N if signal N ended CMD; 126 if CMD cannot be run,
+127 if it is not found). Without CMD it runs until SIGINT, SIGTERM or SIGHUP,
+and exits 0. A summary line goes to stderr: programs at start, loaded while
+watching, with metadata, and lost (unloaded before they could be read). A
+program that shows no metadata when loaded is read again for up to 255 ms:
+libbpf binds .rodata to a program only after loading it. Needs root.
+
+Examples:
+   bpfmeta watch -o progs.jsonl -- perf record -a -o perf.data -- ./workload
+   bpfmeta inject --snapshot progs.jsonl -i perf.data -o perf.meta.data
+   bpfmeta watch -f -o /var/tmp/progs.jsonl        (until Ctrl-C)`,
+		Flags: []cli.Flag{outputFlag("snapshot"), forceFlag(), quietFlag(),
+			verboseFlag("name every program that could not be read")},
 		Action: func(c *cli.Context) error {
-			status, err := watch(c)
+			status, err := runWatch(c)
 			if status == 0 {
 				return err
 			}
@@ -56,55 +60,54 @@ func watchCommand() *cli.Command {
 	}
 }
 
-// Exit statuses for a CMD that could not be started, as env(1) and the
-// shells have them, and the base of a status for a CMD ended by a signal.
-const (
-	exitCannotExec = 126
-	exitNotFound   = 127
-	exitSignalBase = 128
-)
-
-// watch runs the watch and returns the status to exit with when it is not
-// 0 (CMD's), and an error to report.
-func watch(c *cli.Context) (status int, err error) {
-	out, argv, force := c.String("output"), c.Args().Slice(), c.Bool("force")
-	if out == "" {
-		return 0, usagef("watch: -o FILE is required (-o - for standard output)")
+// runWatch runs the watch and returns the status to exit with when it is
+// not 0 (CMD's), and an error to report.
+func runWatch(c *cli.Context) (status int, err error) {
+	s := sessionOf(c)
+	argv := c.Args().Slice()
+	if len(argv) > 0 && argv[0] == "--" {
+		argv = argv[1:]
 	}
-	stdout, stderr := c.App.Writer, c.App.ErrWriter
-	name := out
-	// Fail now, not after a long recording, if the snapshot cannot be written.
-	var file *atomicFile
-	if out == "-" {
-		name = "stdout"
-	} else {
-		if !force {
-			if _, err := os.Lstat(out); err == nil {
-				return 0, fmt.Errorf("watch: %s exists (-f replaces it)", out)
-			}
+	// Fail now, not after a long recording, if the snapshot cannot be
+	// written.
+	out, err := openOutput(c, nil, textOutput, true)
+	if err != nil {
+		return 0, err
+	}
+	defer out.abort()
+	dst := out.w
+	if out.file == nil {
+		// stdout: after CMD's own output
+		held, err := unnamedFile(os.TempDir())
+		if err != nil {
+			return 0, fmt.Errorf("holding the snapshot back in %s: %w", os.TempDir(), err)
 		}
-		if file, err = createAtomic(out); err != nil {
-			return 0, fmt.Errorf("watch: %w", err)
-		}
-		defer func() {
-			if file != nil {
-				file.abort()
-			}
-		}()
+		defer held.Close()
+		dst = held
 	}
 
-	// From here on SIGINT and SIGTERM stop the watch, or go to CMD.
+	// From here on SIGINT, SIGTERM and SIGHUP stop the watch, or go to CMD.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
-	defer signal.Stop(sigs)
+	defer s.claimSignals(sigs)()
 
 	live, err := bpfprog.NewLive()
 	if err != nil {
-		return 0, fmt.Errorf("watch: %w", err)
+		return 0, err
 	}
-	w, err := bpfprog.NewWatcher(live, bpfprog.WatchOptions{})
+	sw, err := bpfprog.NewSnapshotWriter(dst, live.System(), time.Now())
 	if err != nil {
-		return 0, fmt.Errorf("watch: %w", err)
+		return 0, out.writeError(err)
+	}
+	written := 0
+	w, err := watch.New(live, watch.Options{Emit: func(p *bpfprog.Program) error {
+		if err := sw.Add(p); err != nil {
+			return err
+		}
+		written++
+		return nil
+	}})
+	if err != nil {
+		return 0, err
 	}
 	defer w.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -124,7 +127,9 @@ func watch(c *cli.Context) (status int, err error) {
 			return status, err
 		}
 	} else {
-		fmt.Fprintf(stderr, "bpfmeta: watch: following BPF program loads (%d loaded); SIGINT or SIGTERM stops\n", w.Stats().AtStart)
+		if !c.Bool("quiet") {
+			fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: following BPF program loads (%d loaded); SIGINT, SIGTERM or SIGHUP stops\n", w.Stats().AtStart)
+		}
 		select {
 		case <-sigs:
 		case <-stopped:
@@ -132,26 +137,41 @@ func watch(c *cli.Context) (status int, err error) {
 	}
 	cancel()
 	<-stopped
-	if runErr != nil {
-		return status, fmt.Errorf("watch: %w; no snapshot written", runErr)
+	st := w.Stats()
+	endErr := sw.Close(bpfprog.SnapshotEnd{Until: time.Now(), Missed: st.Lost + st.Failed})
+	if runErr != nil || endErr != nil {
+		err := errors.Join(runErr, endErr)
+		if written == 0 || out.file == nil {
+			return status, fmt.Errorf("watch: %w; no snapshot written", err)
+		}
+		// What was captured stays: an incomplete snapshot inject reads.
+		if cerr := out.commit(); cerr != nil {
+			return status, fmt.Errorf("watch: %w; %v", err, cerr)
+		}
+		return status, fmt.Errorf("watch: %w; %s holds the %s read before (an incomplete snapshot)", err, out.name, plural(written, "program"))
 	}
-
-	dst := stdout
-	if file != nil {
-		dst = file
-	}
-	if err := writeWatchSnapshot(dst, live.System(), w.Programs()); err != nil {
-		return status, fmt.Errorf("watch: %s: %w", name, err)
-	}
-	if file != nil {
-		err := file.commit(force)
-		file = nil
-		if err != nil {
-			return status, fmt.Errorf("watch: %w", err)
+	if out.file == nil {
+		if err := copyHeld(dst, out.w); err != nil {
+			return status, out.writeError(err)
 		}
 	}
-	printWatchSummary(stderr, name, w.Stats())
+	if err := out.commit(); err != nil {
+		return status, err
+	}
+	if !c.Bool("quiet") {
+		printWatchSummary(c.App.ErrWriter, out.name, st, c.Bool("verbose"))
+	}
 	return status, nil
+}
+
+// copyHeld copies what was written to an unnamed file to w.
+func copyHeld(held io.Writer, w io.Writer) error {
+	f := held.(*os.File)
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := io.Copy(w, f)
+	return err
 }
 
 // runCommand starts CMD, passes the signals on to it until it exits, and
@@ -161,7 +181,7 @@ func runCommand(c *cli.Context, argv []string, sigs <-chan os.Signal, stopped <-
 	stderr := c.App.ErrWriter
 	select {
 	case s := <-sigs:
-		return exitSignalBase + int(s.(syscall.Signal)), fmt.Errorf("watch: %v before %s was started", s, argv[0])
+		return exitSignalBase + int(s.(syscall.Signal)), fmt.Errorf("watch: %v before %s was started", s, quoteName(argv[0]))
 	default:
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -171,7 +191,7 @@ func runCommand(c *cli.Context, argv []string, sigs <-chan os.Signal, stopped <-
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			status = exitNotFound
 		}
-		return status, fmt.Errorf("watch: %w", err)
+		return status, fmt.Errorf("watch: %s: %v", quoteName(argv[0]), errors.Unwrap(err))
 	}
 	exited := make(chan struct{})
 	go func() {
@@ -184,7 +204,7 @@ func runCommand(c *cli.Context, argv []string, sigs <-chan os.Signal, stopped <-
 			// An error means CMD has just exited: exited tells.
 			cmd.Process.Signal(s)
 		case <-stopped:
-			fmt.Fprintf(stderr, "bpfmeta: watch: %v; waiting for %s to exit\n", *runErr, argv[0])
+			fmt.Fprintf(stderr, "bpfmeta: watch: %s; waiting for %s to exit\n", clean(fmt.Sprint(*runErr)), quoteName(argv[0]))
 			stopped = nil
 		case <-exited:
 			return exitStatus(cmd.ProcessState), nil
@@ -201,50 +221,45 @@ func exitStatus(ps *os.ProcessState) int {
 	return ps.ExitCode()
 }
 
-func writeWatchSnapshot(w io.Writer, sys bpfprog.System, progs []*bpfprog.Program) error {
-	sw, err := bpfprog.NewSnapshotWriter(w, sys, time.Now())
-	if err != nil {
-		return err
-	}
-	for _, p := range progs {
-		if err := sw.Add(p); err != nil {
-			return err
-		}
-	}
-	return sw.Close()
-}
+// maxIDsListed is how many lost programs the summary names by id.
+const maxIDsListed = 10
 
 // printWatchSummary prints one line, and one more per program that could not
-// be read for another reason than being gone.
-func printWatchSummary(w io.Writer, name string, st bpfprog.WatchStats) {
+// be read for another reason than being gone (with -v).
+func printWatchSummary(w io.Writer, name string, st watch.Stats, verbose bool) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "bpfmeta: watch: %s: %d BPF program(s) at start, %d loaded while watching (%d of the %d unloaded since), %d with metadata",
-		name, st.AtStart, st.Loaded, st.Unloaded, st.AtStart+st.Loaded, st.WithMetadata)
+	fmt.Fprintf(&b, "bpfmeta: watch: %s: %d BPF programs at start, %d loaded while watching (%d of all unloaded since), %d with metadata",
+		name, st.AtStart, st.Loaded, st.Unloaded, st.WithMetadata)
 	if st.LateMetadata > 0 {
 		fmt.Fprintf(&b, " (%d bound after loading)", st.LateMetadata)
 	}
-	lost := st.Lost()
-	fmt.Fprintf(&b, "; %d lost (unloaded before they could be read)", len(lost))
-	if len(lost) > 0 {
-		b.WriteString(": id")
-		for _, m := range lost {
-			b.WriteString(" " + strconv.FormatUint(uint64(m.ID), 10))
+	fmt.Fprintf(&b, "; %d lost (unloaded before they could be read)", st.Lost)
+	var lost []string
+	for _, m := range st.Missed {
+		if m.Unloaded() && len(lost) < maxIDsListed {
+			lost = append(lost, fmt.Sprint(m.ID))
 		}
+	}
+	if len(lost) > 0 {
+		more := ""
+		if st.Lost > len(lost) {
+			more = ", ..."
+		}
+		fmt.Fprintf(&b, ": id %s%s", strings.Join(lost, " "), more)
 	}
 	if st.LostRecords > 0 {
-		fmt.Fprintf(&b, "; the kernel dropped %d perf record(s): programs loaded and unloaded meanwhile are unknown", st.LostRecords)
+		fmt.Fprintf(&b, "; the kernel dropped %d perf records: programs loaded and unloaded meanwhile are unknown", st.LostRecords)
 	}
-	var failed []bpfprog.MissedProgram
+	if st.Failed > 0 {
+		fmt.Fprintf(&b, "; %d could not be read", st.Failed)
+	}
+	fmt.Fprintln(w, clean(b.String()))
+	if !verbose {
+		return
+	}
 	for _, m := range st.Missed {
 		if !m.Unloaded() {
-			failed = append(failed, m)
+			fmt.Fprintf(w, "bpfmeta: watch: %s\n", clean(m.Err.Error()))
 		}
-	}
-	if len(failed) > 0 {
-		fmt.Fprintf(&b, "; %d could not be read", len(failed))
-	}
-	fmt.Fprintln(w, b.String())
-	for _, m := range failed {
-		fmt.Fprintf(w, "bpfmeta: watch: %s\n", strings.TrimPrefix(m.Err.Error(), "bpfprog: "))
 	}
 }

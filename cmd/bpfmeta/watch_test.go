@@ -149,7 +149,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // readWatchSnapshot reads a snapshot file bpfmeta watch wrote.
 func readWatchSnapshot(t *testing.T, b []byte) *bpfprog.Snapshot {
 	t.Helper()
-	s, err := bpfprog.ReadSnapshot(bytes.NewReader(b))
+	s, err := bpfprog.OpenSnapshot(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatalf("the snapshot: %v\n%.300s", err, b)
 	}
@@ -243,7 +243,7 @@ func TestWatchExitStatus(t *testing.T) {
 
 // loadWatchTestProg loads a socket filter in this process, unloaded at
 // cleanup at the latest.
-func loadWatchTestProg(t *testing.T, ret int32) (*ebpf.Program, uint32, bpfprog.Tag) {
+func loadWatchTestProg(t *testing.T, ret int32) (*ebpf.Program, uint32, perfdata.BPFTag) {
 	t.Helper()
 	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: watchProgName, Type: ebpf.SocketFilter, License: "GPL",
 		Instructions: asm.Instructions{asm.Mov.Imm(asm.R0, ret), asm.Return()}})
@@ -259,7 +259,7 @@ func loadWatchTestProg(t *testing.T, ret int32) (*ebpf.Program, uint32, bpfprog.
 	if !ok {
 		t.Fatal("no program id")
 	}
-	tag, err := bpfprog.ParseTag(info.Tag)
+	tag, err := perfdata.ParseBPFTag(info.Tag)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -322,7 +322,7 @@ func TestWatchSignals(t *testing.T) {
 			for _, want := range []struct {
 				what string
 				id   uint32
-				tag  bpfprog.Tag
+				tag  perfdata.BPFTag
 			}{{"loaded before", before, beforeTag}, {"loaded and unloaded while watching", during, duringTag}} {
 				if _, err := s.Lookup(want.id, want.tag); err != nil {
 					t.Errorf("program %d (%s): %v", want.id, want.what, err)
@@ -336,15 +336,17 @@ func TestWatchSignals(t *testing.T) {
 	}
 }
 
-// TestWatchOutput checks -o: required, atomic, -f to replace, - for stdout.
+// TestWatchOutput checks -o: stdout by default, -f to replace, checked
+// before CMD runs, a file mode 0600.
 func TestWatchOutput(t *testing.T) {
 	watchNeeds(t)
 	bin := watchBinary(t)
-	t.Run("required", func(t *testing.T) {
-		status, _, stderr := runBpfmeta(t, bin, "watch", "--", "true")
-		if status != exitUsage || !strings.Contains(stderr, "-o FILE is required") {
-			t.Errorf("without -o: exit %d, stderr %q; want %d and a usage error", status, stderr, exitUsage)
+	t.Run("stdout by default", func(t *testing.T) {
+		status, stdout, stderr := runBpfmeta(t, bin, "watch", "--", "true")
+		if status != 0 {
+			t.Fatalf("without -o: exit %d, stderr %q", status, stderr)
 		}
+		readWatchSnapshot(t, []byte(stdout))
 	})
 	t.Run("existing file", func(t *testing.T) {
 		dir := t.TempDir()
@@ -353,7 +355,7 @@ func TestWatchOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 		status, _, stderr := runBpfmeta(t, bin, "watch", "-o", snap, "--", "sh", "-c", "echo ran > "+filepath.Join(dir, "ran"))
-		if status != exitFailure || !strings.Contains(stderr, "exists (-f replaces it)") {
+		if status != exitFailure || !strings.Contains(stderr, "exists (-f replaces") {
 			t.Errorf("onto an existing file: exit %d, stderr %q; want 1 and \"exists\"", status, stderr)
 		}
 		if b, _ := os.ReadFile(snap); string(b) != "keep" {
@@ -366,6 +368,9 @@ func TestWatchOutput(t *testing.T) {
 		}
 		readWatchSnapshotFile(t, snap)
 		noTemporaries(t, dir, "snap.json")
+		if st, err := os.Stat(snap); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("the snapshot's mode: %v, %v; want 0600 (it holds kernel addresses)", st.Mode().Perm(), err)
+		}
 	})
 	t.Run("stdout", func(t *testing.T) {
 		status, stdout, stderr := runBpfmeta(t, bin, "watch", "-o", "-", "--", "true")
@@ -373,7 +378,7 @@ func TestWatchOutput(t *testing.T) {
 			t.Fatalf("exit %d: %s", status, stderr)
 		}
 		s := readWatchSnapshot(t, []byte(stdout))
-		if len(s.Programs) == 0 && !strings.Contains(stderr, "0 BPF program(s) at start") {
+		if s.Len() == 0 && !strings.Contains(stderr, "0 BPF programs at start") {
 			t.Errorf("empty snapshot, stderr %q", stderr)
 		}
 		checkWatchSummary(t, stderr, "stdout")
@@ -381,7 +386,7 @@ func TestWatchOutput(t *testing.T) {
 	t.Run("unwritable directory", func(t *testing.T) {
 		snap := filepath.Join(t.TempDir(), "no-such-dir", "snap.json")
 		status, _, stderr := runBpfmeta(t, bin, "watch", "-o", snap, "--", "true")
-		if status != exitFailure || !strings.HasPrefix(stderr, "bpfmeta: watch: ") {
+		if status != exitFailure || !strings.HasPrefix(stderr, "bpfmeta: "+snap+": ") {
 			t.Errorf("exit %d, stderr %q: want 1 and an error before watching", status, stderr)
 		}
 	})
@@ -406,10 +411,10 @@ func (m watchMeta) funcName(t *testing.T) string {
 	t.Helper()
 	// bpf_prog_<16 hex digits>_<function>
 	rest, ok := strings.CutPrefix(m.name, "bpf_prog_")
-	if !ok || len(rest) < 2*bpfprog.TagSize+1 || rest[2*bpfprog.TagSize] != '_' {
+	if !ok || len(rest) < 2*perfdata.BPFTagSize+1 || rest[2*perfdata.BPFTagSize] != '_' {
 		t.Fatalf("BPF_METADATA prog_name %q is not bpf_prog_<tag>_<function>", m.name)
 	}
-	return rest[2*bpfprog.TagSize+1:]
+	return rest[2*perfdata.BPFTagSize+1:]
 }
 
 func readWatchRecording(t *testing.T, path string) watchRecording {
@@ -441,7 +446,7 @@ func readWatchRecording(t *testing.T, path string) watchRecording {
 				rec.loads[e.ID] = e
 			}
 		case perfdata.RecordBPFMetadata:
-			m, err := perfdata.DecodeBPFMetadata(raw, bo, r.IDHeaderSize())
+			m, err := perfdata.DecodeBPFMetadata(raw, bo)
 			if err != nil {
 				t.Fatalf("%s: %v", path, err)
 			}
@@ -453,7 +458,7 @@ func readWatchRecording(t *testing.T, path string) watchRecording {
 			}
 			end := perfdata.BPFMetadataSize(len(m.Entries), 0)
 			wm.body = bytes.Clone(raw[perfdata.EventHeaderSize:end])
-			wm.entries = wm.body[m.NameLen:]
+			wm.entries = wm.body[perfdata.BPFProgNameLen:]
 			rec.metas = append(rec.metas, wm)
 		}
 	}
@@ -586,7 +591,7 @@ sleep 0.5`, pin, watchBpftool, obj, watchBpftool, loadedFile)
 	s := readWatchSnapshotFile(t, snap)
 	var progs []*bpfprog.Program
 	for _, l := range loaded {
-		tag, err := bpfprog.ParseTag(l.Tag)
+		tag, err := perfdata.ParseBPFTag(l.Tag)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -598,7 +603,7 @@ sleep 0.5`, pin, watchBpftool, obj, watchBpftool, loadedFile)
 		if err != nil {
 			t.Fatalf("the snapshot: %v", err)
 		}
-		if md.Entries[0] != (bpfprog.Entry{Key: "version", Value: `"` + version + `"`}) {
+		if e := md.Entries[0]; e.Key != "version" || e.Value != `"`+version+`"` {
 			t.Fatalf("the snapshot: program %d: first entry %+v, want version %q", l.ID, md.Entries[0], version)
 		}
 		progs = append(progs, p)

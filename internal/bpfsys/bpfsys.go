@@ -16,10 +16,9 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-)
 
-// TagSize is BPF_TAG_SIZE, the size of a program or function tag.
-const TagSize = 8
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
 
 // objNameLen is BPF_OBJ_NAME_LEN.
 const objNameLen = 16
@@ -48,7 +47,7 @@ func ptr[T any](s []T) pointer {
 type progInfo struct {
 	Type                 uint32
 	ID                   uint32
-	Tag                  [TagSize]byte
+	Tag                  perfdata.BPFTag
 	JitedProgLen         uint32
 	XlatedProgLen        uint32
 	JitedProgInsns       pointer
@@ -146,8 +145,8 @@ type FuncInfo struct {
 type ProgInfo struct {
 	Type         uint32
 	ID           uint32
-	Tag          [TagSize]byte // whole-program tag (the BPF_EVENT tag)
-	LoadTime     uint64        // ns since boot
+	Tag          perfdata.BPFTag // whole-program tag (the BPF_EVENT tag)
+	LoadTime     uint64          // ns since boot
 	CreatedByUID uint32
 	Name         string // bpf_prog_info.name: at most 15 bytes
 	BTFID        uint32
@@ -158,7 +157,7 @@ type ProgInfo struct {
 	NrJitedKsyms  uint32
 	JitedKsyms    []uint64
 	JitedFuncLens []uint32
-	ProgTags      [][TagSize]byte
+	ProgTags      []perfdata.BPFTag
 	// FuncInfoRecSize is the kernel's func_info_rec_size (0 without func_info).
 	FuncInfoRecSize uint32
 	FuncInfos       []FuncInfo
@@ -198,7 +197,7 @@ func GetProgInfo(fd int) (*ProgInfo, error) {
 	mapIDs := make([]uint32, first.NrMapIDs)
 	ksyms := make([]uint64, first.NrJitedKsyms)
 	lens := make([]uint32, first.NrJitedFuncLens)
-	tags := make([][TagSize]byte, first.NrProgTags)
+	tags := make([]perfdata.BPFTag, first.NrProgTags)
 	finfo := make([]FuncInfo, first.NrFuncInfo)
 	second := progInfo{
 		NrMapIDs:        first.NrMapIDs,

@@ -1,4 +1,4 @@
-package bpfprog
+package watch
 
 import (
 	"bytes"
@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
@@ -37,13 +39,13 @@ type watchProg struct {
 	prog    *ebpf.Program
 	rodata  *ebpf.Map
 	id      uint32
-	tag     Tag
+	tag     perfdata.BPFTag
 	loaded  time.Time
 }
 
 // wantEntries is the metadata perf records for p.
-func (p *watchProg) wantEntries() []Entry {
-	return []Entry{{Key: "version", Value: `"` + p.version + `"`}, {Key: "build", Value: fmt.Sprint(p.build)}}
+func (p *watchProg) wantEntries() []bpfprog.Entry {
+	return []bpfprog.Entry{{Key: "version", Value: `"` + p.version + `"`}, {Key: "build", Value: fmt.Sprint(p.build)}}
 }
 
 func (p *watchProg) unload() {
@@ -100,7 +102,7 @@ func loadWatchProg(t *testing.T, name, version string, build int, useRodata bool
 		t.Fatal("kernel reports no program id")
 	}
 	p.id = uint32(id)
-	if p.tag, err = ParseTag(info.Tag); err != nil {
+	if p.tag, err = perfdata.ParseBPFTag(info.Tag); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -113,24 +115,47 @@ func (p *watchProg) bindRodata(t *testing.T) {
 	}
 }
 
-// runWatcher starts a Watcher and runs it until the returned stop is called,
-// which returns Run's error.
-func runWatcher(t *testing.T, opts WatchOptions) (*Watcher, func() error) {
+// watched collects what a Watcher emits.
+type emitted struct {
+	emitted map[uint32]*bpfprog.Program // by Emit
+	progs   map[uint32]*watched         // the final reads during Run
+}
+
+// newWatcher makes a Watcher whose final reads the test sees.
+func newWatcher(t *testing.T, opts Options) (*Watcher, *emitted) {
 	t.Helper()
 	testkit.BPF(t)
-	live, err := NewLive()
+	live, err := bpfprog.NewLive()
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWatcher(live, opts)
+	e := &emitted{progs: map[uint32]*watched{}, emitted: map[uint32]*bpfprog.Program{}}
+	var w *Watcher
+	opts.Emit = func(p *bpfprog.Program) error {
+		if e.emitted[p.ID] != nil {
+			t.Errorf("program %d emitted twice", p.ID)
+		}
+		e.emitted[p.ID] = p
+		return nil
+	}
+	w, err = New(live, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { w.Close() })
-	return w, startWatcher(w)
+	return w, e
 }
 
-func startWatcher(w *Watcher) func() error {
+// runWatcher starts a Watcher and runs it until the returned stop is called,
+// which returns Run's error.
+func runWatcher(t *testing.T, opts Options) (*Watcher, *emitted, func() error) {
+	t.Helper()
+	w, e := newWatcher(t, opts)
+	return w, e, startWatcher(w, e)
+}
+
+func startWatcher(w *Watcher, e *emitted) func() error {
+	w.onDone = func(wp *watched) { e.progs[wp.id] = wp }
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -140,24 +165,24 @@ func startWatcher(w *Watcher) func() error {
 	}
 }
 
-// watchSnapshot writes the programs a Watcher read into a snapshot and
+// watchSnapshot writes the programs a Watcher emitted into a snapshot and
 // reads it back.
-func watchSnapshot(t *testing.T, w *Watcher) *Snapshot {
+func watchSnapshot(t *testing.T, w *Watcher, e *emitted) *bpfprog.Snapshot {
 	t.Helper()
 	var b bytes.Buffer
-	sw, err := NewSnapshotWriter(&b, w.live.System(), time.Now())
+	sw, err := bpfprog.NewSnapshotWriter(&b, w.live.System(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range w.Programs() {
+	for _, p := range e.emitted {
 		if err := sw.Add(p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := sw.Close(); err != nil {
+	if err := sw.Close(bpfprog.SnapshotEnd{Until: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := ReadSnapshot(&b)
+	s, err := bpfprog.OpenSnapshot(bytes.NewReader(b.Bytes()), int64(b.Len()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +190,7 @@ func watchSnapshot(t *testing.T, w *Watcher) *Snapshot {
 }
 
 // checkWatched compares a watched program with what the test loaded.
-func checkWatched(t *testing.T, got *Program, want *watchProg) {
+func checkWatched(t *testing.T, got *bpfprog.Program, want *watchProg) {
 	t.Helper()
 	if got.Tag != want.tag || got.Name != want.name[:min(len(want.name), 15)] {
 		t.Errorf("%s (id %d): read as %s tag %s, want tag %s", want.name, want.id, got.Name, got.Tag, want.tag)
@@ -175,7 +200,7 @@ func checkWatched(t *testing.T, got *Program, want *watchProg) {
 		t.Errorf("%s (id %d): %v", want.name, want.id, err)
 		return
 	}
-	if !slices.Equal(md.Entries, want.wantEntries()) {
+	if !slices.EqualFunc(md.Entries, want.wantEntries(), func(a, b bpfprog.Entry) bool { return a.Key == b.Key && a.Value == b.Value }) {
 		t.Errorf("%s (id %d): metadata %q, want %q", want.name, want.id, md.Entries, want.wantEntries())
 	}
 	if len(got.Funcs) != 1 || len(md.ProgNames) != 1 || md.ProgNames[0] != got.Funcs[0].PerfName {
@@ -190,7 +215,7 @@ func checkWatched(t *testing.T, got *Program, want *watchProg) {
 // reported as lost. (The Watcher holds a program about 0.1 ms after its load,
 // 6 ms at worst seen with two CPU hogs on a busy two-CPU machine.)
 func TestWatchBurst(t *testing.T) {
-	w, stop := runWatcher(t, WatchOptions{})
+	w, e, stop := runWatcher(t, Options{})
 	const n = 100
 	const pace = 10 * time.Millisecond
 	const keepBriefly = 10 * time.Millisecond
@@ -215,14 +240,14 @@ func TestWatchBurst(t *testing.T) {
 	runTime := time.Since(start)
 
 	// What bpfmeta watch writes, read back.
-	snap := watchSnapshot(t, w)
-	read := map[uint32]*Program{}
+	snap := watchSnapshot(t, w, e)
+	read := map[uint32]*bpfprog.Program{}
 	for _, want := range progs {
 		p, err := snap.Lookup(want.id, want.tag)
 		switch {
 		case err == nil:
 			read[want.id] = p
-		case !errors.Is(err, ErrNotFound):
+		case !errors.Is(err, bpfprog.ErrNotFound):
 			t.Errorf("%s (id %d): snapshot: %v", want.name, want.id, err)
 		}
 	}
@@ -290,18 +315,10 @@ func TestWatchBurst(t *testing.T) {
 // third must stop.
 func TestWatchBindRace(t *testing.T) {
 	testkit.BPF(t)
-	live, err := NewLive()
-	if err != nil {
-		t.Fatal(err)
-	}
 	before := loadWatchProg(t, watchProgPrefix+"rb", "race-0", 1, false)
-	w, err := NewWatcher(live, WatchOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w, e := newWatcher(t, Options{})
 	before.bindRodata(t)
-	stop := startWatcher(w)
+	stop := startWatcher(w, e)
 
 	late := loadWatchProg(t, watchProgPrefix+"rl", "race-1", 2, false)
 	time.Sleep(3 * time.Millisecond)
@@ -317,7 +334,7 @@ func TestWatchBindRace(t *testing.T) {
 		p    *watchProg
 		from origin
 	}{{before, fromStart}, {late, fromEvent}} {
-		wp := w.progs[c.p.id]
+		wp := e.progs[c.p.id]
 		if wp == nil {
 			t.Errorf("%s (id %d): not read", c.p.name, c.p.id)
 			continue
@@ -329,7 +346,7 @@ func TestWatchBindRace(t *testing.T) {
 		}
 		t.Logf("%s: metadata on re-read %d", c.p.name, wp.rereads)
 	}
-	wp := w.progs[never.id]
+	wp := e.progs[never.id]
 	switch {
 	case wp == nil:
 		t.Errorf("%s (id %d): not read", never.name, never.id)
@@ -347,16 +364,7 @@ func TestWatchBindRace(t *testing.T) {
 // while the Watcher does not read: the kernel drops records, and the
 // re-walk must find every program still loaded.
 func TestWatchLostRecords(t *testing.T) {
-	testkit.BPF(t)
-	live, err := NewLive()
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := NewWatcher(live, WatchOptions{RingPages: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { w.Close() })
+	w, e := newWatcher(t, Options{RingPages: 1})
 	// About 120 bytes of records per load: 100 per CPU overflow 4 KiB.
 	n := 100 * len(w.sb.CPUs())
 	progs := make([]*watchProg, n)
@@ -364,7 +372,7 @@ func TestWatchLostRecords(t *testing.T) {
 		progs[i] = loadWatchProg(t, fmt.Sprintf("%sl%03d", watchProgPrefix, i), fmt.Sprintf("lost-%03d", i), i, true)
 	}
 	cpus := w.sb.CPUs()
-	stop := startWatcher(w)
+	stop := startWatcher(w, e)
 	time.Sleep(100 * time.Millisecond)
 	// The kernel reports the records it dropped with the next record it
 	// writes into the buffer: load a program on every CPU.
@@ -378,7 +386,7 @@ func TestWatchLostRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range progs {
-		wp := w.progs[p.id]
+		wp := e.progs[p.id]
 		if wp == nil {
 			t.Errorf("%s (id %d): not read", p.name, p.id)
 			continue

@@ -1,4 +1,15 @@
-package bpfprog
+// Package watch follows BPF program loads as they happen, the way perf
+// record's side-band thread does (a dummy perf event with attr.bpf_event on
+// every CPU, package perfevent), and reads each new program at once, so that
+// programs unloaded before a recording is injected can still be labelled,
+// from a snapshot of what was read.
+//
+// A Watcher hands every program it reads to its caller as soon as the read
+// is final (Options.Emit), and keeps only what it needs to go on: the
+// programs it holds or will read again, and the ids of the programs read
+// that are still loaded. Its memory follows what is loaded at one time, not
+// how long it runs.
+package watch
 
 import (
 	"cmp"
@@ -6,24 +17,28 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/internal/perfevent"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// WatchOptions configure a Watcher; the zero value is what bpfmeta watch uses.
-type WatchOptions struct {
+// Options configure a Watcher.
+type Options struct {
 	// RingPages is the size of each CPU's ring buffer in pages, a power of
 	// two; 0 means perfevent.DefaultRingPages.
 	RingPages int
+	// Emit gets every program read, once its read is final (after the
+	// re-reads of the bind race), from the goroutine that runs the Watcher.
+	// An error stops the Watcher.
+	Emit func(*bpfprog.Program) error
 }
 
 // Re-reading a program that shows no metadata yet (the libbpf bind race, see
@@ -38,25 +53,20 @@ const (
 	bindWindow = time.Second
 )
 
-// ksymsPerCPU bounds the KSYMBOL names kept per CPU to name a program that is
-// gone before it can be read. BPF trampolines and dispatchers have KSYMBOLs
-// without a BPF_EVENT, so the list is not always emptied by one.
-const ksymsPerCPU = 64
+// MaxMissedListed is how many missed programs Stats lists; the count is
+// exact.
+const MaxMissedListed = 100
 
-// Watcher follows BPF program loads as they happen, the way perf record's
-// side-band thread does (a dummy perf event with attr.bpf_event on every
-// CPU, package perfevent), and reads each new program right away, so that
-// programs unloaded before a recording is injected can still be labelled,
-// from a snapshot of what the Watcher read.
+// Watcher follows program loads.
 //
-// NewWatcher opens the events, enabled, and then reads every program already
+// New opens the events, enabled, and then reads every program already
 // loaded: once it returns no load can be missed, and the caller can start
 // the workload. Run follows the PROG_LOAD BPF_EVENTs: for each it takes a
 // reference to the program at once (BPF_PROG_GET_FD_BY_ID, about 0.1 ms after
 // the load; every PROG_LOAD in the buffers is held before any program is
 // read), which keeps the program loaded while it is read, and reads it with
 // Live.Lookup (by id and the event's tag). A program that is gone before it
-// is held is reported in WatchStats.Missed, never guessed.
+// is held is reported in Stats.Missed, never guessed.
 //
 // The libbpf bind race. libbpf binds .rodata to a program
 // (BPF_PROG_BIND_MAP) only after BPF_PROG_LOAD has returned, and the kernel
@@ -74,65 +84,67 @@ const ksymsPerCPU = 64
 // record starts after the bind; it differs from what perf records during a
 // recording only where perf read too early, and there perf's answer is a
 // matter of scheduling. Programs whose metadata came on a re-read are
-// counted in WatchStats.LateMetadata.
+// counted in Stats.LateMetadata.
 //
 // Lost records. When a ring buffer is full the kernel drops records and says
 // so with PERF_RECORD_LOST, but only with the next record it writes into
 // that buffer. On a PERF_RECORD_LOST, on a buffer found nearly full
 // (perfevent's Overrun), and once more when Run stops, the Watcher walks
 // the loaded programs again and reads those it does not know, so that every
-// program still loaded is in the result; a program loaded and unloaded within
-// the lost records cannot be known, and WatchStats.LostRecords says that
-// there may be some.
+// program still loaded is read; a program loaded and unloaded within the
+// lost records cannot be known, and Stats.LostRecords says that there may
+// be some.
 //
 // Holding a program delays its unload (its PROG_UNLOAD BPF_EVENT, the removal
 // of its kallsyms) by the time of the read, or of the re-reads. Programs
-// loaded on a CPU that comes online after NewWatcher are not seen: perf's
-// side-band has the same limit.
+// loaded on a CPU that comes online after New are not seen: perf's side-band
+// has the same limit.
 //
-// A Watcher is used by one goroutine: NewWatcher, Run, then Programs and
-// Stats, then Close.
+// A Watcher is used by one goroutine: New, Run, then Stats, then Close.
 type Watcher struct {
-	live *Live
-	sb   *perfevent.SideBand
+	live  *bpfprog.Live
+	sb    *perfevent.SideBand
+	emit  func(*bpfprog.Program) error
+	track *bpftrack.Tracker
 
-	progs   map[uint32]*watched
+	// known are the programs read (or being read) that are still loaded,
+	// by id, with their tag: a walk does not read them again.
+	known   map[uint32]perfdata.BPFTag
 	unread  []*watched // held after their PROG_LOAD, not read yet
-	pending []*watched // awaiting a re-read
-	missed  map[uint32]MissedProgram
-	ksyms   map[int][]string // per CPU: BPF KSYMBOL names since its last PROG_LOAD
-	rewalk  bool             // records were lost: walk the loaded programs again
-	stats   WatchStats       // the counters; the rest is computed by Stats
+	pending []*watched // read, awaiting a re-read
+	missed  []MissedProgram
+	rewalk  bool // records were lost: walk the loaded programs again
+	stats   Stats
 	ran     bool
+	// onDone, for tests, sees every program whose read is final.
+	onDone func(*watched)
 }
 
-// watched is a program the Watcher holds or has read.
+// watched is a program the Watcher holds.
 type watched struct {
 	id   uint32
-	ev   *loadEvent    // its PROG_LOAD; nil if found by a walk
-	p    *Program      // nil until read
-	hold *ebpf.Program // keeps the program loaded until its last re-read
+	ev   *loadEvent       // its PROG_LOAD; nil if found by a walk
+	p    *bpfprog.Program // nil until read
+	hold *ebpf.Program    // keeps the program loaded until its last re-read
 	from origin
 	// late: a re-read found better metadata than the first read.
-	late bool
-	// unloaded: its PROG_UNLOAD BPF_EVENT came while watching.
-	unloaded bool
-	rereads  int
-	due      time.Time // of the next re-read
+	late    bool
+	rereads int
+	due     time.Time // of the next re-read
 }
 
 // origin is how the Watcher came to read a program.
 type origin int
 
 const (
-	fromStart  origin = iota // the walk of NewWatcher
+	fromStart  origin = iota // the walk of New
 	fromEvent                // its PROG_LOAD BPF_EVENT
 	fromRewalk               // a walk after lost records, or the last walk
 )
 
 // loadEvent is what a PROG_LOAD BPF_EVENT says about a program.
 type loadEvent struct {
-	tag  Tag
+	tag  perfdata.BPFTag
 	pid  uint32
 	time uint64 // perfevent.Clock ns
 	name string // from the program's KSYMBOL, if seen
@@ -141,7 +153,7 @@ type loadEvent struct {
 // MissedProgram is a program the Watcher saw load but could not read.
 type MissedProgram struct {
 	ID  uint32
-	Tag Tag // from its BPF_EVENT; zero if found by a walk
+	Tag perfdata.BPFTag // from its BPF_EVENT; zero if found by a walk
 	// Name is the program's main function name from its KSYMBOL (what
 	// follows "bpf_prog_<tag>_"), empty if that record was not seen.
 	Name string
@@ -154,12 +166,12 @@ type MissedProgram struct {
 
 // Unloaded reports whether the program was gone before it could be read.
 func (m MissedProgram) Unloaded() bool {
-	return errors.Is(m.Err, ErrNotFound) || errors.Is(m.Err, ErrTagMismatch)
+	return errors.Is(m.Err, bpfprog.ErrNotFound) || errors.Is(m.Err, bpfprog.ErrTagMismatch)
 }
 
-// WatchStats says what a Watcher saw.
-type WatchStats struct {
-	AtStart int // programs loaded when NewWatcher walked them
+// Stats says what a Watcher saw.
+type Stats struct {
+	AtStart int // programs loaded when New walked them
 	Loaded  int // programs read after their PROG_LOAD while watching (Recovered included)
 	// Recovered counts the programs of Loaded found by a walk after lost
 	// records or when Run stopped, not by their BPF_EVENT.
@@ -170,9 +182,11 @@ type WatchStats struct {
 	// LateMetadata counts the programs of WithMetadata whose metadata
 	// appeared only on a re-read (bound after load, as libbpf binds .rodata).
 	LateMetadata int
-	// Missed lists, by id, the programs whose load was seen but which
-	// could not be read (MissedProgram.Unloaded: gone first).
-	Missed []MissedProgram
+	// Lost and Failed count the programs whose load was seen but that
+	// could not be read: gone first (MissedProgram.Unloaded), or another
+	// error. Missed lists the first MaxMissedListed of them, by id.
+	Lost, Failed int
+	Missed       []MissedProgram
 	// LostRecords is the number of records the kernel dropped
 	// (PERF_RECORD_LOST): there may have been program loads the Watcher
 	// knows nothing of. Rewalks counts the walks, after lost records or a
@@ -186,30 +200,24 @@ type WatchStats struct {
 	MaxReadDelay time.Duration
 }
 
-// Lost returns the programs of Missed that were gone before they could be read.
-func (s *WatchStats) Lost() []MissedProgram {
-	var lost []MissedProgram
-	for _, m := range s.Missed {
-		if m.Unloaded() {
-			lost = append(lost, m)
-		}
-	}
-	return lost
-}
-
-// NewWatcher starts following program loads: it opens the events on every
-// online CPU, enabled, then reads every program already loaded. Needs root.
-func NewWatcher(live *Live, opts WatchOptions) (*Watcher, error) {
+// New starts following program loads: it opens the events on every online
+// CPU, enabled, then reads every program already loaded and emits them.
+// Needs root (CAP_PERFMON and CAP_SYS_ADMIN).
+func New(live *bpfprog.Live, opts Options) (*Watcher, error) {
 	sb, err := perfevent.Open(perfevent.Options{RingPages: opts.RingPages})
 	if err != nil {
-		return nil, fmt.Errorf("bpfprog: following program loads: %w", err)
+		return nil, fmt.Errorf("following BPF program loads: %w", err)
+	}
+	emit := opts.Emit
+	if emit == nil {
+		emit = func(*bpfprog.Program) error { return nil }
 	}
 	w := &Watcher{
-		live:   live,
-		sb:     sb,
-		progs:  make(map[uint32]*watched),
-		missed: make(map[uint32]MissedProgram),
-		ksyms:  make(map[int][]string),
+		live:  live,
+		sb:    sb,
+		emit:  emit,
+		track: bpftrack.New(nativeRecords{}, bpftrack.Options{}),
+		known: make(map[uint32]perfdata.BPFTag),
 	}
 	if err := w.walk(fromStart); err != nil {
 		w.Close()
@@ -218,15 +226,23 @@ func NewWatcher(live *Live, opts WatchOptions) (*Watcher, error) {
 	return w, nil
 }
 
+// nativeRecords describes the side band's records to the tracker: the
+// host's byte order; the tracker needs nothing else of them.
+type nativeRecords struct{}
+
+func (nativeRecords) ByteOrder() binary.ByteOrder { return binary.NativeEndian }
+func (nativeRecords) IDHeaderSize() int           { return 0 }
+func (nativeRecords) Events() *perfdata.Events    { return &perfdata.Events{} }
+
 // Run follows program loads until ctx is done. Then it reads what is left in
 // the ring buffers (the events of every load that completed before), walks
 // the loaded programs once more, re-reads the programs still awaiting a
-// re-read one last time, and returns. An error means the Watcher could not
-// go on (a ring buffer or a permission problem); reading one program failing
-// is not one (see WatchStats.Missed).
+// re-read one last time, emits them, and returns. An error means the Watcher
+// could not go on (a ring buffer, a permission problem, or Emit's error);
+// reading one program failing is not one (see Stats.Missed).
 func (w *Watcher) Run(ctx context.Context) error {
 	if w.ran {
-		return errors.New("bpfprog: Watcher.Run called twice")
+		return errors.New("watch: Run called twice")
 	}
 	w.ran = true
 	woken := make(chan struct{})
@@ -244,14 +260,16 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return err
 		}
 		// One re-read at a time, the buffers looked at in between.
-		if w.rereadDue(time.Now()) {
+		if done, err := w.rereadDue(time.Now()); err != nil {
+			return err
+		} else if done {
 			continue
 		}
 		if ctx.Err() != nil {
 			break
 		}
 		if err := w.sb.Wait(w.nextReread()); err != nil {
-			return fmt.Errorf("bpfprog: following program loads: %w", err)
+			return fmt.Errorf("following BPF program loads: %w", err)
 		}
 	}
 	if err := w.drain(); err != nil {
@@ -260,11 +278,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 	if err := w.walk(fromRewalk); err != nil {
 		return err
 	}
-	for _, wp := range w.pending {
+	for len(w.pending) > 0 {
+		wp := w.pending[0]
+		w.pending = w.pending[1:]
 		w.reread(wp)
-		w.release(wp)
+		if err := w.done(wp); err != nil {
+			return err
+		}
 	}
-	w.pending = nil
 	return nil
 }
 
@@ -284,7 +305,7 @@ func (w *Watcher) drain() error {
 			}
 		}
 		if err := w.sb.Err(); err != nil {
-			return fmt.Errorf("bpfprog: following program loads: %w", err)
+			return fmt.Errorf("following BPF program loads: %w", err)
 		}
 		if len(w.unread) > 0 {
 			wp := w.unread[0]
@@ -309,67 +330,48 @@ func (w *Watcher) drain() error {
 
 func (w *Watcher) handle(r *perfevent.Record) error {
 	bad := func(err error) error {
-		return fmt.Errorf("bpfprog: following program loads: CPU %d: %w", r.CPU, err)
+		return fmt.Errorf("following BPF program loads: CPU %d: %w", r.CPU, err)
 	}
-	switch r.Header.Type {
-	case perfdata.RecordKSymbol:
-		k, err := perfdata.DecodeKSymbol(r.Raw, binary.NativeEndian)
-		if err != nil {
-			return bad(err)
-		}
-		if k.Type == perfdata.KSymbolTypeBPF && !k.Unregister() {
-			names := w.ksyms[r.CPU]
-			if len(names) == ksymsPerCPU {
-				names = append(names[:0], names[1:]...)
-			}
-			w.ksyms[r.CPU] = append(names, k.Name)
-		}
-	case perfdata.RecordBPFEvent:
-		e, err := perfdata.DecodeBPFEvent(r.Raw, binary.NativeEndian)
-		if err != nil {
-			return bad(err)
-		}
-		switch e.Type {
-		case perfdata.BPFEventProgLoad:
-			// The kernel writes a program's KSYMBOLs just before its
-			// BPF_EVENT (perf_event_bpf_event()), on the same CPU.
-			ev := &loadEvent{tag: Tag(e.Tag), pid: r.SampleID.PID, time: r.SampleID.Time,
-				name: ksymName(w.ksyms[r.CPU], Tag(e.Tag))}
-			w.ksyms[r.CPU] = w.ksyms[r.CPU][:0]
-			if _, known := w.progs[e.ID]; known {
-				return nil // read by a walk already
-			}
-			wp, err := w.hold(e.ID, ev, fromEvent)
-			if wp != nil {
-				w.unread = append(w.unread, wp)
-			}
-			return err
-		case perfdata.BPFEventProgUnload:
-			if wp := w.progs[e.ID]; wp != nil && wp.p != nil && wp.p.Tag == Tag(e.Tag) {
-				wp.unloaded = true
-			}
-		}
-	case perfdata.RecordLost:
+	if r.Header.Type == perfdata.RecordLost {
 		l, err := perfevent.DecodeLost(r.Raw)
 		if err != nil {
 			return bad(err)
 		}
 		w.stats.LostRecords += l.Lost
 		w.rewalk = true
+		return nil
 	}
-	return nil
-}
-
-// ksymName finds the main function's name among a CPU's recent KSYMBOLs: the
-// kernel names it "bpf_prog_" + the program's tag + "_" + name.
-func ksymName(names []string, tag Tag) string {
-	prefix := "bpf_prog_" + tag.String() + "_"
-	for _, n := range slices.Backward(names) {
-		if name, ok := strings.CutPrefix(n, prefix); ok {
-			return name
+	// The kernel writes a program's KSYMBOLs just before its BPF_EVENT
+	// (perf_event_bpf_event()), on the same CPU: one stream per CPU.
+	u, err := w.track.FeedStream(&perfdata.Record{Header: r.Header, Raw: r.Raw, Offset: -1, Outer: -1}, r.CPU)
+	if err != nil {
+		return bad(err)
+	}
+	switch {
+	case u.Loaded != nil:
+		p := u.Loaded
+		ev := &loadEvent{tag: p.Tag, pid: r.SampleID.PID, time: r.SampleID.Time}
+		for _, f := range p.Funcs {
+			if tag, fn, ok := perfdata.ParseBPFProgName(f.Name); ok && tag == p.Tag {
+				ev.name = fn // the main function: the kernel names it with the program's tag
+				break
+			}
+		}
+		if _, known := w.known[p.ID]; known {
+			return nil // read by a walk already
+		}
+		wp, err := w.hold(p.ID, ev, fromEvent)
+		if wp != nil {
+			w.unread = append(w.unread, wp)
+		}
+		return err
+	case u.Unloaded != nil:
+		if tag, ok := w.known[u.Unloaded.ID]; ok && tag == u.Unloaded.Tag {
+			delete(w.known, u.Unloaded.ID)
+			w.stats.Unloaded++
 		}
 	}
-	return ""
+	return nil
 }
 
 // walk reads the loaded programs it does not know yet, in id order.
@@ -381,10 +383,10 @@ func (w *Watcher) walk(from origin) error {
 			return nil
 		}
 		if err != nil {
-			return fmt.Errorf("bpfprog: listing programs after id %d: %w", id, withHint(err))
+			return fmt.Errorf("listing BPF programs after id %d: %w", id, err)
 		}
 		id = next
-		if _, known := w.progs[uint32(id)]; known {
+		if _, known := w.known[uint32(id)]; known {
 			continue
 		}
 		wp, err := w.hold(uint32(id), nil, from)
@@ -401,7 +403,7 @@ func (w *Watcher) walk(from origin) error {
 
 // hold takes a reference to program id, after its PROG_LOAD (ev set) or
 // found by a walk, and returns it to be read; nil if the program is gone or
-// cannot be held (recorded in missed). Only a permission error is returned:
+// cannot be held (recorded as missed). Only a permission error is returned:
 // the Watcher cannot work without the permission.
 func (w *Watcher) hold(id uint32, ev *loadEvent, from origin) (*watched, error) {
 	h, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
@@ -411,26 +413,30 @@ func (w *Watcher) hold(id uint32, ev *loadEvent, from origin) (*watched, error) 
 	switch {
 	case err == nil:
 	case errors.Is(err, os.ErrPermission):
-		return nil, fmt.Errorf("bpfprog: program %d: %w", id, withHint(err))
+		return nil, fmt.Errorf("BPF program %d: %w (reading BPF programs by id needs CAP_SYS_ADMIN: run as root)", id, err)
 	case errors.Is(err, os.ErrNotExist):
 		if ev != nil {
-			w.miss(id, ev, notFound(id))
+			w.miss(id, ev, fmt.Errorf("program %d: %w", id, bpfprog.ErrNotFound))
 		}
 		// A walk: unloaded between BPF_PROG_GET_NEXT_ID and now.
 		return nil, nil
 	default:
-		w.miss(id, ev, fmt.Errorf("bpfprog: program %d: %w", id, err))
+		w.miss(id, ev, fmt.Errorf("program %d: %w", id, err))
 		return nil, nil
 	}
 	wp := &watched{id: id, ev: ev, hold: h, from: from}
-	w.progs[id] = wp
+	var tag perfdata.BPFTag
+	if ev != nil {
+		tag = ev.tag
+	}
+	w.known[id] = tag
 	return wp, nil
 }
 
-// read reads a held program (checking the tag of its PROG_LOAD), and
-// releases it unless it is to be read again.
+// read reads a held program (checking the tag of its PROG_LOAD), and emits
+// it unless it is to be read again.
 func (w *Watcher) read(wp *watched) error {
-	var p *Program
+	var p *bpfprog.Program
 	var err error
 	if wp.ev != nil {
 		p, err = w.live.Lookup(wp.id, wp.ev.tag)
@@ -439,7 +445,7 @@ func (w *Watcher) read(wp *watched) error {
 	}
 	if err != nil {
 		w.release(wp)
-		delete(w.progs, wp.id)
+		delete(w.known, wp.id)
 		if errors.Is(err, os.ErrPermission) {
 			return err
 		}
@@ -447,14 +453,37 @@ func (w *Watcher) read(wp *watched) error {
 		return nil
 	}
 	wp.p = p
-	delete(w.missed, wp.id)
+	w.known[wp.id] = p.Tag
 	if metadataRank(p) == rankExact || !w.recentlyLoaded(p) {
-		w.release(wp)
-		return nil
+		return w.done(wp)
 	}
 	wp.due = time.Now().Add(rereadFirstDelay)
 	w.pending = append(w.pending, wp)
 	return nil
+}
+
+// done lets go of a program whose read is final, counts and emits it.
+func (w *Watcher) done(wp *watched) error {
+	w.release(wp)
+	if w.onDone != nil {
+		w.onDone(wp)
+	}
+	switch wp.from {
+	case fromStart:
+		w.stats.AtStart++
+	case fromRewalk:
+		w.stats.Recovered++
+		w.stats.Loaded++
+	default:
+		w.stats.Loaded++
+	}
+	if metadataRank(wp.p) == rankExact {
+		w.stats.WithMetadata++
+		if wp.late {
+			w.stats.LateMetadata++
+		}
+	}
+	return w.emit(wp.p)
 }
 
 func (w *Watcher) miss(id uint32, ev *loadEvent, err error) {
@@ -462,7 +491,14 @@ func (w *Watcher) miss(id uint32, ev *loadEvent, err error) {
 	if ev != nil {
 		m.Tag, m.Name, m.PID = ev.tag, ev.name, ev.pid
 	}
-	w.missed[id] = m
+	if m.Unloaded() {
+		w.stats.Lost++
+	} else {
+		w.stats.Failed++
+	}
+	if len(w.missed) < MaxMissedListed {
+		w.missed = append(w.missed, m)
+	}
 }
 
 // noteDelay records how long ago (perfevent.Clock) a PROG_LOAD was written.
@@ -478,7 +514,7 @@ func (w *Watcher) noteDelay(at uint64) {
 
 // recentlyLoaded reports whether p was loaded less than bindWindow ago
 // (bpf_prog_info.load_time is CLOCK_BOOTTIME).
-func (w *Watcher) recentlyLoaded(p *Program) bool {
+func (w *Watcher) recentlyLoaded(p *bpfprog.Program) bool {
 	var ts unix.Timespec
 	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) != nil {
 		return true
@@ -490,12 +526,12 @@ func (w *Watcher) recentlyLoaded(p *Program) bool {
 const (
 	rankNone  = iota // no metadata
 	rankError        // metadata that is not exact, or an error reading it
-	rankExact        // exact metadata
+	rankExact        // exact metadata, or exactly none (too large)
 )
 
-func metadataRank(p *Program) int {
+func metadataRank(p *bpfprog.Program) int {
 	switch {
-	case p.Metadata != nil && p.MetadataErr == nil:
+	case p.Metadata != nil && p.MetadataErr == nil, p.TooLarge != nil:
 		return rankExact
 	case p.Metadata != nil || p.MetadataErr != nil:
 		return rankError
@@ -504,17 +540,17 @@ func metadataRank(p *Program) int {
 }
 
 // rereadDue re-reads the first program whose re-read is due, if any, and
-// reports whether it did. A program that is done leaves pending.
-func (w *Watcher) rereadDue(now time.Time) bool {
+// reports whether it did. A program that is done is emitted.
+func (w *Watcher) rereadDue(now time.Time) (bool, error) {
 	i := slices.IndexFunc(w.pending, func(wp *watched) bool { return !now.Before(wp.due) })
 	if i < 0 {
-		return false
+		return false, nil
 	}
 	if wp := w.pending[i]; !w.reread(wp) {
-		w.release(wp)
 		w.pending = slices.Delete(w.pending, i, i+1)
+		return true, w.done(wp)
 	}
-	return true
+	return true, nil
 }
 
 // reread reads a held program again, keeps the better answer, and reports
@@ -550,46 +586,10 @@ func (w *Watcher) release(wp *watched) {
 	}
 }
 
-// Programs returns the programs read, in ascending id order: those loaded
-// when NewWatcher started and those loaded since, including the ones
-// unloaded since, each with the best metadata read.
-func (w *Watcher) Programs() []*Program {
-	progs := make([]*Program, 0, len(w.progs))
-	for _, id := range slices.Sorted(maps.Keys(w.progs)) {
-		if p := w.progs[id].p; p != nil {
-			progs = append(progs, p)
-		}
-	}
-	return progs
-}
-
 // Stats says what the Watcher saw.
-func (w *Watcher) Stats() WatchStats {
+func (w *Watcher) Stats() Stats {
 	s := w.stats
-	for _, wp := range w.progs {
-		if wp.p == nil {
-			continue // held, not read: Run stopped on an error
-		}
-		switch wp.from {
-		case fromStart:
-			s.AtStart++
-		case fromRewalk:
-			s.Recovered++
-			s.Loaded++
-		default:
-			s.Loaded++
-		}
-		if wp.unloaded {
-			s.Unloaded++
-		}
-		if metadataRank(wp.p) == rankExact {
-			s.WithMetadata++
-			if wp.late {
-				s.LateMetadata++
-			}
-		}
-	}
-	s.Missed = slices.SortedFunc(maps.Values(w.missed), func(a, b MissedProgram) int { return cmp.Compare(a.ID, b.ID) })
+	s.Missed = slices.SortedFunc(slices.Values(w.missed), func(a, b MissedProgram) int { return cmp.Compare(a.ID, b.ID) })
 	return s
 }
 

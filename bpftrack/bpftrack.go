@@ -1,0 +1,318 @@
+// Package bpftrack follows the BPF programs of a recording as its
+// PERF_RECORD_KSYMBOL and PERF_RECORD_BPF_EVENT records announce them: which
+// programs were loaded (by perf, synthesized at the start, or by the kernel
+// while recording), which JITed functions each has, when they were unloaded,
+// and which function a sample's address is in. Package inject, the show
+// command and the live watcher all see programs through it.
+//
+// The rules, as the kernel and perf write the records:
+//
+//   - A program's functions are the BPF KSYMBOLs written right before its
+//     PROG_LOAD BPF_EVENT, main function first: the kernel's
+//     perf_event_bpf_event() emits the KSYMBOLs and then the BPF_EVENT, on
+//     one CPU, and perf's perf_event__synthesize_one_bpf_prog() does the same
+//     for programs loaded before it started. Records from several CPUs can
+//     interleave in a stream; a caller that knows a record's CPU (the
+//     watcher does) passes it as the record's stream.
+//   - BPF trampolines and dispatchers (bpf_trampoline_<id>,
+//     bpf_dispatcher_<name>) have KSYMBOLs and no BPF_EVENT: perf synthesizes
+//     them after all programs. They are functions of no program.
+//   - An unregistering KSYMBOL removes the symbol at its address, as perf's
+//     machine__process_ksymbol_unregister() removes the map: later samples
+//     there are no longer the function's. It is part of no program's load.
+//   - A PROG_UNLOAD BPF_EVENT marks the loaded program with its id and tag.
+//   - perf writes the records it synthesizes with an all-zero sample_id
+//     trailer; the kernel's carry the loader's pid and a time, and only the
+//     kernel's can be inside COMPRESSED records. Without a sample_id
+//     trailer, FINISHED_INIT (perf >= 5.19) separates the two.
+//
+// It keeps the programs that are loaded and the functions that are
+// registered, so its memory follows what is loaded at one time, not the
+// length of the recording; History keeps every function ever registered.
+package bpftrack
+
+import (
+	"cmp"
+	"encoding/binary"
+	"slices"
+	"strings"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// Recording is what the tracker needs to know of the recording it reads.
+// *reader.Reader is one.
+type Recording interface {
+	ByteOrder() binary.ByteOrder
+	// IDHeaderSize is the size of the sample_id trailer of the recording's
+	// records (the first attr's).
+	IDHeaderSize() int
+	// Events tells which event a SAMPLE belongs to, for its ip.
+	Events() *perfdata.Events
+}
+
+// Options say what a Tracker keeps.
+type Options struct {
+	// Samples counts the SAMPLE records whose ip is in each function.
+	Samples bool
+	// History keeps every function ever registered (FuncsNamed), not only
+	// those registered now.
+	History bool
+}
+
+// Func is a JITed function: one BPF KSYMBOL.
+type Func struct {
+	Addr uint64
+	Len  uint32
+	Name string
+	// Program is the program it belongs to; nil for trampolines,
+	// dispatchers and symbols whose BPF_EVENT was not seen.
+	Program *Program
+	// Samples counts the SAMPLE records in it while it was registered
+	// (Options.Samples).
+	Samples int
+	// Offset is the offset of its KSYMBOL record.
+	Offset int64
+	// Unregistered: its unregistering KSYMBOL was seen.
+	Unregistered bool
+}
+
+// Contains reports whether addr is in the function.
+func (f *Func) Contains(addr uint64) bool { return addr >= f.Addr && addr-f.Addr < uint64(f.Len) }
+
+// Program is one load of a BPF program in the recording.
+type Program struct {
+	ID  uint32
+	Tag perfdata.BPFTag
+	// Funcs are its functions, main function first: the KSYMBOLs before its
+	// PROG_LOAD BPF_EVENT.
+	Funcs []*Func
+	// Offset is the offset of its PROG_LOAD BPF_EVENT; Outer that of the
+	// compressed record it was in, or -1.
+	Offset, Outer int64
+	// Synthesized: perf found the program loaded when the recording
+	// started (it synthesized the records); otherwise the kernel announced
+	// a load during the recording.
+	Synthesized bool
+	// Unloaded: its PROG_UNLOAD BPF_EVENT was seen.
+	Unloaded bool
+}
+
+// Update is what a record changed.
+type Update struct {
+	// Loaded is the program a PROG_LOAD BPF_EVENT announced.
+	Loaded *Program
+	// Unloaded is the program a PROG_UNLOAD BPF_EVENT announced (nil if it
+	// was not seen loading).
+	Unloaded *Program
+	// Func is the function a KSYMBOL registered or unregistered, or the one
+	// a SAMPLE was counted in (Options.Samples).
+	Func *Func
+}
+
+// maxPending bounds the KSYMBOLs a stream keeps waiting for their
+// BPF_EVENT: BPF_MAX_SUBPROGS, the most functions a program can have.
+const maxPending = 256
+
+// Tracker follows the programs of one recording. Feed it every record, in
+// order. It is not safe for concurrent use.
+type Tracker struct {
+	rec  Recording
+	opts Options
+	// pending are, per stream, the functions registered since the
+	// stream's last BPF_EVENT.
+	pending map[int][]*Func
+	// byAddr are the registered functions by address.
+	byAddr []*Func
+	// loaded are the programs loaded and not unloaded, by id.
+	loaded map[uint32]*Program
+	// history are all functions ever registered, by name (History).
+	history      map[string][]*Func
+	finishedInit bool
+}
+
+// New returns a tracker of recording r.
+func New(r Recording, opts Options) *Tracker {
+	return &Tracker{rec: r, opts: opts, pending: map[int][]*Func{}, loaded: map[uint32]*Program{}, history: map[string][]*Func{}}
+}
+
+// Feed takes the next record of the recording.
+func (t *Tracker) Feed(rec *perfdata.Record) (Update, error) {
+	return t.FeedStream(rec, 0)
+}
+
+// FeedStream takes the next record of the recording, read from stream
+// (a CPU's ring buffer): a program's KSYMBOLs and BPF_EVENT come in one stream.
+func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
+	bo := t.rec.ByteOrder()
+	switch rec.Header.Type {
+	case perfdata.RecordFinishedInit:
+		t.finishedInit = true
+	case perfdata.RecordSample:
+		if !t.opts.Samples {
+			return Update{}, nil
+		}
+		ip, ok := t.rec.Events().SampleIP(rec.Raw, bo)
+		if !ok {
+			return Update{}, nil
+		}
+		if f := t.FuncAt(ip); f != nil {
+			f.Samples++
+			return Update{Func: f}, nil
+		}
+	case perfdata.RecordKSymbol:
+		k, err := perfdata.DecodeKSymbol(rec.Raw, bo)
+		if err != nil {
+			return Update{}, err
+		}
+		if k.Type != perfdata.KSymbolTypeBPF {
+			return Update{}, nil
+		}
+		if k.Unregister() {
+			return Update{Func: t.unregister(k)}, nil
+		}
+		f := &Func{Addr: k.Addr, Len: k.Len, Name: k.Name, Offset: rec.Offset}
+		t.register(f)
+		if !isTrampoline(k.Name) {
+			p := append(t.pending[stream], f)
+			if len(p) > maxPending {
+				p = slices.Delete(p, 0, len(p)-maxPending)
+			}
+			t.pending[stream] = p
+		}
+		return Update{Func: f}, nil
+	case perfdata.RecordBPFEvent:
+		e, err := perfdata.DecodeBPFEvent(rec.Raw, bo)
+		if err != nil {
+			return Update{}, err
+		}
+		funcs := t.pending[stream]
+		delete(t.pending, stream)
+		switch e.Type {
+		case perfdata.BPFEventProgLoad:
+			p := &Program{ID: e.ID, Tag: e.Tag, Funcs: funcs, Offset: rec.Offset, Outer: rec.Outer, Synthesized: t.synthesized(rec)}
+			for _, f := range funcs {
+				f.Program = p
+			}
+			t.loaded[e.ID] = p
+			return Update{Loaded: p}, nil
+		case perfdata.BPFEventProgUnload:
+			p := t.loaded[e.ID]
+			if p == nil || p.Tag != e.Tag {
+				return Update{}, nil
+			}
+			p.Unloaded = true
+			delete(t.loaded, e.ID)
+			return Update{Unloaded: p}, nil
+		}
+	}
+	return Update{}, nil
+}
+
+// isTrampoline tells the KSYMBOLs that belong to no program: perf
+// synthesizes them from /proc/kallsyms after all programs
+// (perf_event__synthesize_bpf_events()), the kernel emits them with no
+// BPF_EVENT.
+func isTrampoline(name string) bool {
+	return strings.HasPrefix(name, "bpf_trampoline_") || strings.HasPrefix(name, "bpf_dispatcher_")
+}
+
+// register adds a function; one at the same address replaces it.
+func (t *Tracker) register(f *Func) {
+	i, found := slices.BinarySearchFunc(t.byAddr, f.Addr, func(g *Func, a uint64) int { return cmp.Compare(g.Addr, a) })
+	if found {
+		t.byAddr[i] = f
+	} else {
+		t.byAddr = slices.Insert(t.byAddr, i, f)
+	}
+	if t.opts.History {
+		t.history[f.Name] = append(t.history[f.Name], f)
+	}
+}
+
+// unregister removes the function registered at k's address with k's name.
+func (t *Tracker) unregister(k perfdata.KSymbol) *Func {
+	i, found := slices.BinarySearchFunc(t.byAddr, k.Addr, func(g *Func, a uint64) int { return cmp.Compare(g.Addr, a) })
+	if !found || t.byAddr[i].Name != k.Name {
+		return nil // not a later symbol at that address
+	}
+	f := t.byAddr[i]
+	f.Unregistered = true
+	t.byAddr = slices.Delete(t.byAddr, i, i+1)
+	return f
+}
+
+// synthesized tells a BPF_EVENT perf synthesized for a program it found
+// loaded from one the kernel emitted for a program loaded while recording.
+func (t *Tracker) synthesized(rec *perfdata.Record) bool {
+	if rec.Compressed() {
+		return false
+	}
+	n := t.rec.IDHeaderSize()
+	if n == 0 {
+		return !t.finishedInit
+	}
+	// The sample_id follows the record's fields; it is not always at the
+	// end. The kernel's perf_event_bpf_output() (as perf_event_ksymbol_output())
+	// adds each listening event's id_header_size to the size of the one
+	// record it shares between them and never restores it, so while other
+	// perf sessions listen, a recording gets records that are longer than
+	// their fields and sample_id and end in bytes the kernel never wrote.
+	end := perfdata.BPFEventFieldsSize + n
+	if end > len(rec.Raw) {
+		return false
+	}
+	for _, b := range rec.Raw[perfdata.BPFEventFieldsSize:end] {
+		if b != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// FuncAt returns the registered function that address addr is in, or nil.
+func (t *Tracker) FuncAt(addr uint64) *Func {
+	i, _ := slices.BinarySearchFunc(t.byAddr, addr, func(g *Func, a uint64) int {
+		if g.Addr > a {
+			return 1
+		}
+		return -1
+	})
+	if i == 0 {
+		return nil
+	}
+	if f := t.byAddr[i-1]; f.Contains(addr) {
+		return f
+	}
+	return nil
+}
+
+// Func returns the function registered at addr, or nil.
+func (t *Tracker) Func(addr uint64) *Func {
+	i, found := slices.BinarySearchFunc(t.byAddr, addr, func(g *Func, a uint64) int { return cmp.Compare(g.Addr, a) })
+	if !found {
+		return nil
+	}
+	return t.byAddr[i]
+}
+
+// Loaded returns the program with id loaded now, or nil.
+func (t *Tracker) Loaded(id uint32) *Program { return t.loaded[id] }
+
+// FuncsNamed returns every function registered under name so far, in
+// recording order (Options.History).
+func (t *Tracker) FuncsNamed(name string) []*Func { return t.history[name] }
+
+// FuncsCalled returns every function registered so far whose name is
+// bpf_prog_<any tag>_fn (Options.History), in recording order of their
+// first registration.
+func (t *Tracker) FuncsCalled(fn string) []*Func {
+	var out []*Func
+	for name, fs := range t.history {
+		if _, f, ok := perfdata.ParseBPFProgName(name); ok && f == fn {
+			out = append(out, fs...)
+		}
+	}
+	slices.SortFunc(out, func(a, b *Func) int { return cmp.Compare(a.Offset, b.Offset) })
+	return out
+}

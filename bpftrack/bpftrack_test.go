@@ -1,0 +1,261 @@
+package bpftrack_test
+
+import (
+	"bytes"
+	"encoding/binary"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+)
+
+// feed reads the recording s and feeds every record to a new tracker,
+// calling each with the tracker and the update after every record.
+func feed(t *testing.T, s *testkit.Stream, opts bpftrack.Options, each func(*bpftrack.Tracker, *perfdata.Record, bpftrack.Update)) *bpftrack.Tracker {
+	t.Helper()
+	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tr := bpftrack.New(r, opts)
+	for r.Next() {
+		u, err := tr.Feed(r.Record())
+		if err != nil {
+			t.Fatalf("record at %d: %v", r.Record().Offset, err)
+		}
+		if each != nil {
+			each(tr, r.Record(), u)
+		}
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+func tag(b byte) perfdata.BPFTag { return perfdata.BPFTag{b, 1, 2, 3, 4, 5, 6, 7} }
+
+func name(tg perfdata.BPFTag, fn string) string { return perfdata.BPFProgName(tg, fn) }
+
+// A program's functions are the KSYMBOLs before its PROG_LOAD, main first;
+// trampolines belong to none; records perf synthesized are told from the
+// kernel's by their zero sample_id.
+func TestPrograms(t *testing.T) {
+	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		t.Run(bo.String(), func(t *testing.T) {
+			s := testkit.NewStream(bo)
+			a, b := tag(0xa), tag(0xb)
+			s.KSymbol(0x1000, 0x40, name(a, "main_a"), false, false)
+			s.KSymbol(0x2000, 0x40, name(a, "sub_a"), false, false)
+			s.BPFEvent(perfdata.BPFEventProgLoad, 7, a, false)
+			s.KSymbol(0x3000, 0x40, "bpf_trampoline_12", false, false)
+			s.KSymbol(0x4000, 0x40, name(b, "main_b"), false, true)
+			s.BPFEvent(perfdata.BPFEventProgLoad, 8, b, true)
+
+			var loads []*bpftrack.Program
+			tr := feed(t, s, bpftrack.Options{}, func(_ *bpftrack.Tracker, _ *perfdata.Record, u bpftrack.Update) {
+				if u.Loaded != nil {
+					loads = append(loads, u.Loaded)
+				}
+			})
+			if len(loads) != 2 {
+				t.Fatalf("%d loads, want 2", len(loads))
+			}
+			pa, pb := loads[0], loads[1]
+			if pa.ID != 7 || pa.Tag != a || !pa.Synthesized || len(pa.Funcs) != 2 ||
+				pa.Funcs[0].Name != name(a, "main_a") || pa.Funcs[1].Name != name(a, "sub_a") {
+				t.Errorf("first program: %+v", pa)
+			}
+			if pb.ID != 8 || pb.Synthesized || len(pb.Funcs) != 1 || pb.Funcs[0].Addr != 0x4000 {
+				t.Errorf("second program: %+v", pb)
+			}
+			if f := tr.FuncAt(0x3010); f == nil || f.Program != nil {
+				t.Errorf("trampoline: %+v, want a function of no program", f)
+			}
+			if tr.Loaded(7) != pa || tr.Loaded(8) != pb || tr.Loaded(9) != nil {
+				t.Errorf("Loaded(7, 8, 9) = %p %p %p", tr.Loaded(7), tr.Loaded(8), tr.Loaded(9))
+			}
+		})
+	}
+}
+
+// FuncAt finds the function an address is in, at both ends.
+func TestFuncAt(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	s.KSymbol(0x1000, 0x10, name(tag(1), "f"), false, false)
+	s.KSymbol(0x1010, 0x10, name(tag(1), "g"), false, false)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 1, tag(1), false)
+	tr := feed(t, s, bpftrack.Options{}, nil)
+	for _, c := range []struct {
+		addr uint64
+		want string
+	}{
+		{0xfff, ""},
+		{0x1000, name(tag(1), "f")},
+		{0x100f, name(tag(1), "f")},
+		{0x1010, name(tag(1), "g")},
+		{0x101f, name(tag(1), "g")},
+		{0x1020, ""},
+		{^uint64(0), ""},
+	} {
+		got := ""
+		if f := tr.FuncAt(c.addr); f != nil {
+			got = f.Name
+		}
+		if got != c.want {
+			t.Errorf("FuncAt(%#x) = %q, want %q", c.addr, got, c.want)
+		}
+	}
+	if tr.Func(0x1008) != nil || tr.Func(0x1010) == nil {
+		t.Errorf("Func finds functions by their start address only")
+	}
+}
+
+// An unregistering KSYMBOL removes the function: later samples there are no
+// longer counted in it; a PROG_UNLOAD marks its program unloaded.
+func TestUnload(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	a := tag(0xa)
+	s.KSymbol(0x1000, 0x40, name(a, "f"), false, true)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 3, a, true)
+	s.Sample(0x1004)
+	s.Sample(0x1008)
+	s.Sample(0x9000)
+	s.KSymbol(0x1000, 0x40, name(a, "f"), true, true)
+	s.BPFEvent(perfdata.BPFEventProgUnload, 3, a, true)
+	s.Sample(0x1004)
+
+	var unloaded *bpftrack.Program
+	var unregistered *bpftrack.Func
+	tr := feed(t, s, bpftrack.Options{Samples: true}, func(_ *bpftrack.Tracker, rec *perfdata.Record, u bpftrack.Update) {
+		if u.Unloaded != nil {
+			unloaded = u.Unloaded
+		}
+		if rec.Header.Type == perfdata.RecordKSymbol && u.Func != nil && u.Func.Unregistered {
+			unregistered = u.Func
+		}
+	})
+	if unregistered == nil || unregistered.Samples != 2 {
+		t.Fatalf("unregistered function %+v, want one with 2 samples", unregistered)
+	}
+	if unloaded == nil || unloaded.ID != 3 || !unloaded.Unloaded || unloaded.Funcs[0] != unregistered {
+		t.Errorf("unloaded program %+v", unloaded)
+	}
+	if tr.FuncAt(0x1004) != nil || tr.Loaded(3) != nil {
+		t.Errorf("the function or program is still there after unloading")
+	}
+}
+
+// A PROG_UNLOAD of another load of the id (another tag) leaves the loaded
+// program alone; an unregistering KSYMBOL of another name leaves the
+// function at the address alone.
+func TestUnloadMismatch(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	a := tag(0xa)
+	s.KSymbol(0x1000, 0x40, name(a, "f"), false, true)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 3, a, true)
+	s.KSymbol(0x1000, 0x40, name(a, "other"), true, true)
+	s.BPFEvent(perfdata.BPFEventProgUnload, 3, tag(0xb), true)
+	tr := feed(t, s, bpftrack.Options{}, nil)
+	if tr.FuncAt(0x1000) == nil || tr.Loaded(3) == nil {
+		t.Errorf("a mismatched unload removed the function (%v) or the program (%v)", tr.FuncAt(0x1000), tr.Loaded(3))
+	}
+}
+
+// Interleaved CPUs: each stream's KSYMBOLs go to the BPF_EVENT of the same
+// stream.
+func TestStreams(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	a, b := tag(0xa), tag(0xb)
+	s.KSymbol(0x1000, 0x40, name(a, "fa"), false, true) // CPU 0
+	s.KSymbol(0x2000, 0x40, name(b, "fb"), false, true) // CPU 1
+	s.BPFEvent(perfdata.BPFEventProgLoad, 1, a, true)   // CPU 0
+	s.BPFEvent(perfdata.BPFEventProgLoad, 2, b, true)   // CPU 1
+	streams := []int{-1, 0, 1, 0, 1}                    // the HEADER_ATTR first
+
+	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := bpftrack.New(r, bpftrack.Options{})
+	for i := 0; r.Next(); i++ {
+		if _, err := tr.FeedStream(r.Record(), streams[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p1, p2 := tr.Loaded(1), tr.Loaded(2)
+	if p1 == nil || len(p1.Funcs) != 1 || p1.Funcs[0].Addr != 0x1000 {
+		t.Errorf("program 1: %+v", p1)
+	}
+	if p2 == nil || len(p2.Funcs) != 1 || p2.Funcs[0].Addr != 0x2000 {
+		t.Errorf("program 2: %+v", p2)
+	}
+}
+
+// A stream of KSYMBOLs with no BPF_EVENT keeps at most BPF_MAX_SUBPROGS
+// of them pending; the rest are still registered.
+func TestPendingBound(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	a := tag(0xa)
+	const n = 1000
+	for i := range n {
+		s.KSymbol(0x10000+uint64(i)*0x100, 0x40, name(a, "f"), false, true)
+	}
+	s.BPFEvent(perfdata.BPFEventProgLoad, 1, a, true)
+	tr := feed(t, s, bpftrack.Options{}, nil)
+	p := tr.Loaded(1)
+	if p == nil || len(p.Funcs) != 256 || p.Funcs[255].Addr != 0x10000+(n-1)*0x100 {
+		t.Fatalf("program with %d functions, want the last 256", len(p.Funcs))
+	}
+	if tr.FuncAt(0x10000) == nil {
+		t.Errorf("the first function is no longer registered")
+	}
+}
+
+// History keeps every function registered under a name; FuncsCalled finds
+// them by the function name whatever the tag.
+func TestHistory(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	for i, tg := range []perfdata.BPFTag{tag(1), tag(2)} {
+		s.KSymbol(0x1000, 0x40, name(tg, "handler"), false, true)
+		s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tg, true)
+		s.KSymbol(0x1000, 0x40, name(tg, "handler"), true, true)
+		s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tg, true)
+	}
+	tr := feed(t, s, bpftrack.Options{History: true}, nil)
+	if got := tr.FuncsNamed(name(tag(2), "handler")); len(got) != 1 || got[0].Program.ID != 2 {
+		t.Errorf("FuncsNamed: %v", got)
+	}
+	got := tr.FuncsCalled("handler")
+	if len(got) != 2 || got[0].Program.ID != 1 || got[1].Program.ID != 2 {
+		t.Errorf("FuncsCalled: %v", got)
+	}
+	if tr.FuncsCalled("other") != nil {
+		t.Errorf("FuncsCalled of an unknown function is not empty")
+	}
+}
+
+// A damaged KSYMBOL or BPF_EVENT is an error, not a panic.
+func TestDamaged(t *testing.T) {
+	for _, typ := range []perfdata.RecordType{perfdata.RecordKSymbol, perfdata.RecordBPFEvent} {
+		s := testkit.NewStream(binary.LittleEndian)
+		s.Record(typ, make([]byte, 8))
+		r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := bpftrack.New(r, bpftrack.Options{})
+		var ferr error
+		for r.Next() {
+			if _, err := tr.Feed(r.Record()); err != nil {
+				ferr = err
+			}
+		}
+		if ferr == nil {
+			t.Errorf("a %v of 16 bytes: no error", typ)
+		}
+	}
+}

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/writer"
+)
+
+// printOmitted notes the header sections of a file a pipe output left out
+// (AUXTRACE, which perf rebuilds, and empty ones, go without a note).
+func printOmitted(w io.Writer, in *input, wr *writer.Writer) {
+	for _, f := range wr.Omitted() {
+		if f.Feature != perfdata.FeatAuxtrace && f.Size > 0 {
+			fmt.Fprintf(w, "bpfmeta: note: %s: feature %v (%s) is not in the pipe stream: %s\n", in.name, f.Feature, plural(int(f.Size), "byte"), f.Why)
+		}
+	}
+}
+
+// warnUnfinished warns, as perf does, about a file whose header says its
+// data section is empty: perf record writes the header last, so the
+// recording was not finished.
+func warnUnfinished(w io.Writer, in *input) {
+	if l := in.Layout(); l != nil && l.Header.Data.Size == 0 && l.Size > l.DataOffset() {
+		fmt.Fprintf(w, "bpfmeta: warning: %s: its header says it holds no records (was the perf record that wrote it properly terminated?)\n", in.name)
+	}
+}
+
+// hostCheck is the recording inject reads, which warns once (on w) when the
+// recording names another machine or kernel than the one the metadata comes
+// from: the hostname and kernel release of its features (a file's
+// sections, or the HEADER_FEATURE records at the start of a pipe stream).
+// Programs are still matched by id, tag and address, which another
+// machine's programs almost never share; the warning says why nothing
+// matched.
+type hostCheck struct {
+	*input
+	src     bpfprog.Source
+	w       io.Writer
+	host    string
+	release string
+	done    bool
+}
+
+// maxFeatureString bounds the hostname and release read from a file.
+const maxFeatureString = 4096
+
+func (h *hostCheck) Next() bool {
+	if h.done {
+		return h.input.Next()
+	}
+	if l := h.Layout(); l != nil {
+		h.host = h.fileString(perfdata.FeatHostname)
+		h.release = h.fileString(perfdata.FeatOSRelease)
+		h.check()
+		return h.input.Next()
+	}
+	ok := h.input.Next()
+	switch rec := h.Record(); {
+	case !ok:
+		h.check()
+	case rec.Header.Type == perfdata.RecordHeaderFeature && len(rec.Raw) >= 16:
+		id := perfdata.Feature(h.ByteOrder().Uint64(rec.Raw[8:]))
+		switch id {
+		case perfdata.FeatHostname:
+			h.host = headerString(rec.Raw[16:], h.ByteOrder())
+		case perfdata.FeatOSRelease:
+			h.release = headerString(rec.Raw[16:], h.ByteOrder())
+		}
+	case rec.Header.Type != perfdata.RecordHeaderAttr:
+		h.check() // the features come first
+	}
+	return ok
+}
+
+// fileString reads a perf_header_string feature of a file.
+func (h *hostCheck) fileString(f perfdata.Feature) string {
+	s, ok := h.Layout().Feature(f)
+	if !ok || s.Size < 4 || s.Size > maxFeatureString {
+		return ""
+	}
+	b := make([]byte, s.Size)
+	if _, err := h.Source().ReadAt(b, int64(s.Offset)); err != nil {
+		return ""
+	}
+	return headerString(b, h.ByteOrder())
+}
+
+// headerString decodes a perf_header_string (u32 len, then a NUL-padded
+// string), as perf's do_read_string() does.
+func headerString(b []byte, bo binary.ByteOrder) string {
+	if len(b) < 4 {
+		return ""
+	}
+	n := int(bo.Uint32(b))
+	if n > len(b)-4 {
+		return ""
+	}
+	str := b[4 : 4+n]
+	if i := bytes.IndexByte(str, 0); i >= 0 {
+		str = str[:i]
+	}
+	return string(str)
+}
+
+func (h *hostCheck) check() {
+	h.done = true
+	sys := h.src.System()
+	if h.host != "" && sys.Hostname != "" && h.host != sys.Hostname || h.release != "" && sys.KernelRelease != "" && h.release != sys.KernelRelease {
+		from := "the running kernel"
+		if _, ok := h.src.(*bpfprog.Snapshot); ok {
+			from = "the snapshot"
+		}
+		fmt.Fprintf(h.w, "bpfmeta: warning: %s was recorded on %s; %s is of %s: programs of another machine do not match\n",
+			h.name, machine(h.host, h.release), from, machine(sys.Hostname, sys.KernelRelease))
+	}
+}
+
+// machine names a machine by what is known of it.
+func machine(host, release string) string {
+	switch {
+	case host == "" && release == "":
+		return "an unknown machine"
+	case release == "":
+		return quoteName(host)
+	case host == "":
+		return "a machine with kernel " + quoteName(release)
+	}
+	return quoteName(host) + " (kernel " + quoteName(release) + ")"
+}
+
+// copyRecords copies the records of in to out unchanged, all of them or
+// those keep keeps, and says how many it left out.
+func copyRecords(s *session, in *input, out *output, opts writer.Options, keep func(*perfdata.Record) bool, notes io.Writer) (dropped int, err error) {
+	w, err := writer.New(writerOutput(out.w, out), in, opts)
+	if err != nil {
+		return 0, out.writeError(err)
+	}
+	defer w.Abort() // stops the writer when an error ends the command early
+	printOmitted(notes, in, w)
+	warnUnfinished(notes, in)
+	for in.Next() {
+		rec := in.Record()
+		if keep != nil && !keep(rec) {
+			dropped++
+			continue
+		}
+		if err := w.WriteRecord(rec); err != nil {
+			// the record's offset is the input's
+			return dropped, fmt.Errorf("%s: writing %s: %w", in.name, out.name, err)
+		}
+	}
+	if err := in.Err(); err != nil {
+		return dropped, fmt.Errorf("%s: %w", in.name, err)
+	}
+	if err := w.Close(); err != nil {
+		return dropped, out.writeError(err)
+	}
+	if n := w.TrailingDropped(); n > 0 {
+		fmt.Fprintf(notes, "bpfmeta: warning: %s: dropped %s at %#x after the last record that are not a record (a file holds only records)\n", in.name, plural(n, "byte"), trailingAt(in))
+	}
+	return dropped, nil
+}
+
+// Progress is shown only on a terminal, for a file-mode input, once a run
+// has taken progressDelay.
+const (
+	progressDelay    = time.Second
+	progressInterval = 200 * time.Millisecond
+)
+
+// progress draws "bpfmeta: 42% of in.data (130 of 310 MB)" on a terminal's
+// stderr while a long file is copied.
+type progress struct {
+	w     io.Writer
+	name  string
+	size  int64
+	in    *input
+	start time.Time
+	next  time.Time
+	shown bool
+}
+
+func newProgress(s *session, in *input, quiet bool) *progress {
+	p := &progress{w: s.stderr, name: in.name, in: in, start: time.Now()}
+	f, ok := s.stderr.(*quietWriter)
+	if quiet || !ok || in.Layout() == nil {
+		return p
+	}
+	if sf, ok := f.w.(*os.File); !ok || !isTerminal(sf) {
+		return p
+	}
+	p.size = in.Layout().Size
+	p.next = p.start.Add(progressDelay)
+	return p
+}
+
+// recordWriter is where inject writes.
+type recordWriter interface {
+	WriteRecord(rec *perfdata.Record) error
+}
+
+func (p *progress) wrap(w recordWriter) recordWriter {
+	if p.size == 0 {
+		return w
+	}
+	return &progressWriter{w: w, p: p}
+}
+
+type progressWriter struct {
+	w recordWriter
+	p *progress
+	n int
+}
+
+func (w *progressWriter) WriteRecord(rec *perfdata.Record) error {
+	if w.n++; w.n%4096 == 0 {
+		w.p.update()
+	}
+	return w.w.WriteRecord(rec)
+}
+
+func (p *progress) update() {
+	now := time.Now()
+	if now.Before(p.next) {
+		return
+	}
+	p.next = now.Add(progressInterval)
+	off := p.in.Offset()
+	fmt.Fprintf(p.w, "\rbpfmeta: %3d%% of %s (%d of %d MB)", 100*off/p.size, p.name, off>>20, p.size>>20)
+	p.shown = true
+}
+
+func (p *progress) done() {
+	if p.shown {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
+
+// trailingAt is where the bytes after a pipe stream's last record start.
+func trailingAt(in *input) int64 {
+	off, _ := in.Trailing()
+	return off
+}

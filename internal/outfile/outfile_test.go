@@ -1,0 +1,312 @@
+package outfile_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+)
+
+// entries lists dir, hidden files included.
+func entries(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+func write(t *testing.T, path string, opts outfile.Options, data string) error {
+	t.Helper()
+	f, err := outfile.Create(path, opts)
+	if err != nil {
+		return err
+	}
+	if _, err := f.WriteString(data); err != nil {
+		f.Abort()
+		return err
+	}
+	return f.Commit()
+}
+
+func TestNewFile(t *testing.T) {
+	dir := t.TempDir()
+	old := unix.Umask(0)
+	defer unix.Umask(old)
+	path := filepath.Join(dir, "out.data")
+	if err := write(t, path, outfile.Options{}, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600 (even with umask 0)", st.Mode().Perm())
+	}
+	if got := entries(t, dir); len(got) != 1 {
+		t.Errorf("directory holds %q, want only out.data", got)
+	}
+}
+
+func TestAbortLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	f, err := outfile.Create(filepath.Join(dir, "out.data"), outfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("partial")
+	f.Abort()
+	f.Abort()
+	if got := entries(t, dir); len(got) != 0 {
+		t.Errorf("after Abort the directory holds %q", got)
+	}
+}
+
+// TestExisting: without Force every kind of existing path is refused and
+// left as it was; with Force a regular file or a symlink is replaced (the
+// link, not its target), a FIFO or character device is written through,
+// other kinds are refused.
+func TestExisting(t *testing.T) {
+	type kase struct {
+		name     string
+		make     func(t *testing.T, dir, path string)
+		force    string // "replace", "through" or "refuse"
+		needRoot bool
+	}
+	target := func(dir string) string { return filepath.Join(dir, "target") }
+	cases := []kase{
+		{"regular file", func(t *testing.T, dir, path string) { os.WriteFile(path, []byte("old"), 0o644) }, "replace", false},
+		{"symlink to a file", func(t *testing.T, dir, path string) {
+			os.WriteFile(target(dir), []byte("victim"), 0o644)
+			os.Symlink(target(dir), path)
+		}, "refuse", false},
+		{"dangling symlink", func(t *testing.T, dir, path string) { os.Symlink(target(dir), path) }, "refuse", false},
+		{"directory", func(t *testing.T, dir, path string) { os.Mkdir(path, 0o755) }, "refuse", false},
+		{"FIFO", func(t *testing.T, dir, path string) { unix.Mkfifo(path, 0o666) }, "through", false},
+		{"symlink to a FIFO", func(t *testing.T, dir, path string) {
+			unix.Mkfifo(target(dir), 0o666)
+			os.Symlink(target(dir), path)
+		}, "through", false},
+		{"character device", func(t *testing.T, dir, path string) {
+			if err := unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil { // /dev/null's numbers
+				t.Fatal(err)
+			}
+		}, "through", true},
+		{"block device", func(t *testing.T, dir, path string) {
+			if err := unix.Mknod(path, unix.S_IFBLK|0o666, int(unix.Mkdev(7, 0))); err != nil { // loop0's numbers
+				t.Fatal(err)
+			}
+		}, "refuse", true},
+		{"symlink to a block device", func(t *testing.T, dir, path string) {
+			if err := unix.Mknod(target(dir), unix.S_IFBLK|0o666, int(unix.Mkdev(7, 0))); err != nil {
+				t.Fatal(err)
+			}
+			os.Symlink(target(dir), path)
+		}, "refuse", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.needRoot {
+				testkit.Root(t)
+			}
+			dir := t.TempDir()
+			path := filepath.Join(dir, "out.data")
+			c.make(t, dir, path)
+			before := entries(t, dir)
+			lst, _ := os.Lstat(path)
+
+			done := make(chan error, 1)
+			go func() { done <- write(t, path, outfile.Options{}, "new") }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, outfile.ErrExists) {
+					t.Errorf("without Force: %v, want ErrExists", err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatal("without Force: Create blocked (it opened the path)")
+			}
+			if now, _ := os.Lstat(path); now == nil || now.Mode() != lst.Mode() {
+				t.Errorf("without Force the path changed")
+			}
+			if c.name == "symlink to a file" {
+				if b, _ := os.ReadFile(target(dir)); string(b) != "victim" {
+					t.Errorf("the symlink's target was written: %q", b)
+				}
+			}
+
+			var got []byte
+			var readers sync.WaitGroup
+			if c.force == "through" {
+				// a reader for the FIFO
+				if st, _ := os.Stat(path); st != nil && st.Mode()&fs.ModeNamedPipe != 0 {
+					readers.Add(1)
+					go func() {
+						defer readers.Done()
+						got, _ = os.ReadFile(path)
+					}()
+				}
+			}
+			err := write(t, path, outfile.Options{Force: true}, "new")
+			readers.Wait()
+			switch c.force {
+			case "replace":
+				if err != nil {
+					t.Fatalf("with Force: %v", err)
+				}
+				st, _ := os.Lstat(path)
+				if st == nil || !st.Mode().IsRegular() {
+					t.Fatalf("with Force the path is not a regular file: %v", st)
+				}
+				if b, _ := os.ReadFile(path); string(b) != "new" {
+					t.Errorf("with Force the file holds %q", b)
+				}
+				if c.name == "symlink to a file" {
+					if b, _ := os.ReadFile(target(dir)); string(b) != "victim" {
+						t.Errorf("the symlink's target was written: %q", b)
+					}
+				}
+			case "through":
+				if err != nil {
+					t.Fatalf("with Force: %v", err)
+				}
+				if st, _ := os.Lstat(path); st == nil || st.Mode() != lst.Mode() {
+					t.Errorf("with Force the %s was replaced", c.name)
+				}
+				if got != nil && string(got) != "new" {
+					t.Errorf("the FIFO's reader got %q", got)
+				}
+			case "refuse":
+				if err == nil {
+					t.Errorf("with Force: written, want an error")
+				}
+				if now, _ := os.Lstat(path); now == nil || now.Mode() != lst.Mode() {
+					t.Errorf("with Force the refused path changed")
+				}
+				if c.name == "symlink to a file" {
+					if b, _ := os.ReadFile(target(dir)); string(b) != "victim" {
+						t.Errorf("the symlink's target was written: %q", b)
+					}
+				}
+			}
+			if now := entries(t, dir); len(now) != len(before) {
+				t.Errorf("the directory held %q, now %q", before, now)
+			}
+		})
+	}
+}
+
+// TestRace: outputs created at once under one name without Force: exactly
+// one commit wins, and no temporary file is left.
+func TestRace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "out.data")
+	const n = 8
+	var files []*outfile.File
+	for range n {
+		f, err := outfile.Create(path, outfile.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("x")
+		files = append(files, f)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i, f := range files {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs[i] = f.Commit() }()
+	}
+	wg.Wait()
+	won := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			won++
+		case !errors.Is(err, outfile.ErrExists):
+			t.Errorf("a loser's error is %v, want ErrExists", err)
+		}
+	}
+	if won != 1 {
+		t.Errorf("%d of %d commits won, want 1", won, n)
+	}
+	if got := entries(t, dir); len(got) != 1 {
+		t.Errorf("the directory holds %q", got)
+	}
+}
+
+// TestLongName: a name of 255 bytes (NAME_MAX) still gets a temporary name.
+func TestLongName(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{240, 250, 255} {
+		path := filepath.Join(dir, strings.Repeat("a", n-5)+".data")
+		if err := write(t, path, outfile.Options{}, "x"); err != nil {
+			t.Errorf("a %d-byte name: %v", n, err)
+		}
+	}
+}
+
+// TestNotFollowed: a symlink planted at the temporary name's place cannot be
+// followed (O_EXCL|O_NOFOLLOW): Create never writes through one.
+func TestNotFollowed(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	os.WriteFile(victim, []byte("victim"), 0o644)
+	f, err := outfile.Create(filepath.Join(dir, "out.data"), outfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Abort()
+	// O_CREAT|O_EXCL on an existing symlink fails with EEXIST.
+	_, err = os.OpenFile(f.File.Name(), os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if !errors.Is(err, fs.ErrExist) {
+		t.Errorf("reopening the temporary name exclusively: %v", err)
+	}
+}
+
+// TestJournal: a journal is under its name while it is written, and an
+// abort removes it.
+func TestJournal(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "snap.jsonl")
+	f, err := outfile.Create(path, outfile.Options{Journal: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("line 1\n")
+	if b, _ := os.ReadFile(path); string(b) != "line 1\n" {
+		t.Errorf("while written, the journal holds %q", b)
+	}
+	if got := entries(t, dir); len(got) != 1 {
+		t.Errorf("the directory holds %q", got)
+	}
+	if err := f.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := outfile.Create(path, outfile.Options{Journal: true}); !errors.Is(err, outfile.ErrExists) {
+		t.Errorf("a second journal without Force: %v", err)
+	}
+	g, err := outfile.Create(path, outfile.Options{Journal: true, Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Abort()
+	if got := entries(t, dir); len(got) != 0 {
+		t.Errorf("after Abort the directory holds %q", got)
+	}
+}

@@ -1,0 +1,211 @@
+package writer
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// Input is the recording a Writer copies. *reader.Reader is one.
+type Input interface {
+	Format() perfdata.Format
+	ByteOrder() binary.ByteOrder
+	Dialect() perfdata.Dialect
+	// Layout and Source describe a file-mode recording: its sections and
+	// the file to copy them from. Both are nil for a pipe stream.
+	Layout() *perfdata.FileLayout
+	Source() io.ReaderAt
+	// Trailing returns the bytes after a pipe stream's last record that are
+	// not a record, once the input has been read to its end.
+	Trailing() (off int64, b []byte)
+	// SetRetainer lets the writer write records straight from the input's
+	// buffers (reader.Reader.SetRetainer).
+	SetRetainer(retain func() (release func()))
+}
+
+// Options change what New makes. The zero value keeps the input's format.
+type Options struct {
+	// Format is the output's format. Zero keeps the input's (so that every
+	// record passes through byte for byte), except that an output that
+	// cannot seek always gets pipe format.
+	Format perfdata.Format
+	// Copy makes the writer copy every record into its own buffers instead
+	// of writing from the input's (which then keeps them until written).
+	Copy bool
+	// SpoolDir is where a pipe-to-file conversion keeps the header sections
+	// until it writes them (an unnamed file, removed by the system when the
+	// writer closes or the process ends); "" means os.TempDir().
+	SpoolDir string
+}
+
+// Omitted is a header section of a file that a pipe stream cannot carry.
+type Omitted struct {
+	Feature perfdata.Feature
+	Size    uint64
+	Why     string
+}
+
+// Writer writes one recording. It is not safe for concurrent use.
+type Writer struct {
+	w        recordWriter
+	format   perfdata.Format
+	in       Input
+	omitted  []Omitted
+	dropped  int
+	closed   bool
+	trailing bool // the format carries bytes after the last record
+}
+
+// recordWriter is what the file, pipe and pipe-to-file writers do.
+type recordWriter interface {
+	WriteRecord(rec *perfdata.Record) error
+	Close() error
+	Abort()
+}
+
+// ErrFileFormat is returned by New when Options ask for file format on an
+// output that cannot seek.
+var ErrFileFormat = errors.New("file format needs an output that can seek")
+
+// New returns the writer of a copy of in to out, in the format Options say:
+//
+//   - file to file: the input's layout kept, every offset after an added or
+//     removed record adjusted; out must be empty;
+//   - anything to a pipe stream (a file input gets perf's pipe prelude
+//     first, as perf inject's perf_event__synthesize_for_pipe() writes it);
+//   - pipe to file (Options.Format == FormatFile): a new file in perf's
+//     default layout.
+//
+// A file output must be an io.WriterAt that can seek (a regular file);
+// anything else gets pipe format. New writes the pipe prelude, if any.
+func New(out io.Writer, in Input, opts Options) (*Writer, error) {
+	wa, seekable := fileOutput(out)
+	format := opts.Format
+	switch {
+	case format == perfdata.FormatFile && !seekable:
+		return nil, ErrFileFormat
+	case format == 0 && seekable:
+		format = in.Format()
+	case format == 0:
+		format = perfdata.FormatPipe
+	}
+	w := &Writer{format: format, in: in}
+	var retain Retainer
+	if !opts.Copy {
+		retain = in
+	}
+	switch {
+	case format == perfdata.FormatFile && in.Format() == perfdata.FormatFile:
+		if in.Layout() == nil || in.Source() == nil {
+			return nil, errors.New("writer: a file-mode input has no layout or source")
+		}
+		w.w = newFile(wa, in.Source(), in.Layout())
+	case format == perfdata.FormatFile:
+		fp, err := newFromPipe(wa, in.ByteOrder(), opts.SpoolDir)
+		if err != nil {
+			return nil, err
+		}
+		w.w = fp
+	default:
+		p := newPipe(out, in.ByteOrder(), in.Dialect())
+		if l := in.Layout(); l != nil {
+			omitted, err := p.writePrelude(l, in.Source())
+			if err != nil {
+				p.Abort()
+				return nil, err
+			}
+			w.omitted = omitted
+		}
+		if retain != nil {
+			p.attach(retain)
+		}
+		w.w = p
+		w.trailing = true
+	}
+	return w, nil
+}
+
+// Retainer is what lets a writer write records from the reader's buffers.
+type Retainer interface {
+	SetRetainer(retain func() (release func()))
+}
+
+// fileOutput tells whether out can take a file-mode recording: an
+// io.WriterAt that can seek, which an *os.File is only for a regular file.
+func fileOutput(out io.Writer) (io.WriterAt, bool) {
+	wa, ok := out.(io.WriterAt)
+	if !ok {
+		return nil, false
+	}
+	if f, ok := out.(interface{ Stat() (os.FileInfo, error) }); ok {
+		st, err := f.Stat()
+		if err != nil || !st.Mode().IsRegular() {
+			return nil, false
+		}
+	}
+	return wa, true
+}
+
+// Format is the output's format.
+func (w *Writer) Format() perfdata.Format { return w.format }
+
+// Omitted returns the header sections of a file input that a pipe output
+// could not carry (AUXTRACE, an index of file offsets perf rebuilds from a
+// pipe; sections too large for a HEADER_FEATURE record; simpleperf's own).
+func (w *Writer) Omitted() []Omitted { return w.omitted }
+
+// WriteRecord writes rec: a record read from the input (rec.Offset >= 0),
+// or a new one (rec.Offset < 0, its payload in rec.Payload). Records decoded
+// from a compressed record (rec.Outer >= 0) are skipped: the compressed
+// record carries them.
+func (w *Writer) WriteRecord(rec *perfdata.Record) error {
+	if w.closed {
+		return errors.New("writer: WriteRecord after Close")
+	}
+	return w.w.WriteRecord(rec)
+}
+
+// Close finishes the recording: bytes after the input's last record that
+// are not a record go to a pipe output as they were (a file's data section
+// can hold only records: see TrailingDropped), then the header sections and
+// the header of a file. It does not close out.
+func (w *Writer) Close() error {
+	if w.closed {
+		return nil
+	}
+	if _, tr := w.in.Trailing(); len(tr) > 0 {
+		if w.trailing {
+			if err := w.w.(*pipe).writeRaw(tr); err != nil {
+				w.Abort()
+				return err
+			}
+		} else {
+			w.dropped = len(tr)
+		}
+	}
+	w.closed = true
+	return w.w.Close()
+}
+
+// TrailingDropped is the number of bytes after the input's last record that
+// are not a record and that Close left out of a file output.
+func (w *Writer) TrailingDropped() int { return w.dropped }
+
+// Abort gives up on the recording: it stops writing at once (the output is
+// to be removed). It may be called after Close, and more than once.
+func (w *Writer) Abort() {
+	w.closed = true
+	w.w.Abort()
+}
+
+// recordError says which record could not be written.
+func recordError(rec *perfdata.Record, err error) error {
+	if rec.Offset >= 0 {
+		return fmt.Errorf("writing the %v record at %#x: %w", rec.Header.Type, rec.Offset, err)
+	}
+	return fmt.Errorf("writing a new %v record: %w", rec.Header.Type, err)
+}
