@@ -284,7 +284,7 @@ func readLine(br *bufio.Reader) (line []byte, cut bool, err error) {
 		line = append(line, b...)
 		switch {
 		case len(line) > maxSnapshotLine:
-			return nil, false, fmt.Errorf("%w: a line longer than %d bytes", ErrSnapshotFormat, maxSnapshotLine)
+			return nil, false, fmt.Errorf("%w: a line longer than %d MiB, the most bpfmeta reads (a program's line is a few KiB: perf records at most 202 entries of 320 bytes)", ErrSnapshotFormat, maxSnapshotLine>>20)
 		case err == nil:
 			return line, false, nil
 		case errors.Is(err, bufio.ErrBufferFull):

@@ -34,6 +34,8 @@ package bpftrack
 import (
 	"cmp"
 	"encoding/binary"
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -110,6 +112,16 @@ type Update struct {
 	Func *Func
 }
 
+// MaxFuncs bounds the functions a Tracker keeps, registered at one time
+// and, with History, registered in all: far more than any machine has
+// loaded (a few thousand), and few enough that a recording that claims more
+// cannot take the memory of a process that reads it.
+const MaxFuncs = 1 << 17
+
+// ErrTooManyFuncs is returned (wrapped, with the record's offset) for a
+// KSYMBOL that would make a Tracker keep more than MaxFuncs functions.
+var ErrTooManyFuncs = errors.New("more BPF functions than bpfmeta keeps track of")
+
 // maxPending bounds the KSYMBOLs a stream keeps waiting for their
 // BPF_EVENT: BPF_MAX_SUBPROGS, the most functions a program can have.
 const maxPending = 256
@@ -128,6 +140,7 @@ type Tracker struct {
 	loaded map[uint32]*Program
 	// history are all functions ever registered, by name (History).
 	history      map[string][]*Func
+	historyLen   int
 	finishedInit bool
 }
 
@@ -172,7 +185,9 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 			return Update{Func: t.unregister(k)}, nil
 		}
 		f := &Func{Addr: k.Addr, Len: k.Len, Name: k.Name, Offset: rec.Offset}
-		t.register(f)
+		if err := t.register(f); err != nil {
+			return Update{}, fmt.Errorf("KSYMBOL at %#x: %w (%d)", rec.Offset, err, MaxFuncs)
+		}
 		if !isTrampoline(k.Name) {
 			p := append(t.pending[stream], f)
 			if len(p) > maxPending {
@@ -218,8 +233,11 @@ func isTrampoline(name string) bool {
 }
 
 // register adds a function; one at the same address replaces it.
-func (t *Tracker) register(f *Func) {
+func (t *Tracker) register(f *Func) error {
 	i, found := slices.BinarySearchFunc(t.byAddr, f.Addr, func(g *Func, a uint64) int { return cmp.Compare(g.Addr, a) })
+	if !found && len(t.byAddr) >= MaxFuncs || t.opts.History && t.historyLen >= MaxFuncs {
+		return ErrTooManyFuncs
+	}
 	if found {
 		t.byAddr[i] = f
 	} else {
@@ -227,7 +245,9 @@ func (t *Tracker) register(f *Func) {
 	}
 	if t.opts.History {
 		t.history[f.Name] = append(t.history[f.Name], f)
+		t.historyLen++
 	}
+	return nil
 }
 
 // unregister removes the function registered at k's address with k's name.

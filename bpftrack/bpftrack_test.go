@@ -3,6 +3,7 @@ package bpftrack_test
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/bpftrack"
@@ -256,6 +257,33 @@ func TestDamaged(t *testing.T) {
 		}
 		if ferr == nil {
 			t.Errorf("a %v of 16 bytes: no error", typ)
+		}
+	}
+}
+
+// A recording that registers more than MaxFuncs functions is an error at
+// the KSYMBOL that goes past it, not memory without end.
+func TestTooManyFuncs(t *testing.T) {
+	for _, history := range []bool{false, true} {
+		s := testkit.NewStream(binary.LittleEndian)
+		for i := range bpftrack.MaxFuncs + 1 {
+			addr := 0x10000 + uint64(i)*0x40
+			if history && i%2 == 1 {
+				s.KSymbol(addr-0x40, 0x40, "bpf_prog_0000000000000000_f", true, true) // unregistered: at most 1 registered
+			}
+			s.KSymbol(addr, 0x40, "bpf_prog_0000000000000000_f", false, true)
+		}
+		r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := bpftrack.New(r, bpftrack.Options{History: history})
+		var ferr error
+		for r.Next() && ferr == nil {
+			_, ferr = tr.Feed(r.Record())
+		}
+		if !errors.Is(ferr, bpftrack.ErrTooManyFuncs) {
+			t.Errorf("History %v: %d functions: %v, want ErrTooManyFuncs", history, bpftrack.MaxFuncs+1, ferr)
 		}
 	}
 }

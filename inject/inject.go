@@ -226,7 +226,10 @@ func (j *injector) record(rec *perfdata.Record) error {
 	switch t {
 	case perfdata.RecordKSymbol, perfdata.RecordBPFEvent:
 		u, err := j.track.Feed(rec)
-		if err != nil {
+		switch {
+		case errors.Is(err, bpftrack.ErrTooManyFuncs):
+			return err
+		case err != nil:
 			return nil // perf skips a record it cannot decode; so does inject
 		}
 		if u.Loaded != nil {

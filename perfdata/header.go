@@ -240,3 +240,24 @@ func PipeHeader(bo binary.ByteOrder) []byte {
 	bo.PutUint64(b[8:], PipeHeaderSize)
 	return b
 }
+
+// DecodeHeaderString decodes a perf_header_string (a u32 length, then a
+// NUL-padded string) as perf's do_read_string() does; false when b is too
+// short for the length it states.
+func DecodeHeaderString(b []byte, bo binary.ByteOrder) (string, bool) {
+	if len(b) < 4 {
+		return "", false
+	}
+	n := bo.Uint32(b)
+	if uint64(n) > uint64(len(b)-4) {
+		return "", false
+	}
+	s := b[4 : 4+n]
+	for i, c := range s {
+		if c == 0 {
+			s = s[:i]
+			break
+		}
+	}
+	return string(s), true
+}

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -93,17 +94,50 @@ func bpfmeta(t testing.TB, stdin *os.File, args ...string) result {
 	return result{code, stdout.String(), stderr.String()}
 }
 
-// buildBinary builds bpfmeta into a directory of the test, for the cases that
-// need a real process (pipes, another user, another TMPDIR).
+// The bpfmeta binary the process tests run, built once (TestMain removes it).
+var (
+	binOnce sync.Once
+	binDir  string
+	binErr  error
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(maxRSSEnv) == "1" {
+		os.Exit(maxRSSHelper(os.Args[1:]))
+	}
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+// buildBinary returns a bpfmeta binary of the test's own, for the cases
+// that need a real process (pipes, signals, another user, its peak memory).
 func buildBinary(t testing.TB) string {
 	t.Helper()
-	goTool, err := exec.LookPath("go")
+	binOnce.Do(func() {
+		goTool, err := exec.LookPath("go")
+		if err != nil {
+			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		}
+		if binDir, binErr = os.MkdirTemp("", "bpfmeta-test-bin-"); binErr != nil {
+			return
+		}
+		if out, err := exec.Command(goTool, "build", "-o", filepath.Join(binDir, "bpfmeta"), ".").CombinedOutput(); err != nil {
+			binErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binErr != nil {
+		t.Fatal(binErr)
+	}
+	b, err := os.ReadFile(filepath.Join(binDir, "bpfmeta"))
 	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "bpfmeta")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"path/filepath"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -19,17 +20,20 @@ func convertCommand() *cli.Command {
 a file otherwise. File to file keeps the layout byte for byte; file to pipe
 writes the header sections as HEADER_ATTR/HEADER_FEATURE records, as perf inject
 does; pipe to file turns them back into sections (kept meanwhile in an unnamed
-file next to the output). Compressed records are copied as they are.
+file next to the output). Compressed records are checked and copied as they
+are.
 
 Examples:
    bpfmeta convert -i perf.data -o - | perf report -i -
    perf record -o - -a -- sleep 1 | bpfmeta convert -o perf.data`,
-		Flags: []cli.Flag{inputFlag(), outputFlag("recording"), forceFlag(), quietFlag()},
+		Flags: []cli.Flag{inputFlag(), outputFlag("recording"), forceFlag(), quietFlag(),
+			verboseFlag("say what was read, and note every header section a pipe output leaves out")},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c, "use -i and -o"); err != nil {
 				return err
 			}
-			in, err := openInput(c, reader.Options{})
+			start := time.Now()
+			in, err := openInput(c, reader.Options{Decompress: true})
 			if err != nil {
 				return err
 			}
@@ -44,10 +48,16 @@ Examples:
 			if out.file != nil && out.file.Regular() {
 				opts = writer.Options{Format: perfdata.FormatFile, SpoolDir: filepath.Dir(c.String("output"))}
 			}
-			if _, err := copyRecords(sessionOf(c), in, out, opts, nil, notes(c)); err != nil {
+			if _, err := copyRecords(sessionOf(c), in, out, opts, nil, notes(c), verbose(c)); err != nil {
 				return err
 			}
-			return out.commit()
+			if err := out.commit(); err != nil {
+				return err
+			}
+			if verbose(c) {
+				in.summary(notes(c), start)
+			}
+			return nil
 		},
 	}
 }

@@ -7,9 +7,11 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -33,11 +35,13 @@ Examples:
 			&cli.BoolFlag{Name: "stats", Usage: "print the number of records of each type instead, as perf report --stats does"},
 			&cli.BoolFlag{Name: "no-decompress", Usage: "do not decode the records inside compressed records"},
 			quietFlag(),
+			verboseFlag("print every record's bytes in hex too, and say what was read"),
 		},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c, "use -i FILE"); err != nil {
 				return err
 			}
+			start := time.Now()
 			in, err := openInput(c, reader.Options{Decompress: !c.Bool("no-decompress")})
 			if err != nil {
 				return err
@@ -48,19 +52,22 @@ Examples:
 			if c.Bool("stats") {
 				err = dumpStats(w, in)
 			} else {
-				err = dumpRecords(w, in)
+				err = dumpRecords(w, in, verbose(c))
 			}
 			if ferr := w.Flush(); err == nil {
 				err = ferr
+			}
+			if err == nil && verbose(c) {
+				in.summary(notes(c), start)
 			}
 			return err
 		},
 	}
 }
 
-func dumpRecords(w io.Writer, in *input) error {
+func dumpRecords(w io.Writer, in *input, hex bool) error {
 	bo := in.ByteOrder()
-	fmt.Fprintf(w, "# %s: %v format, %s\n", clean(in.name), in.Format(), orderName(bo))
+	fmt.Fprintf(w, "# %s: %v format, %s\n", safetext.Clean(in.name), in.Format(), orderName(bo))
 	if l := in.Layout(); l != nil {
 		h := &l.Header
 		fmt.Fprintf(w, "# attrs [%#x, +%#x) %d of %d bytes, data [%#x, +%#x), id_hdr_size %d\n",
@@ -76,14 +83,25 @@ func dumpRecords(w io.Writer, in *input) error {
 			indent = "    "
 		}
 		fmt.Fprintf(w, "%s%#x [%#x]: %v%s\n", indent, rec.Offset, rec.Header.Size, rec.Header.Type, describe(rec, bo))
+		if hex {
+			hexDump(w, indent, rec.Raw)
+		}
 	}
 	if err := in.Err(); err != nil {
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
 	if off, b := in.Trailing(); len(b) > 0 {
-		fmt.Fprintf(w, "%#x: %s after the last record that are not a record: %s\n", off, plural(len(b), "byte"), quoteName(string(b[:min(len(b), 40)])))
+		fmt.Fprintf(w, "%#x: %s after the last record that are not a record: %s\n", off, plural(len(b), "byte"), safetext.Quote(string(b[:min(len(b), 40)])))
 	}
 	return nil
+}
+
+// hexDump prints b as perf report -D does: 16 bytes a line, after their
+// offset in the record.
+func hexDump(w io.Writer, indent string, b []byte) {
+	for i := 0; i < len(b); i += 16 {
+		fmt.Fprintf(w, "%s  %04x: % x\n", indent, i, b[i:min(i+16, len(b))])
+	}
 }
 
 func orderName(bo binary.ByteOrder) string {
@@ -101,7 +119,7 @@ func describe(rec *perfdata.Record, bo binary.ByteOrder) string {
 		if err != nil {
 			return " (" + err.Error() + ")"
 		}
-		return fmt.Sprintf(" addr %x len %d type %d flags %#x name %s", k.Addr, k.Len, uint16(k.Type), uint16(k.Flags), clean(k.Name))
+		return fmt.Sprintf(" addr %x len %d type %d flags %#x name %s", k.Addr, k.Len, uint16(k.Type), uint16(k.Flags), safetext.Clean(k.Name))
 	case perfdata.RecordBPFEvent:
 		e, err := perfdata.DecodeBPFEvent(rec.Raw, bo)
 		if err != nil {
@@ -114,10 +132,10 @@ func describe(rec *perfdata.Record, bo binary.ByteOrder) string {
 			return " (" + err.Error() + ")"
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, " prog %s", clean(m.ProgName))
+		fmt.Fprintf(&b, " prog %s", safetext.Clean(m.ProgName))
 		for i, e := range m.Entries {
 			// as perf's perf_event__fprintf_bpf_metadata()
-			fmt.Fprintf(&b, "\n  entry %d: %20s = %s", i, clean(e.Key), clean(e.Value))
+			fmt.Fprintf(&b, "\n  entry %d: %20s = %s", i, safetext.Clean(e.Key), safetext.Clean(e.Value))
 		}
 		return b.String()
 	case perfdata.RecordAuxtrace, perfdata.RecordHeaderTracingData:

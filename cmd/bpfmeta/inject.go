@@ -13,6 +13,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -101,7 +102,7 @@ func runInject(c *cli.Context) error {
 		return out.writeError(err)
 	}
 	defer w.Abort() // stops the writer when an error ends the command early
-	printOmitted(notes(c), in, w)
+	printOmitted(notes(c), in, w, verbose(c))
 	warnUnfinished(notes(c), in)
 	rec := &hostCheck{input: in, src: src, w: notes(c)}
 	prog := newProgress(s, in, c.Bool("quiet"))
@@ -176,7 +177,7 @@ func openSource(path string) (bpfprog.Source, func(), error) {
 // readSnapshot reads a snapshot file (a pipe, such as <(bpfmeta snapshot -o -),
 // is copied to an unnamed file first: a snapshot is read by offset).
 func readSnapshot(path string) (*bpfprog.Snapshot, error) {
-	name := quoteName(path)
+	name := safetext.Quote(path)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fileError(name, err)
@@ -274,7 +275,7 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 	if len(r.transient) > 0 {
 		fmt.Fprintf(&b, "; %d loaded and unloaded during the recording without a sample, not found", len(r.transient))
 	}
-	fmt.Fprintln(w, clean(b.String()))
+	fmt.Fprintln(w, safetext.Clean(b.String()))
 	list := r.missing
 	if verbose {
 		list = append(slices.Clone(list), r.transient...)
@@ -286,10 +287,10 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 		}
 		what := fmt.Sprintf("program %d (tag %v", p.ID, p.Tag)
 		if p.Name != "" {
-			what += ", " + quoteName(p.Name)
+			what += ", " + safetext.Quote(p.Name)
 		}
 		what += ", " + plural(p.Samples, "sample") + ")"
-		fmt.Fprintf(w, "bpfmeta:   %s: %s\n", clean(what), clean(r.why(p)))
+		fmt.Fprintf(w, "bpfmeta:   %s: %s\n", safetext.Clean(what), safetext.Clean(r.why(p)))
 	}
 	if len(r.strict) > 0 {
 		if r.snapshot {

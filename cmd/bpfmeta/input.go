@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/bits"
 	"os"
 
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -23,6 +23,10 @@ type input struct {
 	name    string   // for messages: the path (quoted as needed), or "stdin"
 	file    *os.File // the file the reader reads, when it has random access
 	cleanup []func()
+
+	records, inner int64 // read so far: top level, inside compressed records
+	origin         origin
+	originKnown    bool // all of origin there is has been read
 }
 
 func (in *input) Close() {
@@ -61,7 +65,7 @@ func openInput(c *cli.Context, opts reader.Options) (*input, error) {
 	if path == "-" {
 		return openStdin(s.stdin, opts)
 	}
-	name := quoteName(path)
+	name := safetext.Quote(path)
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fileError(name, err)
@@ -105,7 +109,9 @@ func openFile(f *os.File, size int64, name string, opts reader.Options) (*input,
 	if err != nil {
 		return nil, recordingError(name, f, err)
 	}
-	return &input{Reader: r, name: name, file: f}, nil
+	in := &input{Reader: r, name: name, file: f}
+	in.readOrigin()
+	return in, nil
 }
 
 // recordingError is the message for a file that is no recording this
@@ -147,7 +153,7 @@ func openStream(src io.Reader, name string, opts reader.Options) (*input, error)
 	if err != nil && !errors.Is(err, io.EOF) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if len(head) == perfdata.PipeHeaderSize && isFileFormat(head) {
+	if reader.IsFileFormat(head) {
 		return spoolStream(br, name, opts)
 	}
 	r, err := reader.NewStream(br, opts)
@@ -157,112 +163,34 @@ func openStream(src io.Reader, name string, opts reader.Options) (*input, error)
 	return &input{Reader: r, name: name}, nil
 }
 
-// isFileFormat reports whether head starts a file-format recording.
-func isFileFormat(head []byte) bool {
-	m, ok := perfdata.ParseMagic(head[:8], nil)
-	if !ok {
-		return string(head[:8]) == "PERFFILE" || string(head[:8]) == "ELIFFREP"
-	}
-	return m.Order.Uint64(head[8:]) != perfdata.PipeHeaderSize
-}
-
 // spoolStream copies a file-format recording arriving on a stream into an
-// unnamed file in $TMPDIR and reads it from there. It copies no more than
-// the recording's header says there is: up to the end of its last section
-// (the feature table, read as it goes by, says where the features end). A
-// stream that goes on past that, or a header that claims more than the
-// directory has room for, is an error.
-func spoolStream(src *bufio.Reader, name string, opts reader.Options) (*input, error) {
+// unnamed file in $TMPDIR (reader.Spool: no more than its header says it
+// has, and no more than the directory has room for) and reads it from there.
+func spoolStream(src io.Reader, name string, opts reader.Options) (*input, error) {
 	dir := os.TempDir()
-	fail := func(format string, args ...any) (*input, error) {
-		return nil, fmt.Errorf("%s: a file-format recording on a pipe (copied to %s to be read): "+format, append([]any{name, dir}, args...)...)
-	}
-	head, _ := src.Peek(perfdata.FileHeaderSize)
-	m, ok := perfdata.ParseMagic(head, head[min(16, len(head)):min(24, len(head))])
-	if !ok || len(head) < perfdata.FileHeaderSize {
-		return nil, recordingError(name, bytes.NewReader(head), reader.ErrNotPerfData)
-	}
-	h, err := perfdata.DecodeFileHeader(head, m.Order)
-	if err != nil {
-		return fail("%v", err)
-	}
-	end := max(h.Attrs.End(), h.Data.End())
-	if end < h.Attrs.Offset || end < h.Data.Offset || end > 1<<62 {
-		return fail("its header's sections end past 2^62 bytes")
-	}
-	nfeat := 0
-	for _, w := range h.Features {
-		nfeat += bits.OnesCount64(w)
-	}
-	tableEnd := h.Data.End() + uint64(nfeat)*perfdata.SectionSize
-	var st unix.Statfs_t
-	if unix.Statfs(dir, &st) == nil {
-		if free := st.Bavail * uint64(st.Bsize); max(end, tableEnd) > free {
-			return fail("its header says it is %d bytes, %s has %d free", max(end, tableEnd), dir, free)
-		}
-	}
 	f, err := unnamedFile(dir)
 	if err != nil {
-		return fail("%v", err)
+		return nil, fmt.Errorf("%s: a file-format recording on a pipe is copied to %s to be read: %w", name, dir, err)
 	}
-	ok = false
-	defer func() {
-		if !ok {
-			f.Close()
-		}
-	}()
-	copied := int64(0)
-	copyTo := func(to uint64) error {
-		n, err := io.CopyN(f, src, int64(to)-copied)
-		copied += n
-		if errors.Is(err, io.EOF) {
-			return fmt.Errorf("the stream ends at %#x, its header says it has %#x bytes", copied, to)
-		}
-		return err
+	var free int64
+	var st unix.Statfs_t
+	if unix.Statfs(dir, &st) == nil {
+		free = int64(min(st.Bavail*uint64(st.Bsize), 1<<62))
 	}
-	if err := copyTo(max(end, tableEnd)); err != nil {
-		return fail("%v", err)
-	}
-	// The features end where the last one ends.
-	table := make([]byte, nfeat*perfdata.SectionSize)
-	if _, err := f.ReadAt(table, int64(h.Data.End())); err != nil {
-		return fail("%v", err)
-	}
-	featEnd := uint64(0)
-	for i := 0; i < nfeat; i++ {
-		s := perfdata.DecodeSection(table[i*perfdata.SectionSize:], m.Order)
-		if s.End() < s.Offset || s.End() > 1<<62 {
-			return fail("feature %d ends past 2^62 bytes", i)
-		}
-		featEnd = max(featEnd, s.End())
-	}
-	if featEnd > uint64(copied) {
-		if err := copyTo(featEnd); err != nil {
-			return fail("%v", err)
+	size, err := reader.Spool(f, src, free)
+	if err == nil {
+		var in *input
+		if in, err = openFile(f, size, name, opts); err == nil {
+			in.cleanup = append(in.cleanup, func() { f.Close() })
+			return in, nil
 		}
 	}
-	// Writers leave a few bytes after the last section; a stream that goes
-	// on is not a recording of that header.
-	n, err := io.CopyN(f, src, maxSlack+1)
-	copied += n
-	if err != nil && !errors.Is(err, io.EOF) {
-		return fail("%v", err)
+	f.Close()
+	if errors.Is(err, reader.ErrNotPerfData) {
+		return nil, recordingError(name, nil, err)
 	}
-	if n > maxSlack {
-		return fail("the stream goes on past %#x, the end of the last section its header names", copied-n)
-	}
-	in, err := openFile(f, copied, name, opts)
-	if err != nil {
-		return nil, err
-	}
-	ok = true
-	in.cleanup = append(in.cleanup, func() { f.Close() })
-	return in, nil
+	return nil, fmt.Errorf("%s: a file-format recording on a pipe (copied to %s to be read): %w", name, dir, err)
 }
-
-// maxSlack is how many bytes after its last section a file-format recording
-// read from a pipe may have.
-const maxSlack = 64 << 10
 
 // unnamedFile makes a file in dir that has no name (O_TMPFILE), or one
 // whose name is removed at once: nothing is left of it when bpfmeta ends.

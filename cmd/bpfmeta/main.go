@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
 // Exit statuses, as the README and the man page list them.
@@ -116,6 +118,7 @@ func newApp(s *session) *cli.App {
 		// "bpfmeta dump help" is a stray argument, not a help command.
 		c.HideHelpCommand = true
 		c.OnUsageError = commandUsageError
+		c.Before = quietAndVerbose
 	}
 	return &cli.App{
 		Name:        "bpfmeta",
@@ -194,9 +197,9 @@ func noCommand(c *cli.Context) error {
 	case args.First() == "help" && args.Len() == 2 && c.App.Command(args.Get(1)) != nil:
 		return cli.ShowCommandHelp(c, args.Get(1))
 	case args.First() == "help":
-		return usagef("help: no command %s (bpfmeta -h lists them)", quoteName(strings.Join(args.Tail(), " ")))
+		return usagef("help: no command %s (bpfmeta -h lists them)", safetext.Quote(strings.Join(args.Tail(), " ")))
 	}
-	msg := fmt.Sprintf("no command %s", quoteName(args.First()))
+	msg := fmt.Sprintf("no command %s", safetext.Quote(args.First()))
 	if cli.SuggestCommand != nil {
 		if sug := cli.SuggestCommand(c.App.Commands, args.First()); sug != "" {
 			msg += "; " + strings.TrimSuffix(sug, "?") + "?"
@@ -257,7 +260,18 @@ func reorderFlags(app *cli.App, args []string) []string {
 // noArgs fails a command that takes no arguments but got some.
 func noArgs(c *cli.Context, how string) error {
 	if c.Args().Present() {
-		return usagef("%s takes no arguments (%s); got %s", c.Command.Name, how, quoteName(c.Args().First()))
+		return usagef("%s takes no arguments (%s); got %s", c.Command.Name, how, safetext.Quote(c.Args().First()))
+	}
+	return nil
+}
+
+// verbose reports whether -v asks for more (and -q does not ask for less).
+func verbose(c *cli.Context) bool { return c.Bool("verbose") && !c.Bool("quiet") }
+
+// quietAndVerbose fails a command given both -q and -v.
+func quietAndVerbose(c *cli.Context) error {
+	if c.Bool("quiet") && c.Bool("verbose") {
+		return usagef("%s: -q and -v contradict each other", c.Command.Name)
 	}
 	return nil
 }

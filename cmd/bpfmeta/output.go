@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
 func outputFlag(what string) cli.Flag {
@@ -67,7 +68,7 @@ func openOutput(c *cli.Context, in *input, kind outputKind, journal bool) (*outp
 		}
 		return &output{name: "stdout", w: s.stdout}, nil
 	}
-	name := quoteName(path)
+	name := safetext.Quote(path)
 	if in != nil && in.file != nil {
 		if ist, err := in.file.Stat(); err == nil {
 			if ost, err := os.Stat(path); err == nil && os.SameFile(ist, ost) {

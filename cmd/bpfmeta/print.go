@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -13,7 +14,7 @@ import (
 // perf_event__fprintf_bpf_metadata() does ("  entry %d: %20s = %s"), after
 // prefix, with what came from the input escaped.
 func printEntry(w io.Writer, prefix string, i int, key, value string) {
-	fmt.Fprintf(w, "%s  entry %d: %20s = %s\n", prefix, i, clean(key), clean(value))
+	fmt.Fprintf(w, "%s  entry %d: %20s = %s\n", prefix, i, safetext.Clean(key), safetext.Clean(value))
 }
 
 func printRecordEntries(w io.Writer, prefix string, es []perfdata.BPFMetadataEntry) {
@@ -36,4 +37,12 @@ func printJSON(w io.Writer, v any) error {
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
+}
+
+// plural is "1 sample", "2 samples".
+func plural(n int, what string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, what)
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }

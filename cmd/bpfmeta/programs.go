@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
 func programsCommand() *cli.Command {
@@ -36,7 +37,8 @@ Examples:
    bpfmeta programs
    bpfmeta programs 97 98
    bpfmeta programs --json | jq '.programs[] | select(.metadata) | .metadata.entries'`,
-		Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON (see the README's JSON section)"}, quietFlag()},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON (see the README's JSON section)"},
+			quietFlag(), verboseFlag("say how many programs were listed, and how many have metadata")},
 		Action: runPrograms,
 	}
 }
@@ -54,7 +56,7 @@ func runPrograms(c *cli.Context) error {
 	for _, a := range c.Args().Slice() {
 		id, err := strconv.ParseUint(a, 10, 32)
 		if err != nil {
-			return usagef("programs: %s is not a program id", quoteName(a))
+			return usagef("programs: %s is not a program id", safetext.Quote(a))
 		}
 		ids = append(ids, uint32(id))
 	}
@@ -104,6 +106,15 @@ func runPrograms(c *cli.Context) error {
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
+	if err == nil && verbose(c) {
+		withMeta := 0
+		for _, p := range progs {
+			if p.Metadata != nil {
+				withMeta++
+			}
+		}
+		fmt.Fprintf(notes(c), "bpfmeta: %s listed, %d with metadata, %d could not be read\n", plural(len(progs), "program"), withMeta, failed)
+	}
 	switch {
 	case err != nil:
 		return err
@@ -120,14 +131,14 @@ func runPrograms(c *cli.Context) error {
 func printProgram(w io.Writer, p *bpfprog.Program) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d: %s  name %s  tag %s  btf_id %d  maps %v  loaded_at %s  uid %d\n",
-		p.ID, bpfprog.TypeName(p.Type), clean(p.Name), p.Tag, p.BTFID, p.MapIDs,
+		p.ID, bpfprog.TypeName(p.Type), safetext.Clean(p.Name), p.Tag, p.BTFID, p.MapIDs,
 		p.LoadedAt.Local().Format(time.DateTime), p.CreatedByUID)
 	for i, f := range p.Funcs {
 		fmt.Fprintf(&b, "\tfunc %d: addr %x  len %d  tag %s", i, f.Addr, f.Len, f.Tag)
 		if f.BTFName != "" {
-			fmt.Fprintf(&b, "  btf %s", clean(f.BTFName))
+			fmt.Fprintf(&b, "  btf %s", safetext.Clean(f.BTFName))
 		}
-		fmt.Fprintf(&b, "\n\t\tperf   %s\n\t\tkernel %s\n", clean(f.PerfName), clean(f.KernelName))
+		fmt.Fprintf(&b, "\n\t\tperf   %s\n\t\tkernel %s\n", safetext.Clean(f.PerfName), safetext.Clean(f.KernelName))
 	}
 	switch md := p.Metadata; {
 	case p.TooLarge != nil:
@@ -135,14 +146,14 @@ func printProgram(w io.Writer, p *bpfprog.Program) {
 	case md == nil && p.MetadataErr == nil:
 		b.WriteString("\tno metadata\n")
 	case md == nil:
-		fmt.Fprintf(&b, "\tmetadata unknown: %s\n", clean(p.MetadataErr.Error()))
+		fmt.Fprintf(&b, "\tmetadata unknown: %s\n", safetext.Clean(p.MetadataErr.Error()))
 	default:
-		fmt.Fprintf(&b, "\tPERF_RECORD_BPF_METADATA x%d (map %d %s, btf_id %d):\n", len(md.ProgNames), md.MapID, clean(md.MapName), md.BTFID)
+		fmt.Fprintf(&b, "\tPERF_RECORD_BPF_METADATA x%d (map %d %s, btf_id %d):\n", len(md.ProgNames), md.MapID, safetext.Clean(md.MapName), md.BTFID)
 		if p.MetadataErr != nil {
-			fmt.Fprintf(&b, "\t(not exact: %s)\n", clean(p.MetadataErr.Error()))
+			fmt.Fprintf(&b, "\t(not exact: %s)\n", safetext.Clean(p.MetadataErr.Error()))
 		}
 		for _, name := range md.ProgNames {
-			fmt.Fprintf(&b, "\t prog %s\n", clean(name))
+			fmt.Fprintf(&b, "\t prog %s\n", safetext.Clean(name))
 		}
 		printProgramEntries(&b, "\t", md.Entries)
 	}

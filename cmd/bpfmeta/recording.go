@@ -1,23 +1,23 @@
 package main
 
 import (
-	"bytes"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
 // printOmitted notes the header sections of a file a pipe output left out
-// (AUXTRACE, which perf rebuilds, and empty ones, go without a note).
-func printOmitted(w io.Writer, in *input, wr *writer.Writer) {
+// (AUXTRACE, which perf rebuilds, and empty ones, only with -v).
+func printOmitted(w io.Writer, in *input, wr *writer.Writer, verbose bool) {
 	for _, f := range wr.Omitted() {
-		if f.Feature != perfdata.FeatAuxtrace && f.Size > 0 {
+		if verbose || f.Feature != perfdata.FeatAuxtrace && f.Size > 0 {
 			fmt.Fprintf(w, "bpfmeta: note: %s: feature %v (%s) is not in the pipe stream: %s\n", in.name, f.Feature, plural(int(f.Size), "byte"), f.Why)
 		}
 	}
@@ -32,93 +32,127 @@ func warnUnfinished(w io.Writer, in *input) {
 	}
 }
 
+// origin is what a recording says of where it was made: its
+// HOSTNAME, OSRELEASE and VERSION features (a file's sections, or the
+// HEADER_FEATURE records at the start of a pipe stream).
+type origin struct {
+	host, release, perf string
+}
+
+// maxFeatureString bounds the strings read from a file's features.
+const maxFeatureString = 4096
+
+// readOrigin reads a file's origin from its feature sections.
+func (in *input) readOrigin() {
+	l := in.Layout()
+	if l == nil {
+		return
+	}
+	read := func(f perfdata.Feature) string {
+		s, ok := l.Feature(f)
+		if !ok || s.Size < 4 || s.Size > maxFeatureString {
+			return ""
+		}
+		b := make([]byte, s.Size)
+		if _, err := in.Source().ReadAt(b, int64(s.Offset)); err != nil {
+			return ""
+		}
+		str, _ := perfdata.DecodeHeaderString(b, in.ByteOrder())
+		return str
+	}
+	in.origin = origin{read(perfdata.FeatHostname), read(perfdata.FeatOSRelease), read(perfdata.FeatVersion)}
+	in.originKnown = true
+}
+
+// Next reads the next record, counting them, and takes a pipe stream's
+// origin from its HEADER_FEATURE records, which come before any other
+// record but HEADER_ATTRs.
+func (in *input) Next() bool {
+	ok := in.Reader.Next()
+	if !ok {
+		in.originKnown = true
+		return false
+	}
+	rec := in.Record()
+	if rec.Compressed() {
+		in.inner++
+		return true
+	}
+	in.records++
+	switch t := rec.Header.Type; {
+	case in.originKnown:
+	case t == perfdata.RecordHeaderFeature && len(rec.Raw) >= 16:
+		str, _ := perfdata.DecodeHeaderString(rec.Raw[16:], in.ByteOrder())
+		switch perfdata.Feature(in.ByteOrder().Uint64(rec.Raw[8:])) {
+		case perfdata.FeatHostname:
+			in.origin.host = str
+		case perfdata.FeatOSRelease:
+			in.origin.release = str
+		case perfdata.FeatVersion:
+			in.origin.perf = str
+		}
+	case t != perfdata.RecordHeaderAttr:
+		in.originKnown = true
+	}
+	return true
+}
+
+// summary says, for -v, what was read: records, bytes, format, and the
+// recording's origin.
+func (in *input) summary(w io.Writer, start time.Time) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "bpfmeta: %s: %s", in.name, plural(int(in.records), "record"))
+	if in.inner > 0 {
+		fmt.Fprintf(&b, " (and %d inside compressed records)", in.inner)
+	}
+	size := in.Offset()
+	if l := in.Layout(); l != nil {
+		size = l.Size
+	}
+	fmt.Fprintf(&b, ", %d bytes, %v format, %s", size, in.Format(), orderName(in.ByteOrder()))
+	if o := in.origin; o.perf != "" || o.host != "" || o.release != "" {
+		b.WriteString(", recorded")
+		if o.perf != "" {
+			fmt.Fprintf(&b, " by perf %s", safetext.Quote(o.perf))
+		}
+		if o.host != "" || o.release != "" {
+			fmt.Fprintf(&b, " on %s", machine(o.host, o.release))
+		}
+	}
+	fmt.Fprintf(&b, "; read in %.3f s\n", time.Since(start).Seconds())
+	io.WriteString(w, b.String())
+}
+
 // hostCheck is the recording inject reads, which warns once (on w) when the
 // recording names another machine or kernel than the one the metadata comes
-// from: the hostname and kernel release of its features (a file's
-// sections, or the HEADER_FEATURE records at the start of a pipe stream).
-// Programs are still matched by id, tag and address, which another
+// from. Programs are still matched by id, tag and address, which another
 // machine's programs almost never share; the warning says why nothing
 // matched.
 type hostCheck struct {
 	*input
-	src     bpfprog.Source
-	w       io.Writer
-	host    string
-	release string
-	done    bool
+	src  bpfprog.Source
+	w    io.Writer
+	done bool
 }
 
-// maxFeatureString bounds the hostname and release read from a file.
-const maxFeatureString = 4096
-
 func (h *hostCheck) Next() bool {
-	if h.done {
-		return h.input.Next()
-	}
-	if l := h.Layout(); l != nil {
-		h.host = h.fileString(perfdata.FeatHostname)
-		h.release = h.fileString(perfdata.FeatOSRelease)
-		h.check()
-		return h.input.Next()
-	}
 	ok := h.input.Next()
-	switch rec := h.Record(); {
-	case !ok:
+	if !h.done && h.originKnown {
+		h.done = true
 		h.check()
-	case rec.Header.Type == perfdata.RecordHeaderFeature && len(rec.Raw) >= 16:
-		id := perfdata.Feature(h.ByteOrder().Uint64(rec.Raw[8:]))
-		switch id {
-		case perfdata.FeatHostname:
-			h.host = headerString(rec.Raw[16:], h.ByteOrder())
-		case perfdata.FeatOSRelease:
-			h.release = headerString(rec.Raw[16:], h.ByteOrder())
-		}
-	case rec.Header.Type != perfdata.RecordHeaderAttr:
-		h.check() // the features come first
 	}
 	return ok
 }
 
-// fileString reads a perf_header_string feature of a file.
-func (h *hostCheck) fileString(f perfdata.Feature) string {
-	s, ok := h.Layout().Feature(f)
-	if !ok || s.Size < 4 || s.Size > maxFeatureString {
-		return ""
-	}
-	b := make([]byte, s.Size)
-	if _, err := h.Source().ReadAt(b, int64(s.Offset)); err != nil {
-		return ""
-	}
-	return headerString(b, h.ByteOrder())
-}
-
-// headerString decodes a perf_header_string (u32 len, then a NUL-padded
-// string), as perf's do_read_string() does.
-func headerString(b []byte, bo binary.ByteOrder) string {
-	if len(b) < 4 {
-		return ""
-	}
-	n := int(bo.Uint32(b))
-	if n > len(b)-4 {
-		return ""
-	}
-	str := b[4 : 4+n]
-	if i := bytes.IndexByte(str, 0); i >= 0 {
-		str = str[:i]
-	}
-	return string(str)
-}
-
 func (h *hostCheck) check() {
-	h.done = true
-	sys := h.src.System()
-	if h.host != "" && sys.Hostname != "" && h.host != sys.Hostname || h.release != "" && sys.KernelRelease != "" && h.release != sys.KernelRelease {
+	sys, o := h.src.System(), h.origin
+	if o.host != "" && sys.Hostname != "" && o.host != sys.Hostname || o.release != "" && sys.KernelRelease != "" && o.release != sys.KernelRelease {
 		from := "the running kernel"
 		if _, ok := h.src.(*bpfprog.Snapshot); ok {
 			from = "the snapshot"
 		}
 		fmt.Fprintf(h.w, "bpfmeta: warning: %s was recorded on %s; %s is of %s: programs of another machine do not match\n",
-			h.name, machine(h.host, h.release), from, machine(sys.Hostname, sys.KernelRelease))
+			h.name, machine(o.host, o.release), from, machine(sys.Hostname, sys.KernelRelease))
 	}
 }
 
@@ -128,22 +162,22 @@ func machine(host, release string) string {
 	case host == "" && release == "":
 		return "an unknown machine"
 	case release == "":
-		return quoteName(host)
+		return safetext.Quote(host)
 	case host == "":
-		return "a machine with kernel " + quoteName(release)
+		return "a machine with kernel " + safetext.Quote(release)
 	}
-	return quoteName(host) + " (kernel " + quoteName(release) + ")"
+	return safetext.Quote(host) + " (kernel " + safetext.Quote(release) + ")"
 }
 
 // copyRecords copies the records of in to out unchanged, all of them or
 // those keep keeps, and says how many it left out.
-func copyRecords(s *session, in *input, out *output, opts writer.Options, keep func(*perfdata.Record) bool, notes io.Writer) (dropped int, err error) {
+func copyRecords(s *session, in *input, out *output, opts writer.Options, keep func(*perfdata.Record) bool, notes io.Writer, verbose bool) (dropped int, err error) {
 	w, err := writer.New(writerOutput(out.w, out), in, opts)
 	if err != nil {
 		return 0, out.writeError(err)
 	}
 	defer w.Abort() // stops the writer when an error ends the command early
-	printOmitted(notes, in, w)
+	printOmitted(notes, in, w, verbose)
 	warnUnfinished(notes, in)
 	for in.Next() {
 		rec := in.Record()

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
 // session is one run of bpfmeta: its standard streams, and what a signal
@@ -152,7 +153,7 @@ func (s *session) exit(code int) {
 // errorf prints one line "bpfmeta: ..." on stderr, with anything in it that
 // would act on a terminal escaped.
 func (s *session) errorf(format string, args ...any) {
-	fmt.Fprintf(s.stderr, "bpfmeta: %s\n", clean(fmt.Sprintf(format, args...)))
+	fmt.Fprintf(s.stderr, "bpfmeta: %s\n", safetext.Clean(fmt.Sprintf(format, args...)))
 }
 
 // stdoutBroken reports whether a write to stdout found its pipe closed.

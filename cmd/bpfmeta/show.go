@@ -2,14 +2,17 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -36,7 +39,7 @@ Examples:
    perf record -o - -a -- sleep 1 | bpfmeta inject | bpfmeta show --json`,
 		Flags: []cli.Flag{inputFlag(),
 			&cli.BoolFlag{Name: "json", Usage: "print JSON (see the README's JSON section)"},
-			quietFlag()},
+			quietFlag(), verboseFlag("say what was read")},
 		Action: runShow,
 	}
 }
@@ -49,6 +52,7 @@ func runShow(c *cli.Context) error {
 	if s.stdoutClosed {
 		return fmt.Errorf("stdout is closed")
 	}
+	start := time.Now()
 	in, err := openInput(c, reader.Options{Decompress: true})
 	if err != nil {
 		return err
@@ -67,6 +71,9 @@ func runShow(c *cli.Context) error {
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
+	}
+	if err == nil && verbose(c) {
+		in.summary(notes(c), start)
 	}
 	return err
 }
@@ -119,6 +126,10 @@ func (a hexAddr) MarshalJSON() ([]byte, error) {
 	return []byte(`"0x` + strconv.FormatUint(uint64(a), 16) + `"`), nil
 }
 
+// maxShown bounds the BPF_METADATA records show keeps: perf writes one per
+// BPF function, and a machine has a few thousand.
+const maxShown = 1 << 16
+
 // collectMetadata reads the whole recording: its BPF_METADATA records, and
 // its programs, functions and samples (package bpftrack).
 func collectMetadata(in *input) ([]shownRecord, error) {
@@ -136,6 +147,9 @@ func collectMetadata(in *input) ([]shownRecord, error) {
 			if err != nil {
 				return nil, fmt.Errorf("%s: BPF_METADATA record at %#x: %w", in.name, rec.Offset, err)
 			}
+			if len(recs) == maxShown {
+				return nil, fmt.Errorf("%s: more than %d BPF_METADATA records (at %#x): show keeps them until the end, to count their samples; bpfmeta dump lists them one by one", in.name, maxShown, rec.Offset)
+			}
 			r := shownRecord{Offset: rec.Offset, ProgName: m.ProgName, Entries: []shownEntry{}, after: after}
 			for _, e := range m.Entries {
 				r.Entries = append(r.Entries, shownEntry{e.Key, e.Value})
@@ -144,7 +158,10 @@ func collectMetadata(in *input) ([]shownRecord, error) {
 			continue
 		}
 		u, err := t.Feed(rec)
-		if err != nil {
+		switch {
+		case errors.Is(err, bpftrack.ErrTooManyFuncs):
+			return nil, fmt.Errorf("%s: %w", in.name, err)
+		case err != nil:
 			continue // perf skips a record it cannot decode
 		}
 		after = u.Loaded
@@ -204,7 +221,7 @@ func printMetadata(w io.Writer, recs []shownRecord) {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s\n", clean(r.ProgName))
+		fmt.Fprintf(w, "%s\n", safetext.Clean(r.ProgName))
 		for j, e := range r.Entries {
 			printEntry(w, "", j, e.Key, e.Value)
 		}
@@ -219,7 +236,7 @@ func printMetadata(w io.Writer, recs []shownRecord) {
 		}
 		how := ""
 		if k.Matched == "function" {
-			how = fmt.Sprintf(" %s (by function name)", clean(k.Name))
+			how = fmt.Sprintf(" %s (by function name)", safetext.Clean(k.Name))
 		}
 		fmt.Fprintf(w, "  ksymbol%s addr %#x len %d%s", how, k.Addr, k.Len, prog)
 		for _, o := range r.Others {

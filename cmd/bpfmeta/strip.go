@@ -2,9 +2,11 @@ package main
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -19,17 +21,20 @@ func stripCommand() *cli.Command {
 type: 84"). strip copies -i to -o without them: every other byte is unchanged
 (offsets after the removed records are adjusted) and the format is kept, so for
 a recording bpfmeta injected the result is what it was before. It also removes
-the records perf >= 6.17 wrote itself.
+the records perf >= 6.17 wrote itself. Compressed records are checked and copied
+as they are (a BPF_METADATA record inside one stays, with a warning).
 
 Examples:
    bpfmeta strip -i perf.meta.data -o perf.data
    bpfmeta strip -i perf.meta.data -o - | perf report -i -`,
-		Flags: []cli.Flag{inputFlag(), outputFlag("recording"), forceFlag(), quietFlag()},
+		Flags: []cli.Flag{inputFlag(), outputFlag("recording"), forceFlag(), quietFlag(),
+			verboseFlag("name every record removed, and say what was read")},
 		Action: func(c *cli.Context) error {
 			if err := noArgs(c, "use -i and -o"); err != nil {
 				return err
 			}
-			in, err := openInput(c, reader.Options{})
+			start := time.Now()
+			in, err := openInput(c, reader.Options{Decompress: true})
 			if err != nil {
 				return err
 			}
@@ -39,9 +44,21 @@ Examples:
 				return err
 			}
 			defer out.abort()
+			kept := 0
 			removed, err := copyRecords(sessionOf(c), in, out, writer.Options{}, func(rec *perfdata.Record) bool {
-				return rec.Header.Type != perfdata.RecordBPFMetadata || rec.Compressed()
-			}, notes(c))
+				switch {
+				case rec.Header.Type != perfdata.RecordBPFMetadata:
+					return true
+				case rec.Compressed():
+					kept++ // it cannot be taken out of the compressed data
+					return true
+				}
+				if verbose(c) {
+					m, _ := perfdata.DecodeBPFMetadata(rec.Raw, in.ByteOrder())
+					fmt.Fprintf(notes(c), "bpfmeta: removed the BPF_METADATA record at %#x: prog %s\n", rec.Offset, safetext.Quote(m.ProgName))
+				}
+				return false
+			}, notes(c), verbose(c))
 			if err != nil {
 				return err
 			}
@@ -49,6 +66,12 @@ Examples:
 				return err
 			}
 			fmt.Fprintf(notes(c), "bpfmeta: %s: removed %s\n", in.name, plural(removed, "BPF_METADATA record"))
+			if kept > 0 {
+				fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s inside compressed records could not be removed: perf before 6.17 stops at them\n", in.name, plural(kept, "BPF_METADATA record"))
+			}
+			if verbose(c) {
+				in.summary(notes(c), start)
+			}
 			return nil
 		},
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/watch"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
 func watchCommand() *cli.Command {
@@ -181,7 +182,7 @@ func runCommand(c *cli.Context, argv []string, sigs <-chan os.Signal, stopped <-
 	stderr := c.App.ErrWriter
 	select {
 	case s := <-sigs:
-		return exitSignalBase + int(s.(syscall.Signal)), fmt.Errorf("watch: %v before %s was started", s, quoteName(argv[0]))
+		return exitSignalBase + int(s.(syscall.Signal)), fmt.Errorf("watch: %v before %s was started", s, safetext.Quote(argv[0]))
 	default:
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
@@ -191,7 +192,7 @@ func runCommand(c *cli.Context, argv []string, sigs <-chan os.Signal, stopped <-
 		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
 			status = exitNotFound
 		}
-		return status, fmt.Errorf("watch: %s: %v", quoteName(argv[0]), errors.Unwrap(err))
+		return status, fmt.Errorf("watch: %s: %v", safetext.Quote(argv[0]), errors.Unwrap(err))
 	}
 	exited := make(chan struct{})
 	go func() {
@@ -204,7 +205,7 @@ func runCommand(c *cli.Context, argv []string, sigs <-chan os.Signal, stopped <-
 			// An error means CMD has just exited: exited tells.
 			cmd.Process.Signal(s)
 		case <-stopped:
-			fmt.Fprintf(stderr, "bpfmeta: watch: %s; waiting for %s to exit\n", clean(fmt.Sprint(*runErr)), quoteName(argv[0]))
+			fmt.Fprintf(stderr, "bpfmeta: watch: %s; waiting for %s to exit\n", safetext.Clean(fmt.Sprint(*runErr)), safetext.Quote(argv[0]))
 			stopped = nil
 		case <-exited:
 			return exitStatus(cmd.ProcessState), nil
@@ -253,13 +254,13 @@ func printWatchSummary(w io.Writer, name string, st watch.Stats, verbose bool) {
 	if st.Failed > 0 {
 		fmt.Fprintf(&b, "; %d could not be read", st.Failed)
 	}
-	fmt.Fprintln(w, clean(b.String()))
+	fmt.Fprintln(w, safetext.Clean(b.String()))
 	if !verbose {
 		return
 	}
 	for _, m := range st.Missed {
 		if !m.Unloaded() {
-			fmt.Fprintf(w, "bpfmeta: watch: %s\n", clean(m.Err.Error()))
+			fmt.Fprintf(w, "bpfmeta: watch: %s\n", safetext.Clean(m.Err.Error()))
 		}
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -46,20 +45,6 @@ func watchNeeds(t *testing.T) {
 	t.Helper()
 	testkit.BPF(t)
 	testkit.Command(t, "sh")
-}
-
-// watchBinary builds bpfmeta into the test's directory.
-func watchBinary(t *testing.T) string {
-	t.Helper()
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-	}
-	bin := filepath.Join(t.TempDir(), "bpfmeta")
-	if out, err := exec.Command(goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
 
 // watchBuffer collects a process's output while it runs.
@@ -200,7 +185,7 @@ func noTemporaries(t *testing.T, dir string, want ...string) {
 // exit as CMD did, writing the snapshot whenever CMD ran.
 func TestWatchExitStatus(t *testing.T) {
 	watchNeeds(t)
-	bin := watchBinary(t)
+	bin := buildBinary(t)
 	notExec := filepath.Join(t.TempDir(), "not-executable")
 	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -272,7 +257,7 @@ func loadWatchTestProg(t *testing.T, ret int32) (*ebpf.Program, uint32, perfdata
 // written either way.
 func TestWatchSignals(t *testing.T) {
 	watchNeeds(t)
-	bin := watchBinary(t)
+	bin := buildBinary(t)
 	for _, tc := range []struct {
 		sig    syscall.Signal
 		trap   string // the CMD's trap for sig; "" for none
@@ -340,7 +325,7 @@ func TestWatchSignals(t *testing.T) {
 // before CMD runs, a file mode 0600.
 func TestWatchOutput(t *testing.T) {
 	watchNeeds(t)
-	bin := watchBinary(t)
+	bin := buildBinary(t)
 	t.Run("stdout by default", func(t *testing.T) {
 		status, stdout, stderr := runBpfmeta(t, bin, "watch", "--", "true")
 		if status != 0 {
@@ -531,7 +516,7 @@ func TestWatchPerfInject(t *testing.T) {
 	watchBpftool := testkit.Command(t, "bpftool")
 	watchPerfStock, watchPerfModern := testkit.PerfStock(t), testkit.PerfModern(t)
 	watchFixture := testkit.Fixture("meta")
-	bin := watchBinary(t)
+	bin := buildBinary(t)
 	live, err := bpfprog.NewLive()
 	if err != nil {
 		t.Fatal(err)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 
+	"github.com/klauspost/compress/zstd"
+
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -17,14 +19,27 @@ const StreamIDHeaderSize = 16
 type Stream struct {
 	bytes.Buffer
 	Order binary.ByteOrder
+
+	zenc *zstd.Encoder // the stream's one zstd stream (Compressed)
+	zout bytes.Buffer
 }
 
 // NewStream starts a recording as a machine of byte order bo writes it: the
-// pipe header and a HEADER_ATTR whose attr samples IP|TID|TIME with
-// sample_id_all.
+// pipe header and a HEADER_ATTR with StreamAttr.
 func NewStream(bo binary.ByteOrder) *Stream {
 	s := &Stream{Order: bo}
 	s.Write(perfdata.PipeHeader(bo))
+	s.Record(perfdata.RecordHeaderAttr, StreamAttr(bo))
+	return s
+}
+
+// NewRecords starts a sequence of records with no header, for the data
+// section of a file (WriteFile) or the inside of COMPRESSED records.
+func NewRecords(bo binary.ByteOrder) *Stream { return &Stream{Order: bo} }
+
+// StreamAttr is the perf_event_attr of a Stream's records: it samples
+// IP|TID|TIME with sample_id_all.
+func StreamAttr(bo binary.ByteOrder) []byte {
 	attr := make([]byte, 128)
 	bo.PutUint32(attr[4:], 128)
 	bo.PutUint64(attr[24:], uint64(perfdata.SampleIP|perfdata.SampleTID|perfdata.SampleTime))
@@ -33,8 +48,7 @@ func NewStream(bo binary.ByteOrder) *Stream {
 		sampleIDAll = 1 << (63 - 18) // and at the high bit on a big-endian one
 	}
 	bo.PutUint64(attr[40:], sampleIDAll)
-	s.Record(perfdata.RecordHeaderAttr, attr)
-	return s
+	return attr
 }
 
 // Record writes a record of type t with body.

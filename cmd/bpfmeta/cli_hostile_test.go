@@ -1,0 +1,799 @@
+package main
+
+// Hostile inputs and hostile ground: recordings that claim more than they
+// hold, text that would act on a terminal, outputs another user prepared
+// (FIFOs, symlinks, device nodes), signals, closed streams, races. Each
+// case runs bpfmeta as a process, so that its peak memory (the kernel's
+// maxrss), its exit and what it leaves behind are what a user sees.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// peakBound is the most memory a run may take, whatever its input claims.
+const peakBound = 64 << 20
+
+// procRun is how a test runs bpfmeta as a process.
+type procRun struct {
+	stdin  io.Reader // nil: /dev/null
+	stdout io.Writer // nil: kept in the result
+	dir    string
+	wrap   []string // a command bpfmeta runs under (setpriv ...)
+}
+
+// procResult is what a process did.
+type procResult struct {
+	result
+	peak   int64          // maxrss, bytes
+	signal syscall.Signal // the signal that ended it, or 0
+}
+
+// runProc runs bpfmeta through maxRSSHelper, which reports its peak
+// memory.
+func runProc(t testing.TB, bin string, o procRun, args ...string) procResult {
+	t.Helper()
+	argv := append(append(append([]string(nil), o.wrap...), bin), args...)
+	cmd := exec.Command(os.Args[0], argv...)
+	cmd.Env = append(os.Environ(), maxRSSEnv+"=1")
+	cmd.Dir = o.dir
+	cmd.Stdin = o.stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if o.stdout != nil {
+		cmd.Stdout = o.stdout
+	}
+	rp, wp, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rp.Close()
+	cmd.ExtraFiles = []*os.File{wp}
+	err = cmd.Start()
+	wp.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	report, _ := io.ReadAll(rp)
+	cmd.Wait()
+	var r procResult
+	var sig int
+	if _, err := fmt.Sscan(string(report), &r.code, &sig, &r.peak); err != nil {
+		t.Fatalf("%v: no report from the helper: %q, %v", argv, report, cmd.ProcessState)
+	}
+	r.signal = syscall.Signal(sig)
+	r.stdout, r.stderr = stdout.String(), stderr.String()
+	return r
+}
+
+// maxRSSEnv makes the test binary maxRSSHelper.
+const maxRSSEnv = "BPFMETA_TEST_MAXRSS"
+
+// maxRSSHelper runs argv and writes its exit code, the signal that ended
+// it (or 0) and its peak memory in bytes to fd 3. It stands between the
+// test and bpfmeta because Linux counts in a process's maxrss the memory of
+// the process it was started from when that shares its memory until exec
+// (as os/exec's vfork does): bpfmeta started by this small process starts
+// from its few MiB, not from the whole test's.
+func maxRSSHelper(argv []string) int {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.Run()
+	report := os.NewFile(3, "report")
+	if cmd.ProcessState == nil {
+		fmt.Fprintln(report, -1, 0, 0)
+		return 1
+	}
+	sig := 0
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		sig = int(ws.Signal())
+	}
+	var peak int64
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		peak = ru.Maxrss << 10
+	}
+	fmt.Fprintln(report, cmd.ProcessState.ExitCode(), sig, peak)
+	return 0
+}
+
+// bombPipe is a pipe recording whose one COMPRESSED record decompresses to
+// 200 MiB.
+func bombPipe() []byte {
+	s := testkit.NewStream(binary.LittleEndian)
+	s.CompressedBomb(200 << 20)
+	return s.Bytes()
+}
+
+// buildIDStream writes a pipe recording that starts with n bytes of
+// HEADER_BUILD_ID records, then a sample.
+func buildIDStream(n int64) io.Reader {
+	r, w := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(w, 1<<20)
+		s := testkit.NewStream(binary.LittleEndian)
+		bw.Write(s.Bytes())
+		err := testkit.WriteBuildIDs(bw, binary.LittleEndian, n)
+		s = testkit.NewRecords(binary.LittleEndian)
+		s.Sample(0x1000)
+		bw.Write(s.Bytes())
+		if err == nil {
+			err = bw.Flush()
+		}
+		w.CloseWithError(err)
+	}()
+	return r
+}
+
+// hugeSections writes a file-format recording whose header sections hold
+// size bytes in all (sparse): a trace data section with one ftrace format
+// file of most of it, and the rest a command line feature.
+func hugeSections(t testing.TB, dir string, tracing, cmdline int64) string {
+	t.Helper()
+	recs := testkit.NewRecords(binary.LittleEndian)
+	recs.Sample(0x1000)
+	head, size := testkit.TracingData(tracing)
+	feats := []testkit.FileFeature{{Bit: perfdata.FeatTracingData, Head: head, Size: size}}
+	if cmdline > 0 {
+		feats = append(feats, testkit.FileFeature{Bit: perfdata.FeatCmdline, Size: cmdline})
+	}
+	path := filepath.Join(dir, fmt.Sprintf("sections-%d-%d.data", tracing, cmdline))
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	if err := testkit.WriteFile(path, binary.LittleEndian, recs.Bytes(), feats); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestHostileMemory: whatever a recording or snapshot claims, a run's
+// peak memory stays under 64 MiB, and it ends in success or in one error
+// line, with no output left on failure.
+func TestHostileMemory(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	snap := emptySnapshot(t)
+	bomb := filepath.Join(dir, "bomb.data")
+	if err := os.WriteFile(bomb, bombPipe(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		stdin func() io.Reader
+		args  []string
+		fail  string // "" for success, else what the error says
+	}{
+		{"zstd bomb, inject pipe to pipe", func() io.Reader { return bytes.NewReader(bombPipe()) },
+			[]string{"inject", "-q", "--snapshot", snap, "-i", "-", "-o", "-"}, ""},
+		{"zstd bomb, dump --stats", nil, []string{"dump", "--stats", "-i", bomb}, ""},
+		{"256 MiB of build IDs, inject pipe to file", func() io.Reader { return buildIDStream(256 << 20) },
+			[]string{"inject", "-q", "--snapshot", snap, "-o", "OUT"}, ""},
+		{"256 MiB of build IDs, convert pipe to file", func() io.Reader { return buildIDStream(256 << 20) },
+			[]string{"convert", "-q", "-o", "OUT"}, ""},
+		{"256 MiB of trace data, inject file to pipe", nil,
+			[]string{"inject", "-q", "--snapshot", snap, "-i", hugeSections(t, dir, 256<<20, 0), "-o", "-"}, ""},
+		{"1 GiB of header sections, inject file to pipe", nil,
+			[]string{"inject", "-q", "--snapshot", snap, "-i", hugeSections(t, dir, 512<<20, 512<<20), "-o", "-"}, ""},
+		{"1 GiB of header sections, convert file to file", nil,
+			[]string{"convert", "-q", "-i", hugeSections(t, dir, 512<<20, 512<<20), "-o", "OUT"}, ""},
+		{"a KSYMBOL flood, inject", nil,
+			[]string{"inject", "-q", "--snapshot", snap, "-i", ksymbolFlood(t, dir), "-o", "OUT"}, "KSYMBOL"},
+		{"a KSYMBOL flood, show", nil, []string{"show", "-i", ksymbolFlood(t, dir)}, "KSYMBOL"},
+		{"a BPF_METADATA flood, show", nil, []string{"show", "-i", metadataFlood(t, dir)}, "more than"},
+		{"a snapshot with a 100 MB value", nil,
+			[]string{"inject", "-q", "--snapshot", bigValueSnapshot(t, dir, 100<<20), "-i", corpusPath(t, bpfFile), "-o", "OUT"}, "MiB"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			outDir := t.TempDir()
+			args := append([]string(nil), c.args...)
+			for i, a := range args {
+				if a == "OUT" {
+					args[i] = filepath.Join(outDir, "out.data")
+				}
+			}
+			o := procRun{stdout: io.Discard}
+			if c.stdin != nil {
+				o.stdin = c.stdin()
+			}
+			start := time.Now()
+			r := runProc(t, bin, o, args...)
+			t.Logf("%v, peak %.1f MiB, %v", r, float64(r.peak)/(1<<20), time.Since(start).Round(time.Millisecond))
+			if r.peak > peakBound {
+				t.Errorf("peak memory %d MiB, want < %d MiB", r.peak>>20, peakBound>>20)
+			}
+			if c.fail == "" && r.code != exitOK {
+				t.Errorf("%v, want exit 0", r)
+			}
+			if c.fail != "" {
+				if r.code != exitFailure {
+					t.Errorf("%v, want exit 1", r)
+				}
+				oneLine(t, c.name, r.result, c.fail)
+				if names := dirNames(t, outDir); len(names) != 0 {
+					t.Errorf("a failed run left %v", names)
+				}
+			}
+		})
+	}
+}
+
+// ksymbolFlood writes a pipe recording with more BPF KSYMBOLs than
+// package bpftrack keeps.
+func ksymbolFlood(t testing.TB, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "ksymbols.data")
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	s := testkit.NewStream(binary.LittleEndian)
+	for i := range bpftrack.MaxFuncs + 1 {
+		s.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, "bpf_prog_0123456789abcdef_f", false, true)
+	}
+	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// metadataFlood writes a pipe recording with more BPF_METADATA records
+// than show keeps.
+func metadataFlood(t testing.TB, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "metadata.data")
+	s := testkit.NewStream(binary.LittleEndian)
+	for range maxShown + 1 {
+		s.Metadata(perfdata.BPFMetadata{ProgName: "bpf_prog_0123456789abcdef_f", Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
+	}
+	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// bigValueSnapshot writes a snapshot whose one program has a metadata
+// value of n bytes.
+func bigValueSnapshot(t testing.TB, dir string, n int) string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := bpfprog.WriteSnapshot(&b, &bpfprog.Snapshot{Sys: bpfprog.System{Hostname: "h"}, Programs: []*bpfprog.Program{{
+		ID: 1, Name: "p", Metadata: &bpfprog.Metadata{ProgNames: []string{"bpf_prog_0000000000000000_p"},
+			Entries: []bpfprog.Entry{{Key: "k", Value: "VALUE"}}},
+		Funcs: []bpfprog.Func{{Addr: 0xffffffffc0000000, Len: 64, PerfName: "bpf_prog_0000000000000000_p"}},
+	}}}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "big-value.jsonl")
+	text := strings.Replace(b.String(), "VALUE", strings.Repeat("v", n), 1)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// terminalRecording is a pipe recording whose names and metadata carry
+// text a terminal acts on: a KSYMBOL name, a BPF_METADATA prog_name, key
+// and value.
+func terminalRecording(t testing.TB) string {
+	t.Helper()
+	bo := binary.LittleEndian
+	s := testkit.NewStream(bo)
+	tag := perfdata.BPFTag{1, 2, 3, 4, 5, 6, 7, 8}
+	name := perfdata.BPFProgName(tag, "f"+testkit.Terminal)
+	s.KSymbol(0xffffffffc0001000, 64, name, false, false)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 77, tag, false)
+	s.Metadata(perfdata.BPFMetadata{ProgName: name, Entries: []perfdata.BPFMetadataEntry{{Key: "k" + testkit.Terminal, Value: `"` + testkit.Terminal + `"`}}})
+	s.Sample(0xffffffffc0001004)
+	path := filepath.Join(t.TempDir(), "terminal.data")
+	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// rawControl returns the first byte in s a terminal would act on (besides
+// the newline that ends a line), or -1: C0 and C1 controls, DEL, bytes
+// that are not UTF-8.
+func rawControl(s string) int {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n <= 1 || r < 0x20 && r != '\n' || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			return i
+		}
+		i += n
+	}
+	return -1
+}
+
+// TestHostileText: nothing a recording, a snapshot or a file name holds
+// reaches a terminal raw, on stdout or stderr; JSON output is JSON.
+func TestHostileText(t *testing.T) {
+	in := terminalRecording(t)
+	snap := snapshotFile(t, &bpfprog.Snapshot{Sys: bpfprog.System{Hostname: testkit.Terminal, KernelRelease: testkit.Terminal}})
+	weird := filepath.Join(t.TempDir(), testkit.Terminal+".data")
+	if err := os.WriteFile(weird, []byte("not a recording"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"show", "-i", in},
+		{"show", "--json", "-i", in},
+		{"dump", "-i", in},
+		{"dump", "--stats", "-i", in},
+		{"inject", "-v", "--snapshot", snap, "-i", in, "-o", filepath.Join(t.TempDir(), "out.data")},
+		{"strip", "-v", "-i", in, "-o", filepath.Join(t.TempDir(), "out.data")},
+		{"dump", "-i", weird},
+		{"inject", "--snapshot", weird, "-i", in, "-o", "-"},
+		{"convert", "-i", in, "-o", weird},
+	} {
+		t.Run(strings.Join(args[:2], " "), func(t *testing.T) {
+			r := bpfmeta(t, nil, args...)
+			if r.code == exitUsage {
+				t.Fatalf("%v", r)
+			}
+			if i := rawControl(r.stderr); i >= 0 {
+				t.Errorf("stderr has a raw control byte at %d: %q", i, r.stderr)
+			}
+			if args[1] == "--json" {
+				if !json.Valid([]byte(r.stdout)) {
+					t.Errorf("stdout is not JSON: %q", r.stdout)
+				}
+			} else if i := rawControl(r.stdout); i >= 0 && args[len(args)-1] != "-" {
+				t.Errorf("stdout has a raw control byte at %d: %q", i, r.stdout)
+			}
+			if strings.Contains(r.stderr+r.stdout, "\nbpfmeta: all good") {
+				t.Errorf("a name printed a line of its own:\n%s%s", r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+// TestHostileDebris: the runs that end early, or race, leave nothing but
+// complete outputs, and never report success for records they lost.
+func TestHostileDebris(t *testing.T) {
+	bin := buildBinary(t)
+	snap := emptySnapshot(t)
+	in := corpusPath(t, bpfFile)
+	want, err := os.ReadFile(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("stderr into a closed pipe", func(t *testing.T) {
+		dir := t.TempDir()
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr.Close()
+		defer pw.Close()
+		cmd := exec.Command(bin, "inject", "-v", "--snapshot", snap, "-i", in, "-o", filepath.Join(dir, "out.data"))
+		cmd.Stderr = pw
+		err = cmd.Run()
+		if err != nil {
+			t.Errorf("inject -v with stderr closed: %v, want exit 0 (the output does not depend on stderr)", err)
+		}
+		if got, err := os.ReadFile(filepath.Join(dir, "out.data")); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("the output is not the complete recording: %v", err)
+		}
+		if names := dirNames(t, dir); len(names) != 1 {
+			t.Errorf("the directory has %v, want out.data only", names)
+		}
+	})
+
+	t.Run("four runs, one output", func(t *testing.T) {
+		for _, cmdName := range []string{"inject", "convert"} {
+			for round := range 5 {
+				dir := t.TempDir()
+				out := filepath.Join(dir, "out.data")
+				args := []string{cmdName, "-q", "-i", in, "-o", out}
+				if cmdName == "inject" {
+					args = append(args, "--snapshot", snap)
+				}
+				var wg sync.WaitGroup
+				codes := make([]int, 4)
+				for i := range codes {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						codes[i] = runProc(t, bin, procRun{}, args...).code
+					}()
+				}
+				wg.Wait()
+				won := 0
+				for _, c := range codes {
+					if c == exitOK {
+						won++
+					} else if c != exitFailure {
+						t.Errorf("%s round %d: exit %d", cmdName, round, c)
+					}
+				}
+				if won != 1 {
+					t.Errorf("%s round %d: %d of 4 runs exited 0 (%v), want exactly one", cmdName, round, won, codes)
+				}
+				if names := dirNames(t, dir); len(names) != 1 {
+					t.Errorf("%s round %d: the directory has %v", cmdName, round, names)
+				}
+				if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, want) {
+					t.Errorf("%s round %d: the output is not complete: %v", cmdName, round, err)
+				}
+			}
+		}
+	})
+
+	t.Run("a compressed payload cut in half", func(t *testing.T) {
+		dir := t.TempDir()
+		bo := binary.LittleEndian
+		recs := testkit.NewRecords(bo)
+		inner := testkit.NewRecords(bo)
+		for i := range 300 {
+			inner.Sample(0x1000 + uint64(i))
+		}
+		recs.Compressed(inner.Bytes(), false)
+		cutAt := int64(perfdata.FileHeaderSize+128+perfdata.SectionSize) + int64(recs.Len())
+		recs.Compressed(inner.Bytes(), true)
+		path := filepath.Join(dir, "cut.data")
+		if err := testkit.WriteFile(path, bo, recs.Bytes(), nil); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"inject", "--snapshot", snap, "-i", path, "-o", filepath.Join(dir, "out.data")},
+			{"strip", "-i", path, "-o", filepath.Join(dir, "out.data")},
+			{"dump", "-i", path},
+		} {
+			r := bpfmeta(t, nil, args...)
+			if r.code != exitFailure {
+				t.Errorf("%s: %v, want exit 1", args[0], r)
+			}
+			oneLine(t, args[0], r, fmt.Sprintf("%#x", cutAt))
+			if names := dirNames(t, dir); len(names) != 1 {
+				t.Errorf("%s: the directory has %v, want no output", args[0], names)
+			}
+		}
+	})
+
+	t.Run("stdout closed", func(t *testing.T) {
+		sh := testkit.Command(t, "sh")
+		for _, args := range [][]string{
+			{"inject", "--snapshot", snap, "-i", in, "-o", "-"},
+			{"convert", "-i", in, "-o", "-"},
+			{"show", "-i", in},
+		} {
+			cmd := exec.Command(sh, "-c", `exec "$@" >&-`, "sh", bin)
+			cmd.Args = append(cmd.Args, args...)
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			cmd.Run()
+			r := result{code: cmd.ProcessState.ExitCode(), stderr: stderr.String()}
+			if r.code != exitFailure {
+				t.Errorf("%s >&-: %v, want exit 1", args[0], r)
+			}
+			oneLine(t, args[0]+" >&-", r, "stdout")
+		}
+	})
+
+	t.Run("a file-format recording on a pipe that never ends", func(t *testing.T) {
+		recs := testkit.NewRecords(binary.LittleEndian)
+		recs.Sample(0x1000)
+		path := filepath.Join(t.TempDir(), "small.data")
+		if err := testkit.WriteFile(path, binary.LittleEndian, recs.Bytes(), nil); err != nil {
+			t.Fatal(err)
+		}
+		head, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr, pw := io.Pipe()
+		var written int64
+		go func() {
+			pw.Write(head)
+			junk := make([]byte, 1<<16)
+			for {
+				n, err := pw.Write(junk)
+				written += int64(n)
+				if err != nil {
+					return
+				}
+			}
+		}()
+		r := runProc(t, bin, procRun{stdin: pr}, "dump", "--stats", "-i", "-")
+		pr.CloseWithError(io.ErrClosedPipe)
+		if r.code != exitFailure {
+			t.Errorf("%v, want exit 1", r)
+		}
+		oneLine(t, "endless stream", r.result, "goes on past")
+		if written > 16<<20 {
+			t.Errorf("bpfmeta read %d MiB of a recording whose header says it has %d bytes", written>>20, len(head))
+		}
+	})
+}
+
+// TestRootSafety: the output policy against ground another user prepared
+// (issue table rows: FIFOs, device nodes, symlinks, modes, names).
+func TestRootSafety(t *testing.T) {
+	testkit.Root(t) // mknod, and another user
+	bin := buildBinary(t)
+	snap := emptySnapshot(t)
+	in := corpusPath(t, smallFile)
+	writers := writingCommands(snap)
+
+	t.Run("FIFO with a reader, no -f", func(t *testing.T) {
+		for _, c := range writers {
+			dir := t.TempDir()
+			fifo := filepath.Join(dir, "out.data")
+			if err := unix.Mkfifo(fifo, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			rd, err := os.OpenFile(fifo, os.O_RDONLY|unix.O_NONBLOCK, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := bpfmeta(t, nil, with(c.args, "-i", in, "-o", fifo)...)
+			buf := make([]byte, 16)
+			n, _ := rd.Read(buf)
+			rd.Close()
+			if r.code != exitFailure || n != 0 {
+				t.Errorf("%s: %v, the reader got %d bytes; want exit 1 and nothing", c.name, r, n)
+			}
+		}
+	})
+
+	t.Run("FIFO nobody reads", func(t *testing.T) {
+		dir := t.TempDir()
+		fifo := filepath.Join(dir, "out.data")
+		if err := unix.Mkfifo(fifo, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if r := runProc(t, bin, procRun{}, "convert", "-i", in, "-o", fifo); r.code != exitFailure || time.Since(start) > 10*time.Second {
+			t.Errorf("without -f: %v after %v, want exit 1 at once", r, time.Since(start))
+		}
+		// With -f bpfmeta waits for a reader; a signal still ends it.
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+			cmd := exec.Command(bin, "convert", "-f", "-i", in, "-o", fifo)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(200 * time.Millisecond)
+			cmd.Process.Signal(sig)
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+				if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != sig {
+					t.Errorf("-f, %v: ended with %v", sig, cmd.ProcessState)
+				}
+			case <-time.After(5 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Errorf("-f: %v did not end a run waiting for a reader", sig)
+			}
+		}
+		if names := dirNames(t, dir); len(names) != 1 {
+			t.Errorf("the directory has %v", names)
+		}
+	})
+
+	t.Run("device nodes and symlinks", func(t *testing.T) {
+		dir := t.TempDir()
+		blk := filepath.Join(dir, "loop")
+		chr := filepath.Join(dir, "null")
+		if err := unix.Mknod(blk, unix.S_IFBLK|0o600, int(unix.Mkdev(7, 255))); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Mknod(chr, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []struct {
+			name, target string
+			withF        int // the exit with -f
+		}{
+			{"symlink to a block device", blk, exitFailure},
+			{"block device", "", exitFailure},
+			{"dangling symlink", filepath.Join(dir, "nothing"), exitFailure},
+			{"symlink to a file", emptySnapshot(t), exitFailure},
+			{"symlink to a character device", chr, exitOK},
+		} {
+			for _, w := range writers {
+				out := filepath.Join(t.TempDir(), "out.data")
+				if c.target != "" {
+					if err := os.Symlink(c.target, out); err != nil {
+						t.Fatal(err)
+					}
+				} else if err := unix.Mknod(out, unix.S_IFBLK|0o600, int(unix.Mkdev(7, 255))); err != nil {
+					t.Fatal(err)
+				}
+				before, _ := os.Lstat(out)
+				for _, force := range []bool{false, true} {
+					args := with(w.args, "-i", in, "-o", out)
+					want := exitFailure
+					if force {
+						args, want = append(args, "-f"), c.withF
+					}
+					if r := bpfmeta(t, nil, args...); r.code != want {
+						t.Errorf("%s, %s -f=%v: %v, want exit %d", c.name, w.name, force, r, want)
+					}
+					after, err := os.Lstat(out)
+					if err != nil || after.Mode() != before.Mode() {
+						t.Errorf("%s, %s -f=%v: %s is now %v (%v), was %v", c.name, w.name, force, out, after.Mode(), err, before.Mode())
+					}
+				}
+			}
+		}
+		if st, err := os.Lstat(blk); err != nil || st.Mode()&fs.ModeDevice == 0 {
+			t.Errorf("the block device node changed: %v", err)
+		}
+	})
+
+	t.Run("-f -o /dev/stdout", func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "captured.data")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		r := runProc(t, bin, procRun{stdout: f}, "convert", "-f", "-i", in, "-o", "/dev/stdout")
+		if r.code != exitOK {
+			t.Fatalf("%v", r)
+		}
+		if st, err := os.Lstat("/dev/stdout"); err != nil || st.Mode()&fs.ModeSymlink == 0 {
+			t.Errorf("/dev/stdout is no longer a symlink: %v", err)
+		}
+		if st, _ := os.Stat(path); st == nil || st.Size() == 0 {
+			t.Errorf("nothing was written to stdout")
+		}
+	})
+
+	t.Run("output mode", func(t *testing.T) {
+		dir := t.TempDir()
+		wide := copyFile(t, in, dir)
+		if err := os.Chmod(wide, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		for _, mask := range []int{0o022, 0o000, 0o077} {
+			old := unix.Umask(mask)
+			for _, w := range writers {
+				out := filepath.Join(t.TempDir(), "out.data")
+				r := bpfmeta(t, nil, with(w.args, "-i", wide, "-o", out)...)
+				if st, err := os.Stat(out); r.code != exitOK || err != nil || st.Mode().Perm() != 0o600 {
+					t.Errorf("%s, umask %03o: %v, mode %v (%v), want 0600", w.name, mask, r, st.Mode(), err)
+				}
+			}
+			unix.Umask(old)
+		}
+	})
+
+	t.Run("unprivileged inject from the kernel", func(t *testing.T) {
+		setpriv := testkit.Command(t, "setpriv")
+		dir := t.TempDir()
+		os.Chmod(dir, 0o1777)
+		os.Chmod(filepath.Dir(bin), 0o755)
+		rec := copyFile(t, corpusPath(t, bpfFile), dir)
+		os.Chmod(rec, 0o644)
+		out := filepath.Join(dir, "out.data")
+		r := runProc(t, bin, procRun{dir: dir, wrap: []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"}},
+			"inject", "-i", rec, "-o", out)
+		if r.code != exitFailure {
+			t.Errorf("%v, want exit 1", r)
+		}
+		oneLine(t, "unprivileged", r.result, "CAP_")
+		if _, err := os.Lstat(out); err == nil {
+			t.Errorf("an output was written")
+		}
+	})
+
+	t.Run("names quoted, content not echoed", func(t *testing.T) {
+		dir := t.TempDir()
+		secret := filepath.Join(dir, "shadow")
+		if err := os.WriteFile(secret, []byte("root:$6$verysecret:19000:0:99999:7:::\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		victim := filepath.Join(dir, "victim.data")
+		os.Symlink(secret, victim)
+		for _, args := range [][]string{{"dump", "-i", victim}, {"show", "-i", victim}, {"inject", "--snapshot", victim, "-i", in, "-o", "-"}} {
+			r := bpfmeta(t, nil, args...)
+			if r.code != exitFailure || strings.Contains(r.stderr, "root") || strings.Contains(r.stderr, "secret") {
+				t.Errorf("%s of a non-perf file: %v: its content is echoed, or no error", args[0], r)
+			}
+		}
+		r := bpfmeta(t, nil, "dump", "-i", filepath.Join(dir, "x\n\x1b[31mbpfmeta: all good\x1b[0m\r.data"))
+		oneLine(t, "a name with escapes", r, `"`)
+		if rawControl(r.stderr) >= 0 {
+			t.Errorf("raw control bytes: %q", r.stderr)
+		}
+	})
+
+	t.Run("long output name", func(t *testing.T) {
+		for _, n := range []int{240, 250, 255} {
+			dir := t.TempDir()
+			out := filepath.Join(dir, strings.Repeat("a", n))
+			r := bpfmeta(t, nil, "convert", "-i", in, "-o", out)
+			if r.code != exitOK {
+				t.Errorf("a %d-byte name: %v", n, r)
+			}
+			if names := dirNames(t, dir); len(names) != 1 {
+				t.Errorf("a %d-byte name: the directory has %d entries", n, len(names))
+			}
+		}
+	})
+}
+
+// TestWatchKilled: a watch killed with SIGKILL after it captured a program
+// leaves a snapshot that inject uses for that program.
+func TestWatchKilled(t *testing.T) {
+	watchNeeds(t)
+	bin := buildBinary(t)
+	snap := filepath.Join(t.TempDir(), "watch.jsonl")
+	p := startBpfmeta(t, bin, "watch", "-o", snap)
+	waitFor(t, "the watch to start", func() bool { return strings.Contains(p.stderr.String(), "following BPF program loads") })
+	loaded, _ := testkit.LoadCilium(t, "meta")
+	id := loaded[0].ID
+	var prog *bpfprog.Program
+	waitFor(t, "the program in the snapshot", func() bool {
+		s, err := bpfprog.ReadSnapshotFile(snap)
+		if err != nil {
+			return false
+		}
+		defer s.Close()
+		for q, err := range s.All() {
+			if err == nil && q.ID == id && q.Metadata != nil {
+				prog = q
+				return true
+			}
+		}
+		return false
+	})
+	p.cmd.Process.Kill()
+	<-p.done
+	if st, err := os.Stat(snap); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("the snapshot: %v, want mode 0600", err)
+	}
+
+	// A recording of that program, as perf 6.1 writes one.
+	s := testkit.NewStream(binary.LittleEndian)
+	for _, f := range prog.Funcs {
+		s.KSymbol(f.Addr, f.Len, f.PerfName, false, false)
+	}
+	s.BPFEvent(perfdata.BPFEventProgLoad, prog.ID, prog.Tag, false)
+	rec := filepath.Join(t.TempDir(), "rec.data")
+	if err := os.WriteFile(rec, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out.data")
+	r := bpfmeta(t, nil, "inject", "--snapshot", snap, "-i", rec, "-o", out)
+	if r.code != exitOK {
+		t.Fatalf("inject --snapshot of a killed watch's journal: %v", r)
+	}
+	if got := readRecording(t, out, false); countType(got, perfdata.RecordBPFMetadata) != len(prog.Funcs) {
+		t.Errorf("%d BPF_METADATA records, want %d; %v", countType(got, perfdata.RecordBPFMetadata), len(prog.Funcs), r)
+	}
+}
+
+func countType(rb readBack, typ perfdata.RecordType) int {
+	n := 0
+	for _, r := range rb.records {
+		if r.typ == typ {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,97 @@
+// Package safetext makes text from recordings, snapshots and file names
+// safe to print on a terminal. It is the one escaping rule of bpfmeta's
+// text output: C0 and C1 control characters, DEL and bytes that are not
+// UTF-8 are shown escaped (\x1b, \n, \t), as git and ls show them, so that
+// nothing an input holds can move the cursor, recolour, ring or start a
+// line of its own. (perf script prints such bytes raw.) JSON output is
+// escaped as JSON requires instead; bytes written into a recording are
+// never changed.
+package safetext
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// unsafe reports whether rune r (n bytes long) at the start of a string
+// must be escaped.
+func unsafe(r rune, n int) bool {
+	return r == utf8.RuneError && n <= 1 || r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0
+}
+
+// Clean returns s with every control character, DEL and invalid byte
+// escaped: \n, \t and \r by name, the others as \xHH.
+func Clean(s string) string {
+	if !needsEscape(s) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		escape(&b, s[i:i+n], r, n)
+		i += n
+	}
+	return b.String()
+}
+
+// escape writes the rune r, s its bytes, escaped if it must be.
+func escape(b *strings.Builder, s string, r rune, n int) {
+	switch {
+	case !unsafe(r, n):
+		b.WriteString(s)
+	case r == '\n':
+		b.WriteString(`\n`)
+	case r == '\t':
+		b.WriteString(`\t`)
+	case r == '\r':
+		b.WriteString(`\r`)
+	case r == utf8.RuneError:
+		fmt.Fprintf(b, `\x%02x`, s[0])
+	default:
+		fmt.Fprintf(b, `\x%02x`, r)
+	}
+}
+
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if unsafe(r, n) {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// Quote returns a file or program name as a message shows it: as it is
+// when it is plain (letters, digits and ._-/+,:=@%~), else in double
+// quotes with Clean's escapes and with quotes and backslashes escaped, as
+// coreutils quotes names, so that a name cannot pass for the rest of the
+// message.
+func Quote(s string) string {
+	if isPlain(s) {
+		return s
+	}
+	var b strings.Builder
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == '\\' || r == '"' {
+			b.WriteByte('\\')
+		}
+		escape(&b, s[i:i+n], r, n)
+		i += n
+	}
+	b.WriteByte('"')
+	return b.String()
+}
+
+func isPlain(s string) bool {
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-/+,:=@%~", r)) {
+			return false
+		}
+	}
+	return s != ""
+}

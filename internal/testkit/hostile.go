@@ -1,0 +1,171 @@
+package testkit
+
+// Hostile inputs: recordings that claim more than they hold, decompress to
+// far more than they are, or carry bytes a terminal must never see. The
+// generators write as they go, so that a test's own memory stays small
+// whatever size it asks for, and files are sparse where they are large.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/zstd"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// Terminal is text a terminal acts on: ESC sequences that move the cursor
+// and recolour, a C1 CSI byte (invalid UTF-8 alone), BEL, a carriage
+// return and a newline that start a fake line, and DEL.
+const Terminal = "x\n\x1b[31mbpfmeta: all good\x1b[0m\r\x9b2J\a\x7f"
+
+// Compressed writes records (a NewRecords sequence) as one COMPRESSED
+// record, continuing the stream's one zstd stream and flushing it at the
+// end as perf record does. cut keeps only the first half of the payload,
+// with the record's size made to match: a payload that ends inside a zstd
+// block.
+func (s *Stream) Compressed(records []byte, cut bool) {
+	payload := s.compress(func(enc *zstd.Encoder) { enc.Write(records) })
+	if cut {
+		payload = payload[:len(payload)/2]
+	}
+	s.compressedRecord(payload)
+}
+
+// CompressedBomb writes one COMPRESSED record whose payload decompresses
+// to n bytes of FINISHED_ROUND records: a few KiB that claim hundreds of
+// MiB.
+func (s *Stream) CompressedBomb(n int64) {
+	round := make([]byte, 64<<10)
+	for i := 0; i < len(round); i += perfdata.EventHeaderSize {
+		perfdata.EventHeader{Type: perfdata.RecordFinishedRound, Size: perfdata.EventHeaderSize}.Encode(round[i:], s.Order)
+	}
+	payload := s.compress(func(enc *zstd.Encoder) {
+		for left := n; left > 0; left -= int64(len(round)) {
+			enc.Write(round[:min(left, int64(len(round)))])
+		}
+	})
+	s.compressedRecord(payload)
+}
+
+func (s *Stream) compress(write func(*zstd.Encoder)) []byte {
+	if s.zenc == nil {
+		s.zenc, _ = zstd.NewWriter(&s.zout, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1))
+	}
+	write(s.zenc)
+	if err := s.zenc.Flush(); err != nil {
+		panic(err)
+	}
+	payload := bytes.Clone(s.zout.Bytes())
+	s.zout.Reset()
+	return payload
+}
+
+func (s *Stream) compressedRecord(payload []byte) {
+	if perfdata.EventHeaderSize+len(payload) > perfdata.MaxRecordSize {
+		panic(fmt.Sprintf("testkit: a compressed payload of %d bytes does not fit a record", len(payload)))
+	}
+	s.Record(perfdata.RecordCompressed, payload)
+}
+
+// WriteBuildIDs writes HEADER_BUILD_ID records of about 4 KiB each (a
+// long file name) to w until about n bytes are written: the records a pipe
+// recording of a machine with many binaries starts with.
+func WriteBuildIDs(w io.Writer, bo binary.ByteOrder, n int64) error {
+	const nameLen = 4096 - 8 - 4 - 24
+	rec := make([]byte, 4096)
+	perfdata.EventHeader{Type: perfdata.RecordHeaderBuildID, Size: uint16(len(rec))}.Encode(rec, bo)
+	bo.PutUint32(rec[8:], ^uint32(0)) // pid -1: the kernel
+	rec[12+20] = 20                   // build ID size
+	for i := 36; i < 36+nameLen-1; i++ {
+		rec[i] = 'a' + byte(i%26)
+	}
+	for written := int64(0); written < n; written += int64(len(rec)) {
+		rec[12]++ // build IDs differ
+		if _, err := w.Write(rec); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// FileFeature is a feature section of a file WriteFile makes: Head, then
+// zeros up to Size bytes (sparse on disk).
+type FileFeature struct {
+	Bit  perfdata.Feature
+	Head []byte
+	Size int64
+}
+
+// WriteFile writes a file-mode recording with one attr (StreamAttr, no
+// ids), the data section records (a NewRecords sequence), and the feature
+// sections in feats (in ascending order of Bit).
+func WriteFile(path string, bo binary.ByteOrder, records []byte, feats []FileFeature) error {
+	const attrEntry = 128 + perfdata.SectionSize
+	h := perfdata.FileHeader{
+		Magic:    perfdata.PipeMagic(bo),
+		Size:     perfdata.FileHeaderSize,
+		AttrSize: attrEntry,
+		Attrs:    perfdata.Section{Offset: perfdata.FileHeaderSize, Size: attrEntry},
+	}
+	h.Data = perfdata.Section{Offset: h.Attrs.End(), Size: uint64(len(records))}
+	for _, f := range feats {
+		h.Features[f.Bit/64] |= 1 << (f.Bit % 64)
+	}
+	head := make([]byte, h.Data.Offset)
+	h.Encode(head, bo)
+	copy(head[h.Attrs.Offset:], StreamAttr(bo))
+
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	table := make([]byte, len(feats)*perfdata.SectionSize)
+	off := int64(h.Data.End()) + int64(len(table))
+	for i, ft := range feats {
+		off = (off + 7) &^ 7
+		perfdata.EncodeSection(table[i*perfdata.SectionSize:], bo, perfdata.Section{Offset: uint64(off), Size: uint64(ft.Size)})
+		if _, err := f.WriteAt(ft.Head, off); err != nil {
+			return err
+		}
+		off += ft.Size
+	}
+	for _, w := range []struct {
+		b   []byte
+		off int64
+	}{{head, 0}, {records, int64(h.Data.Offset)}, {table, int64(h.Data.End())}} {
+		if _, err := f.WriteAt(w.b, w.off); err != nil {
+			return err
+		}
+	}
+	if err := f.Truncate(off); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// TracingData returns the start of trace data as perf's
+// tracing_data_get() writes it (version 0.6, little-endian, no event
+// formats) whose one ftrace format file is formatLen bytes long: the
+// section is len(head)+formatLen+16 bytes, and the format file zeros.
+// The kallsyms, printk and cmdline sizes that follow the format file are
+// zeros, which is what FileFeature's zero fill gives.
+func TracingData(formatLen int64) (head []byte, size int64) {
+	var b bytes.Buffer
+	b.WriteString("\x17\x08Dtracing0.6\x00")
+	b.WriteByte(0)                                           // little-endian
+	b.WriteByte(8)                                           // sizeof(long)
+	binary.Write(&b, binary.LittleEndian, uint32(4096))      // page size
+	b.WriteString("header_page\x00")                         //
+	binary.Write(&b, binary.LittleEndian, uint64(0))         //
+	b.WriteString("header_event\x00")                        //
+	binary.Write(&b, binary.LittleEndian, uint64(0))         //
+	binary.Write(&b, binary.LittleEndian, uint32(1))         // one ftrace format file
+	binary.Write(&b, binary.LittleEndian, uint64(formatLen)) // of formatLen bytes
+	// then: the file, u32 systems, u32 kallsyms, u32 printk, u64 cmdlines
+	return b.Bytes(), int64(b.Len()) + formatLen + 4 + 4 + 4 + 8
+}

@@ -1,0 +1,229 @@
+package reader_test
+
+// Recordings that claim more than they hold: the reader's memory stays
+// bounded by a record and its fixed buffers, and what it cannot read in
+// full is an error at the offset of the record that lost data.
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+)
+
+// memoryBound is the most heap the reader may hold for any input: the
+// issue's bound for the whole process.
+const memoryBound = 64 << 20
+
+// heapWatch samples the heap in use while a test reads, and keeps its peak.
+type heapWatch struct{ peak uint64 }
+
+func (h *heapWatch) sample() {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	h.peak = max(h.peak, m.HeapInuse)
+}
+
+// TestZstdBomb: one COMPRESSED record of a few KiB that decompresses to
+// 200 MiB of FINISHED_ROUND records is read in bounded memory, every
+// record handed out (perf 6.1 fails it for its 528 KiB buffer; there is no
+// reason to fail what can be streamed).
+func TestZstdBomb(t *testing.T) {
+	const decoded = 200 << 20
+	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		t.Run(bo.String(), func(t *testing.T) {
+			s := testkit.NewStream(bo)
+			s.CompressedBomb(decoded)
+			in := s.Bytes()
+			t.Logf("%d bytes that decompress to %d MiB", len(in), decoded>>20)
+			runtime.GC()
+			var h heapWatch
+			h.sample()
+			r, err := reader.NewStream(bytes.NewReader(in), reader.Options{Decompress: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			rounds := 0
+			for r.Next() {
+				if r.Record().Header.Type == perfdata.RecordFinishedRound {
+					if rounds++; rounds%(1<<20) == 0 {
+						h.sample()
+					}
+				}
+			}
+			h.sample()
+			if err := r.Err(); err != nil {
+				t.Fatal(err)
+			}
+			if rounds != decoded/perfdata.EventHeaderSize {
+				t.Errorf("%d FINISHED_ROUND records, want %d", rounds, decoded/perfdata.EventHeaderSize)
+			}
+			if h.peak > memoryBound {
+				t.Errorf("peak heap %d MiB, want < %d MiB", h.peak>>20, memoryBound>>20)
+			}
+			t.Logf("peak heap %.1f MiB", float64(h.peak)/(1<<20))
+		})
+	}
+}
+
+// compressedRecording is a pipe recording with two COMPRESSED records, the
+// second cut (when cut) in the middle of its zstd block: sizes that agree
+// with each other, data that does not. It returns the second record's offset.
+func compressedRecording(bo binary.ByteOrder, cut bool) ([]byte, int64) {
+	s := testkit.NewStream(bo)
+	for i := range 2 {
+		recs := testkit.NewRecords(bo)
+		for j := range 200 {
+			recs.Sample(0xffffffffc0000000 + uint64(i*1000+j)*16)
+		}
+		recs.Record(perfdata.RecordFinishedRound, nil)
+		if i == 1 {
+			off := int64(s.Len())
+			s.Compressed(recs.Bytes(), cut)
+			return s.Bytes(), off
+		}
+		s.Compressed(recs.Bytes(), false)
+	}
+	panic("unreachable")
+}
+
+// TestCompressedCut: a COMPRESSED payload cut inside its zstd block is an
+// error naming that record's offset, in a pipe stream and in a file, and
+// never a clean end (perf 6.1 and perf script fail these too).
+func TestCompressedCut(t *testing.T) {
+	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		whole, _ := compressedRecording(bo, false)
+		in, off := compressedRecording(bo, true)
+		n, err := countRecords(t, whole, false)
+		if err != nil || n != 1+2+2*201 {
+			t.Fatalf("%v: the whole recording: %d records, %v", bo, n, err)
+		}
+		for _, file := range []bool{false, true} {
+			n, err := countRecords(t, in, file)
+			var fe *reader.FormatError
+			if !errors.As(err, &fe) || !errors.Is(err, reader.ErrCorrupt) || fe.Offset != off && fe.Outer != off {
+				t.Errorf("%v file %v: a cut payload: %d records, error %v; want one naming the record at %#x", bo, file, n, err, off)
+			}
+		}
+	}
+}
+
+// countRecords reads a pipe-mode recording as a stream, or from a file of
+// the same bytes.
+func countRecords(t *testing.T, in []byte, file bool) (int, error) {
+	var r *reader.Reader
+	var err error
+	if file {
+		path := filepath.Join(t.TempDir(), "in.data")
+		if err := os.WriteFile(path, in, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err = reader.Open(path, reader.Options{Decompress: true})
+	} else {
+		r, err = reader.NewStream(bytes.NewReader(in), reader.Options{Decompress: true})
+	}
+	if err != nil {
+		return 0, err
+	}
+	defer r.Close()
+	n := 0
+	for r.Next() {
+		n++
+	}
+	return n, r.Err()
+}
+
+// TestCompressedTail: data that decompresses to half a record at the end
+// of the recording lost the record's other half: an error, not a clean end.
+func TestCompressedTail(t *testing.T) {
+	bo := binary.LittleEndian
+	recs := testkit.NewRecords(bo)
+	recs.Sample(0x1000)
+	s := testkit.NewStream(bo)
+	s.Compressed(recs.Bytes()[:20], false)
+	n, err := countRecords(t, s.Bytes(), false)
+	if !errors.Is(err, reader.ErrTruncated) {
+		t.Errorf("half a record in compressed data: %d records, error %v, want a truncation", n, err)
+	}
+}
+
+// TestCompressedGarbage: a payload that is no zstd data, or holds a
+// reserved block type, is an error at its record.
+func TestCompressedGarbage(t *testing.T) {
+	bo := binary.LittleEndian
+	for name, payload := range map[string][]byte{
+		"not zstd":       []byte("these bytes are not zstd data"),
+		"reserved block": {0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00, 0x07, 0x00, 0x00},
+		"huge block":     {0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x00, 0xf8, 0xff, 0xff},
+	} {
+		s := testkit.NewStream(bo)
+		off := int64(s.Len())
+		s.Record(perfdata.RecordCompressed, payload)
+		n, err := countRecords(t, s.Bytes(), false)
+		var fe *reader.FormatError
+		if !errors.As(err, &fe) || fe.Offset != off && fe.Outer != off {
+			t.Errorf("%s: %d records, error %v; want one at %#x", name, n, err, off)
+		}
+	}
+}
+
+// FuzzDecompress: COMPRESSED records with any payloads, split anywhere
+// between records, are read to their end or to an error at a record of
+// theirs; never a panic or a hang.
+func FuzzDecompress(f *testing.F) {
+	bo := binary.LittleEndian
+	recs := testkit.NewRecords(bo)
+	for i := range 50 {
+		recs.Sample(0x1000 + uint64(i))
+	}
+	s := testkit.NewRecords(bo)
+	s.Compressed(recs.Bytes(), false)
+	f.Add(s.Bytes()[perfdata.EventHeaderSize:], uint16(100), uint16(200))
+	bomb := testkit.NewRecords(bo)
+	bomb.CompressedBomb(1 << 20)
+	f.Add(bomb.Bytes()[perfdata.EventHeaderSize:], uint16(0), uint16(0))
+	f.Fuzz(func(t *testing.T, payload []byte, cut1, cut2 uint16) {
+		if len(payload) > 3*(perfdata.MaxRecordSize-perfdata.EventHeaderSize) {
+			return
+		}
+		a := min(int(cut1), len(payload))
+		b := min(a+int(cut2), len(payload))
+		st := testkit.NewStream(bo)
+		var offs []int64
+		for _, p := range [][]byte{payload[:a], payload[a:b], payload[b:]} {
+			if len(p) == 0 || len(p) > perfdata.MaxRecordSize-perfdata.EventHeaderSize {
+				continue
+			}
+			offs = append(offs, int64(st.Len()))
+			st.Record(perfdata.RecordCompressed, p)
+		}
+		r, err := reader.NewStream(bytes.NewReader(st.Bytes()), reader.Options{Decompress: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		for n := 0; r.Next(); n++ {
+			if n > 1<<22 {
+				t.Fatal("more records than the payloads can hold")
+			}
+		}
+		var fe *reader.FormatError
+		if err := r.Err(); err != nil && errors.As(err, &fe) && fe.Outer >= 0 {
+			found := false
+			for _, o := range offs {
+				found = found || o == fe.Outer
+			}
+			if !found {
+				t.Fatalf("an error in the data of a record at %#x, which is none of %v: %v", fe.Outer, offs, err)
+			}
+		}
+	})
+}
