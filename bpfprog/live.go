@@ -1,6 +1,7 @@
 package bpfprog
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -135,23 +136,47 @@ func withHint(err error) error {
 
 // btfCache loads each BTF object once per program read: libbpf loaders share
 // one BTF between a program and its maps.
-type btfCache map[uint32]*ciliumbtf.Spec
+type btfCache map[uint32]*btfObject
 
-func (c btfCache) spec(id uint32) (*ciliumbtf.Spec, error) {
-	if s, ok := c[id]; ok {
-		return s, nil
+// btfObject is a BTF object of the kernel: its types, and which of its
+// 8-byte enums are ENUM rather than ENUM64 (package btf).
+type btfObject struct {
+	spec  *ciliumbtf.Spec
+	enums *btf.EnumKinds
+}
+
+func (c btfCache) object(id uint32) (*btfObject, error) {
+	if o, ok := c[id]; ok {
+		return o, nil
 	}
 	h, err := ciliumbtf.NewHandleFromID(ciliumbtf.ID(id))
 	if err != nil {
 		return nil, fmt.Errorf("BTF %d: %w", id, withHint(err))
 	}
 	defer h.Close()
-	s, err := h.Spec(nil)
+	raw, err := bpfsys.GetBTF(h.FD())
 	if err != nil {
 		return nil, fmt.Errorf("BTF %d: %w", id, err)
 	}
-	c[id] = s
-	return s, nil
+	s, err := ciliumbtf.LoadSpecFromReader(bytes.NewReader(raw))
+	if err != nil {
+		return nil, fmt.Errorf("BTF %d: %w", id, err)
+	}
+	enums, err := btf.ReadEnumKinds(raw, s)
+	if err != nil {
+		return nil, fmt.Errorf("BTF %d: %w", id, err)
+	}
+	o := &btfObject{s, enums}
+	c[id] = o
+	return o, nil
+}
+
+func (c btfCache) spec(id uint32) (*ciliumbtf.Spec, error) {
+	o, err := c.object(id)
+	if err != nil {
+		return nil, err
+	}
+	return o.spec, nil
 }
 
 // specNamer resolves type ids in s, as btf__type_by_id() + btf__name_by_offset().
@@ -314,7 +339,7 @@ func readMetadata(info *bpfsys.ProgInfo, ni *nameInfo, specs btfCache) (*Metadat
 		if md != nil {
 			md.ProgNames = make([]string, len(ni.progTags))
 			for i := range md.ProgNames {
-				name, nerr := synthesizeProgName(ni, specNamer(specs[md.BTFID]), i)
+				name, nerr := synthesizeProgName(ni, specNamer(specs[md.BTFID].spec), i)
 				if nerr != nil {
 					return nil, nil, &MetadataError{ProgID: info.ID, MapID: mapID, Err: nerr}
 				}
@@ -349,11 +374,11 @@ func readMetadataMap(progID, mapID uint32, specs btfCache) (md *Metadata, nvars 
 		mi.BTFValueTypeID == 0 || !strings.Contains(mi.Name, rodataMapName) {
 		return nil, 0, nil
 	}
-	spec, err := specs.spec(mi.BTFID)
+	obj, err := specs.object(mi.BTFID)
 	if err != nil {
 		return nil, 0, mdErr(err)
 	}
-	vt, err := spec.TypeByID(ciliumbtf.TypeID(mi.BTFValueTypeID))
+	vt, err := obj.spec.TypeByID(ciliumbtf.TypeID(mi.BTFValueTypeID))
 	if err != nil {
 		return nil, 0, mdErr(fmt.Errorf("value type %d: %w", mi.BTFValueTypeID, err))
 	}
@@ -397,13 +422,22 @@ func readMetadataMap(progID, mapID uint32, specs btfCache) (md *Metadata, nvars 
 		// ignores the dumper's errors and keeps what it printed, and so do
 		// we, for every error libbpf has; only our own work limits make the
 		// value unknown.
-		s, err := btf.FormatVar(vsi, value, perfdata.BPFMetadataValueLen)
+		s, err := metadataDumper(obj.enums).DumpVar(vsi, value)
 		if errors.Is(err, btf.ErrLimit) && firstErr == nil {
 			firstErr = &MetadataError{ProgID: progID, MapID: mapID, Key: key, Err: err}
 		}
 		md.Entries = append(md.Entries, Entry{Key: key, Value: s, Typed: typedValue(vsi, value)})
 	}
 	return md, nvars, firstErr
+}
+
+// metadataDumper prints a bpf_metadata_ variable as perf's
+// format_btf_variable() does: btf_dump__dump_type_data() with
+// {.compact = 1, .skip_names = 1, .emit_strings = 1} into a buffer of
+// BPF_METADATA_VALUE_LEN bytes (255 and a NUL).
+func metadataDumper(enums *btf.EnumKinds) *btf.Dumper {
+	return &btf.Dumper{Compact: true, SkipNames: true, EmitStrings: true,
+		Enums: enums, Truncate: perfdata.BPFMetadataValueLen - 1}
 }
 
 // typedValue is a variable's value as JSON, nil where its type has none.

@@ -1,25 +1,37 @@
-// Package btf formats values of BTF types exactly as libbpf's
-// btf_dump__dump_type_data() does with the options perf uses for
-// bpf_metadata_* variables: compact, skip_names and emit_strings.
+// Package btf prints values of BTF types as libbpf's
+// btf_dump__dump_type_data() prints them: the typed-data printer behind
+// bpftool's map dumps and perf's BPF metadata, for any type cilium/ebpf
+// loads (a DATASEC, a struct, a map's value type):
 //
-// It is a port of the typed-data half of libbpf's src/btf_dump.c (libbpf
-// 1.6/1.7, as built into perf 7.2), checked against what perf 7.2 writes into
-// PERF_RECORD_BPF_METADATA. The rules are libbpf's, quirks included: zero
-// members are skipped, except in arrays; a struct counts as zero when its
-// first member is zero; a string member is followed by no comma; once a char
-// array has been printed as an array, zeroes are skipped in every later array
-// of the same value. Where perf's output differs from a plain reading of the
-// source (see getBitfieldValue), perf wins.
+//	d := btf.Dumper{Compact: true}
+//	s, err := d.Dump(mapSpec.Value, value)
+//	// (struct conf){.rate = (int)100,.name = (char[8])['e','t','h','0',],}
 //
-// It is not a general BTF pretty-printer (cilium/ebpf's btf.GoFormatter and
-// bpftool's btf_dumper print other formats), and it knows nothing about perf
-// records: callers pick the variables and cut the keys.
+// A Dumper's fields are btf_dump_type_data_opts' (Indent, Compact,
+// SkipNames, EmitZeroes, EmitStrings), plus what the data's machine is
+// (byte order, pointer size) and how much output to keep. JSON prints the
+// same values as JSON instead, for programs rather than people.
 //
-// Two assumptions stand in for facts a btf.Type does not carry: pointers are
-// 8 bytes (libbpf's guess from "long" for BPF programs), and data starts at an
-// address aligned for any type (perf's calloc()ed map value; FormatVar adds
-// the variable's offset). Alignment matters for pointers ("%p" or "0x%llx")
-// and enums (see getBitfieldValue).
+// It is a port of the typed-data half of libbpf's src/btf_dump.c as of
+// libbpf 1.7 (the libbpf perf 7.2 is built with), quirks included, and is
+// checked against libbpf 1.7 and 1.1 themselves for every option (make
+// test builds both as oracles) and against what perf writes. The quirks
+// are libbpf's: zero members are skipped, except in arrays; a struct counts
+// as zero when its first member is zero; a string is followed by no comma;
+// once a char array has been printed as chars, zeroes are skipped in every
+// later array of the same value; the number of a signed enum (clang >= 15)
+// that matches no enumerator is followed by no comma. Where perf's output
+// differs from a plain reading of the source (see getBitfieldValue), perf
+// wins.
+//
+// Two facts a btf.Type does not carry come from elsewhere. Whether an
+// 8-byte enum was BTF_KIND_ENUM (clang before 15) or ENUM64 changes how it
+// prints: ReadEnumKinds reads it from the raw BTF. And data is taken to
+// start at an address aligned for any type (a map value is): alignment
+// decides between "%p" and "0x%llx" for pointers and how enums are read.
+//
+// It is not a C declaration printer (cilium/ebpf's btf.GoFormatter and
+// bpftool's "btf dump format c" are), and it knows nothing of perf.
 //
 // # Origin and licence
 //

@@ -1,6 +1,7 @@
 package btf
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -20,15 +21,13 @@ const (
 	posNoData  = 61   // ENODATA, for the comparison libbpf gets wrong
 	maxNesting = 256  // recursion limit; libbpf has none (the kernel rejects cycles)
 
-	// maxStepsWhenFull is the work FormatN goes on with once its buffer is
+	// maxStepsWhenFull is the work a Truncate dump goes on with once its buffer is
 	// full, to report the error libbpf would return.
 	maxStepsWhenFull = 1 << 16
 )
 
 // dumper is libbpf's struct btf_dump plus struct btf_dump_data for one
-// btf_dump__dump_type_data() call with {.compact=1, .skip_names=1,
-// .emit_strings=1}: compact and skip_names only remove output, so they are not
-// represented; emit_zeroes is off.
+// btf_dump__dump_type_data() call.
 //
 // Memory is mem: offsets into it stand for addresses, and mem[0] is taken to
 // be aligned for every type, as perf's calloc()ed map value is (16 bytes;
@@ -39,6 +38,14 @@ const (
 type dumper struct {
 	mem []byte
 	end int64
+
+	// the options (Dumper)
+	indentLevel                                 int
+	indent                                      string
+	compact, skipNames, emitZeroes, emitStrings bool
+	order                                       binary.ByteOrder
+	ptrSize                                     int64
+	enums                                       *EnumKinds
 
 	out   []byte
 	limit int  // output bytes kept
@@ -60,11 +67,6 @@ type dumper struct {
 	// out when the final result is negative (errors are returned at once, and
 	// the ones arrays swallow are overwritten by later ones).
 	err *FormatError
-}
-
-func newDumper(mem []byte, end int64, limit, steps int) *dumper {
-	end = min(end, int64(len(mem)))
-	return &dumper{mem: mem, end: end, limit: limit, steps: steps}
 }
 
 // fail records why a libbpf function returned code and returns code.
@@ -101,7 +103,7 @@ func (d *dumper) leave() { d.nest-- }
 func (d *dumper) limited() bool { return d.err != nil && d.err.code == errLimit }
 
 // printf is btf_dump_printf() through perf's format_btf_cb(): output beyond
-// limit is dropped. Format's limit is a safety net; FormatN's is the buffer.
+// limit is dropped. MaxOutput is a safety net; Dumper.Truncate is a buffer.
 func (d *dumper) printf(s string) {
 	if room := d.limit - len(d.out); room < len(s) {
 		d.out = append(d.out, s[:max(room, 0)]...)
@@ -119,13 +121,36 @@ func (d *dumper) printf(s string) {
 	d.out = append(d.out, s...)
 }
 
-// typeValues is the btf_dump_type_values() macro in compact mode: the value,
-// then btf_dump_data_delim() ("," below the top level) and an empty
+// typeValues is the btf_dump_type_values() macro: the value, then
+// btf_dump_data_delim() ("," below the top level) and
 // btf_dump_data_newline().
 func (d *dumper) typeValues(s string) {
-	d.printf(s)
-	if d.depth != 0 {
-		d.printf(",")
+	d.printf(s + d.delim() + d.newline())
+}
+
+// delim is btf_dump_data_delim().
+func (d *dumper) delim() string {
+	if d.depth == 0 {
+		return ""
+	}
+	return ","
+}
+
+// newline is btf_dump_data_newline().
+func (d *dumper) newline() string {
+	if d.compact || d.depth == 0 {
+		return ""
+	}
+	return "\n"
+}
+
+// pfx is btf_dump_data_pfx(): the indentation of a line.
+func (d *dumper) pfx() {
+	if d.compact {
+		return
+	}
+	for range d.indentLevel + d.depth {
+		d.printf(d.indent)
 	}
 }
 
@@ -137,13 +162,28 @@ func (d *dumper) byteAt(off int64) byte {
 	return d.mem[off]
 }
 
-// read copies n bytes of memory at off into a little-endian buffer.
+// read copies n bytes of memory at off.
 func (d *dumper) read(off int64, n int) [16]byte {
 	var b [16]byte
 	for i := 0; i < n && i < len(b); i++ {
 		b[i] = d.byteAt(off + int64(i))
 	}
 	return b
+}
+
+// uintAt reads an unsigned integer of n <= 8 bytes at off, in the data's
+// byte order.
+func (d *dumper) uintAt(off int64, n int) uint64 {
+	b := d.read(off, n)
+	var v uint64
+	for i := range n {
+		if d.order == binary.BigEndian {
+			v = v<<8 | uint64(b[i])
+		} else {
+			v = v<<8 | uint64(b[n-1-i])
+		}
+	}
+	return v
 }
 
 // ptrIsAligned is ptr_is_aligned(): libbpf's alignment of t, 0 meaning "not
@@ -154,8 +194,8 @@ func (d *dumper) ptrIsAligned(t btf.Type, off int64) bool {
 }
 
 // dumpTypeData is btf_dump_dump_type_data(): the size of the data dumped, or
-// a negative error.
-func (d *dumper) dumpTypeData(t btf.Type, off int64, bitsOffset, bitSz uint8) int {
+// a negative error. fname is the member's name, or "".
+func (d *dumper) dumpTypeData(t btf.Type, fname string, off int64, bitsOffset, bitSz uint8) int {
 	if !d.enter() {
 		return errLimit
 	}
@@ -171,6 +211,13 @@ func (d *dumper) dumpTypeData(t btf.Type, off int64, bitsOffset, bitSz uint8) in
 			return size
 		}
 		return err
+	}
+	d.pfx()
+	if !d.skipNames {
+		if fname != "" {
+			d.printf("." + fname + " = ")
+		}
+		d.emitTypeCast(t, true)
 	}
 
 	id := t
@@ -240,7 +287,7 @@ func (d *dumper) checkOverflow(t btf.Type, off int64, bitsOffset, bitSz uint8) i
 		return int(nrBytes)
 	}
 
-	size := resolveSize(t)
+	size := resolveSize(t, d.ptrSize)
 	if size < 0 || size >= 1<<31-1 {
 		return d.fail(errInval, fn, t, off, "unexpected size [%d]", size)
 	}
@@ -266,7 +313,7 @@ func (d *dumper) checkZero(t btf.Type, off int64, bitsOffset, bitSz uint8) int {
 	// not char arrays. Note that libbpf never clears is_array_char: after one
 	// char array printed as an array, zeroes are skipped in every later
 	// array of the same dump.
-	if d.depth == 0 || (d.isArrayMember && !d.isArrayChar) {
+	if d.emitZeroes || d.depth == 0 || (d.isArrayMember && !d.isArrayChar) {
 		return 0
 	}
 	if !d.enter() {
@@ -289,7 +336,7 @@ func (d *dumper) checkZeroAt(t btf.Type, off int64, bitsOffset, bitSz uint8) int
 		return d.baseTypeCheckZero(t, off)
 	case kindArray:
 		a := t.(*btf.Array)
-		elemSize := uint32(resolveSize(a.Type)) // libbpf keeps it in a __u32
+		elemSize := uint32(resolveSize(a.Type, d.ptrSize)) // libbpf keeps it in a __u32
 		elem := skipModsAndTypedefs(a.Type)
 		isChar := kindOf(elem) == kindInt && elemSize == 1
 		// If any element is non-zero the array is shown, except that a char
@@ -345,7 +392,7 @@ func (d *dumper) checkZeroAt(t btf.Type, off int64, bitsOffset, bitSz uint8) int
 func (d *dumper) baseTypeCheckZero(t btf.Type, off int64) int {
 	n := typeSize(t)
 	if kindOf(t) == kindPtr {
-		n = ptrSize
+		n = d.ptrSize
 	}
 	if n < 1 || n > 16 {
 		return d.fail(errInval, "btf_dump_base_type_check_zero", t, off, "unexpected size %d", n)
@@ -379,9 +426,13 @@ func (d *dumper) getBitfieldValue(t btf.Type, off int64, bitsOffset, bitSz uint8
 		// inside a struct and shows the name of value 0 inside an array.
 		return 0, 0
 	}
-	b := d.read(off, int(size))
-	num := le(b[:size])
+	// The bytes are read as a number in the data's byte order, and the
+	// field's bits counted from the low end (little-endian) or the high end.
+	num := d.uintAt(off, int(size))
 	nrCopyBits := bitSz + bitsOffset
+	if d.order == binary.BigEndian {
+		nrCopyBits = uint8(size*8) - bitsOffset
+	}
 	// __u16 shift counts; x86-64 shifts use the count modulo 64
 	left := uint16(64-int(nrCopyBits)) & 63
 	right := uint16(64-int(bitSz)) & 63
@@ -423,11 +474,14 @@ func (d *dumper) intData(t *btf.Int, id btf.Type, off int64) int {
 	if sz == 0 || sz > 16 {
 		return d.fail(errInval, "btf_dump_int_data", t, off, "unexpected size %d", sz)
 	}
-	b := d.read(off, sz)
-	lo := le(b[:min(sz, 8)])
+	lo := d.uintAt(off, min(sz, 8))
 	switch sz {
 	case 16:
-		hi := le(b[8:16])
+		// ints[0] is the low half on a little-endian machine
+		hi := d.uintAt(off+8, 8)
+		if d.order == binary.BigEndian {
+			lo, hi = hi, lo
+		}
 		if hi == 0 {
 			d.typeValues("0x" + strconv.FormatUint(lo, 16))
 		} else {
@@ -480,14 +534,13 @@ func (d *dumper) intData(t *btf.Int, id btf.Type, off int64) int {
 
 // floatData is btf_dump_float_data(): "%Lf", "%lf" or "%f" by size.
 func (d *dumper) floatData(t *btf.Float, off int64) int {
-	b := d.read(off, int(min(t.Size, 16)))
 	switch t.Size {
 	case 16:
-		d.typeValues(cLongDouble(b))
+		d.typeValues(cLongDouble(d.read(off, 16)))
 	case 8:
-		d.typeValues(cDouble(math.Float64frombits(le(b[:8]))))
+		d.typeValues(cDouble(math.Float64frombits(d.uintAt(off, 8))))
 	case 4:
-		d.typeValues(cDouble(float64(math.Float32frombits(uint32(le(b[:4]))))))
+		d.typeValues(cDouble(float64(math.Float32frombits(uint32(d.uintAt(off, 4))))))
 	default:
 		return d.fail(errInval, "btf_dump_float_data", t, off, "unexpected size %d", t.Size)
 	}
@@ -497,8 +550,7 @@ func (d *dumper) floatData(t *btf.Float, off int64) int {
 // ptrData is btf_dump_ptr_data(): "%p" when aligned, else "0x%llx" (so a
 // NULL pointer is "(nil)" or "0x0").
 func (d *dumper) ptrData(id btf.Type, off int64) int {
-	b := d.read(off, ptrSize)
-	p := le(b[:ptrSize])
+	p := d.uintAt(off, int(min(d.ptrSize, 8)))
 	if d.ptrIsAligned(id, off) {
 		d.typeValues(cPointer(p))
 	} else {
@@ -514,8 +566,7 @@ func (d *dumper) getEnumValue(t *btf.Enum, id btf.Type, off int64) (int64, int) 
 		v, err := d.getBitfieldValue(t, off, 0, 0)
 		return int64(v), err
 	}
-	b := d.read(off, int(min(t.Size, 8)))
-	v, err := enumValue(t, le(b[:min(t.Size, 8)]))
+	v, err := enumValue(t, d.uintAt(off, int(min(t.Size, 8))))
 	if err != 0 {
 		return 0, d.fail(err, "btf_dump_get_enum_value", t, off, "unexpected size %d for enum", t.Size)
 	}
@@ -547,10 +598,26 @@ func enumValue(t *btf.Enum, raw uint64) (int64, int) {
 	return 0, errInval
 }
 
+// isEnum64 tells BTF_KIND_ENUM64 from BTF_KIND_ENUM (cilium/ebpf's Enum is
+// either): by the raw BTF's word when there is one, else by size.
+func (d *dumper) isEnum64(t *btf.Enum) bool {
+	if k, ok := d.enums.enum64(t); ok {
+		return k
+	}
+	return t.Size == 8
+}
+
 // enumData is btf_dump_enum_data() once btf_dump_get_enum_value() has read
 // the value: the enumerator's name, or the number.
+//
+// libbpf's format for a number is `is_signed ? "%d" : "%u"` passed to the
+// btf_dump_type_values() macro, which appends "%s%s" for the delimiter and
+// newline: string literal concatenation makes that `is_signed ? "%d" :
+// "%u%s%s"`, so a signed enum's (kflag's, clang 15 and later) number is
+// printed without the "," and newline after it. The same holds for
+// ENUM64's "%lldLL" and "%lluULL".
 func (d *dumper) enumData(t *btf.Enum, value int64) int {
-	if kindOf(t) == kindEnum {
+	if !d.isEnum64(t) {
 		for _, e := range t.Values {
 			// struct btf_enum's val is a __s32: an unsigned enum's values
 			// from 2^31 up never match.
@@ -561,7 +628,7 @@ func (d *dumper) enumData(t *btf.Enum, value int64) int {
 		}
 		// "%d" or "%u" of the __s64: the low 32 bits
 		if t.Signed {
-			d.typeValues(strconv.FormatInt(int64(int32(value)), 10))
+			d.printf(strconv.FormatInt(int64(int32(value)), 10))
 		} else {
 			d.typeValues(strconv.FormatUint(uint64(uint32(value)), 10))
 		}
@@ -574,7 +641,7 @@ func (d *dumper) enumData(t *btf.Enum, value int64) int {
 		}
 	}
 	if t.Signed {
-		d.typeValues(strconv.FormatInt(value, 10) + "LL")
+		d.printf(strconv.FormatInt(value, 10) + "LL")
 	} else {
 		d.typeValues(strconv.FormatUint(uint64(value), 10) + "ULL")
 	}
@@ -599,6 +666,7 @@ func (d *dumper) stringData(a *btf.Array, off int64) int {
 		// the caller prints it as a regular array
 		return d.fail(errInval, fn, a, off, "no NUL in %d elements", a.Nelems)
 	}
+	d.pfx()
 	s := make([]byte, 0, i+2)
 	s = append(s, '"')
 	for j := int64(0); j < i; j++ {
@@ -618,20 +686,22 @@ func (d *dumper) stringData(a *btf.Array, off int64) int {
 // libbpf: the array goes on and is closed.
 func (d *dumper) arrayData(a *btf.Array, off int64) int {
 	elem := skipModsAndTypedefs(a.Type)
-	elemSize := resolveSize(a.Type)
+	elemSize := resolveSize(a.Type, d.ptrSize)
 	if elemSize <= 0 {
 		return d.fail(errInval, "btf_dump_array_data", a, off, "unexpected elem size %d", elemSize)
 	}
 	if kindOf(elem) == kindInt && elemSize == 1 {
-		// BTF_INT_CHAR is never set, so any 1-byte int array is a string
-		if d.stringData(a, off) == 0 {
+		// BTF_INT_CHAR is never set, so any 1-byte int array is chars
+		if d.emitStrings && d.stringData(a, off) == 0 {
 			return 0
 		}
 		d.isArrayChar = true // and never cleared
 	}
 
+	// depth goes up before the bracket and down before the closing one,
+	// as in libbpf, so that newline() and pfx() see the inner depth.
 	d.depth++
-	d.printf("[")
+	d.printf("[" + d.newline())
 	isArrayMember := d.isArrayMember
 	d.isArrayMember = true
 	isArrayTerminated := d.isArrayTerminated
@@ -653,11 +723,12 @@ func (d *dumper) arrayData(a *btf.Array, off int64) int {
 			d.checkOverflow(a.Type, eoff, 0, 0) // for the error libbpf would record
 			break
 		}
-		d.dumpTypeData(a.Type, eoff, 0, 0)
+		d.dumpTypeData(a.Type, "", eoff, 0, 0)
 	}
 	d.isArrayMember = isArrayMember
 	d.isArrayTerminated = isArrayTerminated
 	d.depth--
+	d.pfx()
 	d.typeValues("]")
 	return 0
 }
@@ -667,16 +738,17 @@ func (d *dumper) arrayData(a *btf.Array, off int64) int {
 func (d *dumper) structData(t btf.Type, off int64) int {
 	_, members := composite(t)
 	d.depth++
-	d.printf("{")
+	d.printf("{" + d.newline())
 	err := 0
 	for _, m := range members {
 		moff := int64(m.Offset)
-		err = d.dumpTypeData(m.Type, off+moff/8, uint8(moff%8), memberBitfieldSize(m))
+		err = d.dumpTypeData(m.Type, m.Name, off+moff/8, uint8(moff%8), memberBitfieldSize(m))
 		if err < 0 {
 			return err
 		}
 	}
 	d.depth--
+	d.pfx()
 	d.typeValues("}")
 	return err
 }
@@ -693,14 +765,14 @@ func (d *dumper) varData(v *btf.Var, off int64) int {
 	}
 	d.emitTypeCast(v.Type, false)
 	d.printf(" " + v.Name + " = ")
-	return d.dumpTypeData(v.Type, off, 0, 0)
+	return d.dumpTypeData(v.Type, "", off, 0, 0)
 }
 
 // datasecData is btf_dump_datasec_data().
 func (d *dumper) datasecData(ds *btf.Datasec, off int64) int {
 	d.typeValues(`SEC("` + ds.Name + `") `)
 	for _, vsi := range ds.Vars {
-		if err := d.dumpTypeData(vsi.Type, off+int64(vsi.Offset), 0, 0); err < 0 {
+		if err := d.dumpTypeData(vsi.Type, "", off+int64(vsi.Offset), 0, 0); err < 0 {
 			return err
 		}
 		d.printf(";")

@@ -1,13 +1,14 @@
 package btf
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 
 	"github.com/cilium/ebpf/btf"
 )
 
-// Errors reported by Format, matching the errno libbpf returns. Test with
+// Errors reported by Dump, matching the errno libbpf returns. Test with
 // errors.Is; the *FormatError says where.
 var (
 	// ErrDataTooSmall is libbpf's -E2BIG: the data ends inside a value.
@@ -24,7 +25,7 @@ var (
 )
 
 const (
-	// MaxOutput is the most output Format produces before it gives up with
+	// MaxOutput is the most output Dump produces before it gives up with
 	// ErrLimit. A value whose data fits in a BPF map is far shorter.
 	MaxOutput = 1 << 20
 
@@ -33,9 +34,9 @@ const (
 	// one step per element.
 	maxSteps = 1 << 22
 
-	// ValueLen is the size of perf's BPF_METADATA value buffer
-	// (BPF_METADATA_VALUE_LEN), the n perf uses with FormatN.
-	ValueLen = 256
+	// maxIndent is the longest indent string libbpf keeps: it copies
+	// indent_str into a char[32] with libbpf_strlcpy().
+	maxIndent = 31
 )
 
 // FormatError says which libbpf function failed, on which type and at which
@@ -72,49 +73,117 @@ func (e *FormatError) Unwrap() error {
 	}
 }
 
-// Format renders data, a value of type t, as libbpf's btf_dump__dump_type_data()
-// does with .compact, .skip_names and .emit_strings set. On error it returns the
-// output libbpf would have produced before failing, together with the error.
-func Format(t btf.Type, data []byte) (string, error) {
-	d := newDumper(data, int64(len(data)), MaxOutput, maxSteps)
-	d.abort = true
+// A Dumper prints values of BTF types as libbpf's btf_dump__dump_type_data()
+// does. Its boolean fields are btf_dump_type_data_opts' (all false: one
+// member a line, with names and type casts, zero members left out); the
+// others describe the machine the data is from, which a btf.Type does not
+// say, and how much output to keep. The zero Dumper prints as libbpf's
+// defaults do, for a 64-bit little-endian machine.
+//
+// A Dumper may be used for any number of values, by several goroutines at
+// once. Each call is a new btf_dump object in libbpf's terms: the names it
+// gives clashing types ("name___2") start afresh.
+type Dumper struct {
+	// IndentLevel and Indent are indent_level and indent_str: without
+	// Compact, a line starts with IndentLevel + nesting depth copies of
+	// Indent ("" for a tab, as libbpf; libbpf keeps at most 31 bytes).
+	IndentLevel int
+	Indent      string
+	// Compact puts the whole value on one line.
+	Compact bool
+	// SkipNames leaves out member names (".a = ") and type casts ("(int)").
+	SkipNames bool
+	// EmitZeroes shows members whose value is zero.
+	EmitZeroes bool
+	// EmitStrings shows NUL-terminated char arrays as "strings" (libbpf
+	// 1.6 and later).
+	EmitStrings bool
+
+	// ByteOrder is the byte order of the data (nil: little-endian), as
+	// libbpf reads data of the machine it runs on. long double is always
+	// taken to be x86's 80-bit extended format.
+	ByteOrder binary.ByteOrder
+	// PointerSize is the size of a pointer in the data (0: 8).
+	PointerSize int
+	// Enums says which 8-byte enums were BTF_KIND_ENUM rather than ENUM64
+	// in the BTF the types came from (see EnumKinds); nil: all of them
+	// are ENUM64, as cilium/ebpf's btf.Builder writes them.
+	Enums *EnumKinds
+
+	// Truncate, when not 0, keeps only the first Truncate bytes of the
+	// output (none if it is negative), as a caller that prints into a
+	// fixed buffer does (perf keeps 255 bytes of each metadata value). The
+	// dump still goes on to the error libbpf would return, within limits,
+	// and MaxOutput does not apply.
+	Truncate int
+}
+
+// Dump prints data, a value of type t. On error it returns the output
+// libbpf would have produced before failing, together with the error.
+func (o *Dumper) Dump(t btf.Type, data []byte) (string, error) {
+	d := o.newDumper(data, int64(len(data)))
 	return d.run(t, 0)
 }
 
-// FormatN is Format written into a buffer of n bytes the way perf's
-// format_btf_cb() fills BPF_METADATA values: at most n-1 bytes of the output.
-// It returns the same error as Format, except that it reports no ErrLimit
-// once the buffer is full (the output is then exact).
-func FormatN(t btf.Type, data []byte, n int) (string, error) {
-	d := newDumper(data, int64(len(data)), max(n-1, 0), maxSteps)
-	return d.run(t, 0)
-}
-
-// FormatVar formats a variable of a data section the way perf's
-// format_btf_variable() does for a bpf_metadata_* variable: the VAR's type,
-// over btf__resolve_size() bytes at the variable's offset in rodata (the map
-// value), into a buffer of n bytes (ValueLen for perf). Unlike Format it sees
-// the whole section, as libbpf does where it reads past the value (zero checks
-// and bitfields), and it knows the variable's alignment in perf's buffer.
-// rodata bytes past the end are taken to be missing.
-func FormatVar(v btf.VarSecinfo, rodata []byte, n int) (string, error) {
+// DumpVar prints variable v of a data section whose contents are section
+// (a map value): v's type, over btf__resolve_size() bytes at v's offset,
+// as perf's format_btf_variable() dumps a bpf_metadata_* variable. Unlike
+// Dump it sees the whole section, as libbpf does where it reads past the
+// value (zero checks and bitfields), and it knows the variable's alignment.
+// Bytes past the end of section are taken to be missing.
+func (o *Dumper) DumpVar(v btf.VarSecinfo, section []byte) (string, error) {
 	vr, ok := v.Type.(*btf.Var)
 	if !ok {
 		return "", fmt.Errorf("btf: section variable %v is not a VAR: %w", v.Type, ErrInvalidType)
 	}
-	d := newDumper(rodata, 0, max(n-1, 0), maxSteps)
-	size := resolveSize(vr.Type)
+	d := o.newDumper(section, 0)
+	size := resolveSize(vr.Type, d.ptrSize)
 	if size < 0 {
 		d.fail(int(size), "btf__resolve_size", vr.Type, int64(v.Offset), "size of variable %s", vr.Name)
 		return "", d.err
 	}
-	d.end = min(int64(v.Offset)+size, int64(len(rodata)))
+	d.end = min(int64(v.Offset)+size, int64(len(section)))
 	return d.run(vr.Type, int64(v.Offset))
+}
+
+func (o *Dumper) newDumper(mem []byte, end int64) *dumper {
+	d := &dumper{
+		mem:         mem,
+		end:         min(end, int64(len(mem))),
+		limit:       MaxOutput,
+		abort:       true,
+		steps:       maxSteps,
+		indentLevel: o.IndentLevel,
+		indent:      o.Indent,
+		compact:     o.Compact,
+		skipNames:   o.SkipNames,
+		emitZeroes:  o.EmitZeroes,
+		emitStrings: o.EmitStrings,
+		order:       o.ByteOrder,
+		ptrSize:     int64(o.PointerSize),
+		enums:       o.Enums,
+	}
+	if o.Truncate != 0 {
+		d.limit, d.abort = max(o.Truncate, 0), false
+	}
+	if d.indent == "" {
+		d.indent = "\t"
+	}
+	if len(d.indent) > maxIndent {
+		d.indent = d.indent[:maxIndent]
+	}
+	if d.order == nil {
+		d.order = binary.LittleEndian
+	}
+	if d.ptrSize == 0 {
+		d.ptrSize = defaultPtrSize
+	}
+	return d
 }
 
 // run is btf_dump__dump_type_data() from the top level.
 func (d *dumper) run(t btf.Type, off int64) (string, error) {
-	ret := d.dumpTypeData(t, off, 0, 0)
+	ret := d.dumpTypeData(t, "", off, 0, 0)
 	out := string(d.out)
 	if d.limited() {
 		// arrays swallow errors, so a limit can end the dump with ret >= 0

@@ -4,11 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
-	"flag"
 	"math"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,8 +12,6 @@ import (
 
 	"github.com/cilium/ebpf/btf"
 )
-
-var libbpfOracle = flag.String("libbpf-oracle", "", "also check TestFormat's cases against this build of ../testdata/btf/oracle/oracle.c")
 
 // Hand-built types for what the fixture cannot express: clang 14 has no
 // enum64 or signed enums, the BPF target's long double is a double, and the
@@ -242,35 +236,26 @@ func formatCases() []formatCase {
 }
 
 // TestFormat checks hand-built types against the rules of libbpf's
-// btf_dump.c (cited per case); with -libbpf-oracle also against libbpf.
+// btf_dump.c (cited per case) with perf's options; TestLibbpf checks them
+// against libbpf with every other option.
 func TestFormat(t *testing.T) {
 	for _, c := range formatCases() {
 		t.Run(c.name, func(t *testing.T) {
-			got, err := Format(c.typ, c.data)
+			got, err := perfFormat(c.typ, c.data)
 			if got != c.want {
 				t.Errorf("Format = %q, want %q", abbrev(got), abbrev(c.want))
 			}
 			checkErr(t, "Format", err, c.err)
 
-			want := c.want[:min(len(c.want), ValueLen-1)]
-			gotN, errN := FormatN(c.typ, c.data, ValueLen)
+			want := c.want[:min(len(c.want), valueLen-1)]
+			gotN, errN := perfFormatN(c.typ, c.data, valueLen)
 			if gotN != want {
 				t.Errorf("FormatN = %q, want %q", gotN, want)
 			}
 			if c.err != ErrLimit {
 				checkErr(t, "FormatN", errN, c.err)
-			} else if len(c.want) > ValueLen-1 && errN != nil {
+			} else if len(c.want) > valueLen-1 && errN != nil {
 				t.Errorf("FormatN error %v once its buffer is full", errN)
-			}
-
-			if *libbpfOracle != "" && !c.noOracle {
-				code, out := runOracle(t, c.typ, c.data, ValueLen)
-				if out != want {
-					t.Errorf("libbpf = %q, want %q", out, want)
-				}
-				if (code < 0) != (c.err != nil && c.err != ErrLimit) {
-					t.Errorf("libbpf returned %d, want error %v", code, c.err)
-				}
 			}
 		})
 	}
@@ -297,53 +282,18 @@ func abbrev(s string) string {
 	return s
 }
 
-// runOracle runs the libbpf oracle (../testdata/btf/oracle/oracle.c) on typ.
-func runOracle(t *testing.T, typ btf.Type, data []byte, bufSize int) (int, string) {
-	t.Helper()
-	b, err := btf.NewBuilder(nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, err := b.Add(typ)
-	if err != nil {
-		t.Fatalf("marshal %v: %v", typ, err)
-	}
-	raw, err := b.Marshal(nil, &btf.MarshalOptions{Order: binary.LittleEndian})
-	if err != nil {
-		t.Fatalf("marshal %v: %v", typ, err)
-	}
-	dir := t.TempDir()
-	btfPath, dataPath := filepath.Join(dir, "btf"), filepath.Join(dir, "data")
-	if err := os.WriteFile(btfPath, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(dataPath, data, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out, err := exec.Command(*libbpfOracle, btfPath, strconv.Itoa(int(id)), dataPath, strconv.Itoa(bufSize)).Output()
-	if err != nil {
-		t.Fatalf("oracle: %v", err)
-	}
-	line, rest, _ := strings.Cut(string(out), "\n")
-	code, err := strconv.Atoi(line)
-	if err != nil {
-		t.Fatalf("oracle output %q", out)
-	}
-	return code, rest
-}
-
 // TestFormatVar checks FormatVar's own failures.
 func TestFormatVar(t *testing.T) {
-	if _, err := FormatVar(btf.VarSecinfo{Type: &btf.Func{Name: "bpf_metadata_f"}}, nil, ValueLen); !errors.Is(err, ErrInvalidType) {
-		t.Errorf("FormatVar(FUNC) error %v, want ErrInvalidType", err)
+	if _, err := perfFormatVar(btf.VarSecinfo{Type: &btf.Func{Name: "bpf_metadata_f"}}, nil, valueLen); !errors.Is(err, ErrInvalidType) {
+		t.Errorf("perfFormatVar(FUNC) error %v, want ErrInvalidType", err)
 	}
 	v := btf.VarSecinfo{Type: &btf.Var{Name: "bpf_metadata_x", Type: &btf.Fwd{Name: "x"}}}
-	if _, err := FormatVar(v, make([]byte, 8), ValueLen); !errors.Is(err, ErrInvalidType) {
-		t.Errorf("FormatVar(VAR of FWD) error %v, want ErrInvalidType", err)
+	if _, err := perfFormatVar(v, make([]byte, 8), valueLen); !errors.Is(err, ErrInvalidType) {
+		t.Errorf("perfFormatVar(VAR of FWD) error %v, want ErrInvalidType", err)
 	}
 	// past the end of rodata the value is cut (here: -E2BIG, nothing shown)
 	v = btf.VarSecinfo{Type: &btf.Var{Name: "bpf_metadata_x", Type: tInt}, Offset: 4}
-	if got, err := FormatVar(v, make([]byte, 6), ValueLen); got != "" || !errors.Is(err, ErrDataTooSmall) {
+	if got, err := perfFormatVar(v, make([]byte, 6), valueLen); got != "" || !errors.Is(err, ErrDataTooSmall) {
 		t.Errorf("FormatVar past rodata = %q, %v; want \"\", ErrDataTooSmall", got, err)
 	}
 }
@@ -351,8 +301,8 @@ func TestFormatVar(t *testing.T) {
 // TestFormatNSmall checks perf's clamping for small buffers.
 func TestFormatNSmall(t *testing.T) {
 	for n, want := range []string{"", "", "[", "[1", "[1,", "[1,2"} {
-		if got, err := FormatN(arrayOf(tInt, 2), cat(u32(1), u32(2)), n); got != want || err != nil {
-			t.Errorf("FormatN(n=%d) = %q, %v; want %q", n, got, err, want)
+		if got, err := perfFormatN(arrayOf(tInt, 2), cat(u32(1), u32(2)), n); got != want || err != nil {
+			t.Errorf("perfFormatN(n=%d) = %q, %v; want %q", n, got, err, want)
 		}
 	}
 }
@@ -376,8 +326,8 @@ func TestFormatBounded(t *testing.T) {
 		{"huge struct array", arrayOf(structOf(4, member("a", tInt, 0, 0)), 1<<28)},
 	} {
 		start := time.Now()
-		Format(c.typ, u64(1))
-		FormatN(c.typ, u64(1), ValueLen)
+		perfFormat(c.typ, u64(1))
+		perfFormatN(c.typ, u64(1), valueLen)
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("%s: took %v", c.name, d)
 		}

@@ -3,6 +3,7 @@ package btf
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/btf"
@@ -20,14 +22,26 @@ import (
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
 
-// The fixture and its golden values, as a perf >= 6.17 wrote them (go test
-// -update, see testdata/regen.sh).
-const (
-	fixtureSrc    = "testdata/kinds.bpf.c"
-	fixtureObj    = "testdata/kinds.bpf.o"
-	fixtureGolden = "testdata/kinds.golden"
-	fixtureProg   = "btfkinds_prog"
+// fixture is a BPF object whose bpf_metadata_ values a perf >= 6.17 wrote
+// into a golden file (go test -update, see testdata/regen.sh).
+type fixture struct {
+	src, obj, golden string
+	prog             string // the program, whose records carry the values
+	clang            string // the compiler that built obj
+}
 
+var fixtures = []fixture{
+	{"testdata/kinds.bpf.c", "testdata/kinds.bpf.o", "testdata/kinds.golden", "btfkinds_prog", "clang-14"},
+	// clang 14: 64-bit enums are 8-byte ENUMs, no enum is signed (kflag)
+	{"testdata/enums.bpf.c", "testdata/enums.clang14.bpf.o", "testdata/enums.clang14.golden", "btfenums_prog", "clang-14"},
+	// clang 19: ENUM64, and kflag on signed enums
+	{"testdata/enums.bpf.c", "testdata/enums.clang19.bpf.o", "testdata/enums.clang19.golden", "btfenums_prog", "clang-19"},
+}
+
+// kindsFixture is the fixture of (almost) every kind.
+var kindsFixture = fixtures[0]
+
+const (
 	metadataPrefix = "bpf_metadata_"
 	keyLen         = 64 // BPF_METADATA_KEY_LEN
 )
@@ -35,25 +49,33 @@ const (
 // entry is one BPF_METADATA entry.
 type entry struct{ key, value string }
 
-// fixtureVars returns the fixture's bpf_metadata_ variables in offset order
-// (the order libbpf gives the kernel, and so perf) and the .rodata bytes.
-func fixtureVars(tb testing.TB) ([]btf.VarSecinfo, []byte) {
+// fixtureVars returns the bpf_metadata_ variables of fx's object in offset
+// order (the order libbpf gives the kernel, and so perf), the .rodata
+// bytes, and the kinds of its enums as clang wrote them.
+func fixtureVars(tb testing.TB, fx fixture) ([]btf.VarSecinfo, []byte, *EnumKinds) {
+	vars, rodata, enums, _ := fixtureSpec(tb, fx)
+	return vars, rodata, enums
+}
+
+// fixtureSpec is fixtureVars with the spec of the types, which knows
+// their ids.
+func fixtureSpec(tb testing.TB, fx fixture) ([]btf.VarSecinfo, []byte, *EnumKinds, *btf.Spec) {
 	tb.Helper()
-	spec, err := ebpf.LoadCollectionSpec(fixtureObj)
+	spec, err := ebpf.LoadCollectionSpec(fx.obj)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	m := spec.Maps[".rodata"]
 	if m == nil || len(m.Contents) != 1 {
-		tb.Fatalf("%s: no .rodata map with contents", fixtureObj)
+		tb.Fatalf("%s: no .rodata map with contents", fx.obj)
 	}
 	ds, ok := m.Value.(*btf.Datasec)
 	if !ok {
-		tb.Fatalf("%s: .rodata value is %T, not a DATASEC", fixtureObj, m.Value)
+		tb.Fatalf("%s: .rodata value is %T, not a DATASEC", fx.obj, m.Value)
 	}
 	rodata, ok := m.Contents[0].Value.([]byte)
 	if !ok {
-		tb.Fatalf("%s: .rodata contents are %T", fixtureObj, m.Contents[0].Value)
+		tb.Fatalf("%s: .rodata contents are %T", fx.obj, m.Contents[0].Value)
 	}
 	var vars []btf.VarSecinfo
 	for _, v := range ds.Vars {
@@ -62,7 +84,31 @@ func fixtureVars(tb testing.TB) ([]btf.VarSecinfo, []byte) {
 		}
 	}
 	slices.SortStableFunc(vars, func(a, b btf.VarSecinfo) int { return int(a.Offset) - int(b.Offset) })
-	return vars, rodata
+	enums, err := ReadEnumKinds(rawBTF(tb, fx.obj), spec.Types)
+	if err != nil {
+		tb.Fatalf("%s: %v", fx.obj, err)
+	}
+	return vars, rodata, enums, spec.Types
+}
+
+// rawBTF returns the .BTF section of an object: the types as clang wrote
+// them.
+func rawBTF(tb testing.TB, obj string) []byte {
+	tb.Helper()
+	f, err := elf.Open(obj)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	sec := f.Section(".BTF")
+	if sec == nil {
+		tb.Fatalf("%s: no .BTF section", obj)
+	}
+	raw, err := sec.Data()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return raw
 }
 
 // metadataKey is the key perf's bpf_metadata_fill_event() writes:
@@ -76,14 +122,24 @@ func metadataKey(name string) string {
 }
 
 func TestGolden(t *testing.T) {
-	if *testkit.Update {
-		regenerateGolden(t)
+	for _, fx := range fixtures {
+		t.Run(filepath.Base(fx.obj), func(t *testing.T) {
+			if *testkit.Update {
+				regenerateGolden(t, fx)
+			}
+			checkGolden(t, fx)
+		})
 	}
-	want := readGolden(t, fixtureGolden)
-	vars, rodata := fixtureVars(t)
+}
+
+func checkGolden(t *testing.T, fx fixture) {
+	want := readGolden(t, fx.golden)
+	vars, rodata, enums := fixtureVars(t, fx)
 	if len(vars) != len(want) {
-		t.Errorf("%d bpf_metadata_ variables in %s, %d entries in %s", len(vars), fixtureObj, len(want), fixtureGolden)
+		t.Errorf("%d bpf_metadata_ variables in %s, %d entries in %s", len(vars), fx.obj, len(want), fx.golden)
 	}
+	d := perfDumper
+	d.Enums, d.Truncate = enums, valueLen-1
 	for i, v := range vars {
 		if i >= len(want) {
 			break
@@ -95,20 +151,19 @@ func TestGolden(t *testing.T) {
 			continue
 		}
 		// as perf does it: the VAR's type, at its offset in the map value
-		got, err := FormatVar(v, rodata, ValueLen)
+		got, err := d.DumpVar(v, rodata)
 		if got != want[i].value {
-			t.Errorf("%s: FormatVar = %q (err %v)\n\t     perf = %q", key, got, err, want[i].value)
+			t.Errorf("%s: DumpVar = %q (err %v)\n\t     perf = %q", key, got, err, want[i].value)
 		}
-		// FormatN over the variable's own bytes agrees here: its offset in
+		// Dump over the variable's own bytes agrees here: its offset in
 		// .rodata keeps the alignment of its members.
-		size := resolveSize(vr.Type)
-		data := rodata[v.Offset : int64(v.Offset)+size]
-		gotN, errN := FormatN(vr.Type, data, ValueLen)
+		size := resolveSize(vr.Type, defaultPtrSize)
+		gotN, errN := d.Dump(vr.Type, rodata[v.Offset:int64(v.Offset)+size])
 		if gotN != want[i].value {
-			t.Errorf("%s: FormatN = %q (err %v)\n\t   perf = %q", key, gotN, errN, want[i].value)
+			t.Errorf("%s: Dump = %q (err %v)\n\t   perf = %q", key, gotN, errN, want[i].value)
 		}
 		if (err == nil) != (errN == nil) {
-			t.Errorf("%s: FormatVar error %v, FormatN error %v", key, err, errN)
+			t.Errorf("%s: DumpVar error %v, Dump error %v", key, err, errN)
 		}
 	}
 }
@@ -116,14 +171,14 @@ func TestGolden(t *testing.T) {
 // TestGoldenErrors checks which fixture values libbpf fails on; perf keeps
 // their partial output.
 func TestGoldenErrors(t *testing.T) {
-	vars, rodata := fixtureVars(t)
+	vars, rodata, _ := fixtureVars(t, kindsFixture)
 	failing := map[string]error{
 		// a bitfield of an __int128: btf_dump_get_bitfield_value() -EINVAL
 		"i128_bitfield": ErrInvalidType,
 	}
 	for _, v := range vars {
 		key := metadataKey(v.Type.TypeName())
-		_, err := FormatVar(v, rodata, ValueLen)
+		_, err := perfFormatVar(v, rodata, valueLen)
 		if want := failing[key]; want == nil && err != nil {
 			t.Errorf("%s: unexpected error %v", key, err)
 		} else if want != nil && !errors.Is(err, want) {
@@ -165,9 +220,9 @@ func readGolden(tb testing.TB, path string) []entry {
 // regenerateGolden rebuilds the fixture, loads it, records with the modern
 // perf and writes the entries of its BPF_METADATA record as the golden file.
 // It needs root, clang, bpftool and a perf >= 6.17.
-func regenerateGolden(t *testing.T) {
+func regenerateGolden(t *testing.T, fx fixture) {
 	testkit.BPF(t)
-	clang := testkit.Command(t, "clang")
+	clang := testkit.Command(t, fx.clang)
 	bpftool := testkit.Command(t, "bpftool")
 	perfModern := testkit.PerfModern(t)
 	run := func(name string, args ...string) []byte {
@@ -183,27 +238,35 @@ func regenerateGolden(t *testing.T) {
 	}
 
 	run(clang, "-O2", "-g", "-target", "bpf", "-I/usr/include/x86_64-linux-gnu",
-		"-c", fixtureSrc, "-o", fixtureObj)
+		"-fdebug-prefix-map="+filepath.Dir(fx.src)+"=.", "-c", fx.src, "-o", fx.obj)
 
-	pin := filepath.Join(testkit.MountBPFFS(t), "btfkinds")
-	run(bpftool, "prog", "loadall", fixtureObj, pin)
+	pin := filepath.Join(testkit.MountBPFFS(t), fx.prog)
+	run(bpftool, "prog", "loadall", fx.obj, pin)
+	defer func() {
+		// unpinned, the program goes away soon after: wait, so that the
+		// next fixture's recording does not see it too
+		os.RemoveAll(pin)
+		for i := 0; i < 100 && exec.Command(bpftool, "prog", "show", "name", fx.prog).Run() == nil; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
 
 	// loaded before perf starts, so perf synthesizes BPF_METADATA at start
 	data := filepath.Join(t.TempDir(), "kinds.data")
 	run(perfModern, "record", "-q", "-o", data, "--", "true")
 	version := strings.TrimSpace(string(run(perfModern, "version")))
 
-	entries, err := recordedMetadata(data, "_"+fixtureProg)
+	entries, err := recordedMetadata(data, "_"+fx.prog)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "# BPF_METADATA entries of %s as %s recorded them.\n", filepath.Base(fixtureObj), version)
+	fmt.Fprintf(&b, "# BPF_METADATA entries of %s as %s recorded them.\n", filepath.Base(fx.obj), version)
 	fmt.Fprintf(&b, "# Regenerate with btf/testdata/regen.sh. One entry a line: key TAB value (Go-quoted).\n")
 	for _, e := range entries {
 		fmt.Fprintf(&b, "%s\t%q\n", e.key, e.value)
 	}
-	if err := os.WriteFile(fixtureGolden, b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(fx.golden, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }

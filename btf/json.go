@@ -121,7 +121,7 @@ func (j *jsonDumper) value(t btf.Type, off int64, bitOff, bitSize uint8, depth i
 		}
 		return nil
 	case *btf.Pointer:
-		v, err := j.uint(off, ptrSize)
+		v, err := j.uint(off, defaultPtrSize)
 		if err != nil {
 			return err
 		}
@@ -173,7 +173,7 @@ func (j *jsonDumper) integer(t *btf.Int, off int64) error {
 }
 
 func (j *jsonDumper) array(a *btf.Array, off int64, depth int) error {
-	elemSize := resolveSize(a.Type)
+	elemSize := resolveSize(a.Type, defaultPtrSize)
 	if elemSize < 0 {
 		return fmt.Errorf("btf: array of %v: %w", a.Type, ErrInvalidType)
 	}

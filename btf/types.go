@@ -30,10 +30,10 @@ const (
 )
 
 const (
-	// ptrSize is libbpf's d->ptr_sz: btf__pointer_size() guesses it from the
-	// size of "long" in the BTF and falls back to sizeof(void *). Both are 8
-	// for BPF programs dumped by an x86-64 perf.
-	ptrSize = 8
+	// defaultPtrSize is libbpf's d->ptr_sz for BPF programs:
+	// btf__pointer_size() guesses it from the size of "long" in the BTF
+	// and falls back to sizeof(void *); both are 8 on a 64-bit host.
+	defaultPtrSize = 8
 
 	// maxResolveDepth is libbpf's MAX_RESOLVE_DEPTH in btf.c: the longest
 	// modifier/typedef/array chain btf__resolve_size() follows.
@@ -47,7 +47,8 @@ const (
 
 // kindOf maps a cilium/ebpf type to its BTF kind. cilium/ebpf has one Enum
 // type for both kinds: an 8-byte Enum is marshalled as BTF_KIND_ENUM64, so it
-// is one here too.
+// is one here too, unless the dumper's EnumKinds says otherwise (see
+// dumper.isEnum64).
 func kindOf(t btf.Type) kind {
 	switch t := t.(type) {
 	case nil, *btf.Void:
@@ -160,7 +161,7 @@ func typeSize(t btf.Type) int64 {
 // resolveSize is libbpf's btf__resolve_size(): the size of t in bytes, or
 // errInval / errTooBig. Like libbpf it gives up after maxResolveDepth links
 // and rejects results above UINT32_MAX.
-func resolveSize(t btf.Type) int64 {
+func resolveSize(t btf.Type, ptrSize int64) int64 {
 	const u32max = 1<<32 - 1
 	nelems := int64(1)
 	size := int64(-1)
@@ -220,9 +221,9 @@ func (d *dumper) alignOf(t btf.Type) int64 {
 func (d *dumper) alignOfUncached(t btf.Type) int64 {
 	switch kindOf(t) {
 	case kindInt, kindEnum, kindEnum64, kindFloat:
-		return min(ptrSize, typeSize(t))
+		return min(d.ptrSize, typeSize(t))
 	case kindPtr:
-		return ptrSize
+		return d.ptrSize
 	case kindTypedef, kindVolatile, kindConst, kindRestrict, kindTypeTag:
 		return d.alignOf(next(t))
 	case kindArray:

@@ -22,6 +22,10 @@
 # "libbpf-strings: [ on" of `perf version --build-options`, so that a perf
 # that cannot write the record is not taken for one that can.
 #
+# The root also gets sid's libbpf-dev (libbpf >= 1.7, the libbpf perf is
+# built with): package btf's differential test builds its libbpf oracle
+# against it, run by the root's ld.so as the perf is.
+#
 # Needs root (debootstrap) and Debian's archive, only when installing.
 # Idempotent: quick when the perf is already there.
 set -eu
@@ -45,12 +49,17 @@ version_ok() {
 	[ "$maj" -gt 6 ] || { [ "$maj" -eq 6 ] && [ "$min" -ge 17 ]; }
 }
 
-if version_ok "$PERF"; then
+# libbpf_ok: the default root has sid's libbpf-dev (see above).
+libbpf_ok() {
+	[ "$PERF" != "$DEFAULT" ] || { [ -f "$ROOT/usr/include/bpf/btf.h" ] && [ -e "$ROOT/usr/lib/x86_64-linux-gnu/libbpf.so.1" ]; }
+}
+
+if version_ok "$PERF" && libbpf_ok; then
 	[ "${1:-}" = --check ] || echo "$PERF"
 	exit 0
 fi
 if [ "${1:-}" = --check ]; then
-	say "$PERF is not a perf >= 6.17 (run scripts/modern-perf.sh to install one)"
+	say "$PERF is not a perf >= 6.17 with libbpf-dev beside it (run scripts/modern-perf.sh to install them)"
 	exit 1
 fi
 if [ "$PERF" != "$DEFAULT" ]; then
@@ -86,7 +95,7 @@ if [ ! -x "$ROOT/usr/bin/apt-get" ]; then
 fi
 say "installing sid's linux-perf in $ROOT"
 chroot "$ROOT" apt-get $NOEXPIRE update -qq
-chroot "$ROOT" apt-get install -y -qq --no-install-recommends linux-perf >/dev/null
+chroot "$ROOT" apt-get install -y -qq --no-install-recommends linux-perf libbpf-dev >/dev/null
 
 # The process is named perf (not ld-linux-x86-64) when ld.so runs through a
 # link of that name: perf's own COMM records and samples then say "perf".

@@ -272,3 +272,40 @@ func GetMapInfo(fd int) (*MapInfo, error) {
 		BTFValueTypeID: mi.BTFValueTypeID,
 	}, nil
 }
+
+// btfInfo is struct bpf_btf_info.
+type btfInfo struct {
+	BTF       pointer
+	BTFSize   uint32
+	ID        uint32
+	Name      pointer
+	NameLen   uint32
+	KernelBTF uint32
+}
+
+// maxRawBTF bounds the raw BTF read of one object: vmlinux's is about 6 MiB,
+// a program's a few KiB.
+const maxRawBTF = 64 << 20
+
+// GetBTF reads the raw BTF of the BTF object fd (it must be one), in two
+// BPF_OBJ_GET_INFO_BY_FD calls as libbpf's btf_get_from_fd() does: the
+// first for the size, the second for the bytes. cilium/ebpf reads it the
+// same way but keeps only the types it parses.
+func GetBTF(fd int) ([]byte, error) {
+	var info btfInfo
+	if _, err := objInfo(fd, unsafe.Pointer(&info), unsafe.Sizeof(info)); err != nil {
+		return nil, fmt.Errorf("BPF_OBJ_GET_INFO_BY_FD (BTF, fd %d): %w", fd, err)
+	}
+	if info.BTFSize == 0 || info.BTFSize > maxRawBTF {
+		return nil, fmt.Errorf("BTF object %d has %d bytes of BTF", info.ID, info.BTFSize)
+	}
+	raw := make([]byte, info.BTFSize)
+	info = btfInfo{BTF: ptr(raw), BTFSize: uint32(len(raw))}
+	if _, err := objInfo(fd, unsafe.Pointer(&info), unsafe.Sizeof(info)); err != nil {
+		return nil, fmt.Errorf("BPF_OBJ_GET_INFO_BY_FD (BTF, fd %d): %w", fd, err)
+	}
+	if int(info.BTFSize) != len(raw) {
+		return nil, fmt.Errorf("BTF object %d changed size while read (%d, then %d bytes)", info.ID, len(raw), info.BTFSize)
+	}
+	return raw, nil
+}

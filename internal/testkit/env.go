@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -137,4 +138,37 @@ func PerfModern(t testing.TB) string {
 		Missing(t, "needs a perf >= 6.17: %v", err)
 	}
 	return p
+}
+
+// ModernLibbpf is the libbpf >= 1.7 that scripts/modern-perf.sh installs in
+// the modern perf's Debian sid root: Include holds its bpf/ headers, Lib
+// its libbpf.so.1, and a program linked against it runs under the root's
+// own dynamic loader: Run(prog, args...).
+type ModernLibbpf struct {
+	Include, Lib, LDSO string
+}
+
+// Run returns the command line that runs prog against the root's
+// libraries.
+func (l ModernLibbpf) Run(prog string, args ...string) []string {
+	return append([]string{l.LDSO, "--library-path", l.Lib, prog}, args...)
+}
+
+// Libbpf17 returns the modern perf root's libbpf, or ends the test when
+// there is none (BPFMETA_MODERN_PERF naming another perf has no root).
+func Libbpf17(t testing.TB) ModernLibbpf {
+	t.Helper()
+	root := filepath.Join(filepath.Dir(DefaultModernPerf), "root")
+	lib := filepath.Join(root, "usr/lib/x86_64-linux-gnu")
+	l := ModernLibbpf{Include: t.TempDir(), Lib: lib, LDSO: filepath.Join(lib, "ld-linux-x86-64.so.2")}
+	for _, f := range []string{filepath.Join(root, "usr/include/bpf/btf.h"), filepath.Join(lib, "libbpf.so.1"), l.LDSO} {
+		if _, err := os.Stat(f); err != nil {
+			Missing(t, "needs the libbpf of the modern perf's root (scripts/modern-perf.sh installs it): %v", err)
+		}
+	}
+	// only bpf/: the root's C library headers are not the host compiler's
+	if err := os.Symlink(filepath.Join(root, "usr/include/bpf"), filepath.Join(l.Include, "bpf")); err != nil {
+		t.Fatal(err)
+	}
+	return l
 }
