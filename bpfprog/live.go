@@ -57,7 +57,7 @@ var (
 // (ErrNoAccess) or shows no addresses (ErrHiddenAddresses). With no program
 // loaded it has nothing to try and returns nil.
 func (l *Live) Check() error {
-	for p, err := range l.Programs() {
+	for p, err := range l.All() {
 		if errors.Is(err, os.ErrPermission) {
 			return ErrNoAccess
 		}
@@ -98,11 +98,11 @@ func (l *Live) read(id uint32, tag *perfdata.BPFTag) (*Program, error) {
 	return p, err
 }
 
-// Programs reads every loaded program, in ascending id order as perf's
+// All reads every loaded program, in ascending id order as perf's
 // perf_event__synthesize_bpf_events() walks them. Programs unloaded during
 // the walk are left out. An error reading one program is yielded with a nil
 // program and the walk goes on; an error listing ids ends it.
-func (l *Live) Programs() iter.Seq2[*Program, error] {
+func (l *Live) All() iter.Seq2[*Program, error] {
 	return func(yield func(*Program, error) bool) {
 		var id ebpf.ProgramID
 		for {
@@ -327,13 +327,13 @@ func readMetadata(info *bpfsys.ProgInfo, ni *nameInfo, specs btfCache) (*Metadat
 	var tooLarge *TooLargeError
 	for _, mapID := range info.MapIDs {
 		md, nvars, err := readMetadataMap(info.ID, mapID, specs)
-		if md == nil && err == nil {
-			continue
-		}
 		if nvars > perfdata.MaxBPFMetadataEntries {
 			if tooLarge == nil {
 				tooLarge = &TooLargeError{MapID: mapID, Variables: nvars}
 			}
+			continue
+		}
+		if md == nil && err == nil {
 			continue
 		}
 		if md != nil {

@@ -416,7 +416,7 @@ func TestPrograms(t *testing.T) {
 	progs, _ := testkit.LoadCilium(t, "meta")
 	seen := map[uint32]bool{}
 	var last uint32
-	for p, err := range live.Programs() {
+	for p, err := range live.All() {
 		if err != nil {
 			t.Errorf("Programs: %v", err)
 			continue
@@ -496,7 +496,7 @@ func permissionChild(t *testing.T, idArg string) {
 		t.Fatalf("ReadProgram(%d) as nobody: %v, want a permission error", id, err)
 	}
 	n := 0
-	for p, err := range live.Programs() {
+	for p, err := range live.All() {
 		n++
 		if p != nil || !errors.Is(err, os.ErrPermission) {
 			t.Fatalf("Programs as nobody: %v %v, want a permission error", p, err)

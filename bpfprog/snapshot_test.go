@@ -336,7 +336,7 @@ func TestSnapshotOutlivesPrograms(t *testing.T) {
 		t.Fatal(err)
 	}
 	taken := map[uint32]*Program{}
-	for p, err := range live.Programs() {
+	for p, err := range live.All() {
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,12 +2,14 @@ package bpfprog
 
 import (
 	"fmt"
+	"iter"
 	"os"
 	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 
+	"github.com/bpfmeta/bpfmeta/internal/perfevent"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -29,6 +31,14 @@ type Source interface {
 	System() System
 }
 
+// Lister is a Source that can also list its programs, in ascending id
+// order: Live and Snapshot are. inject uses it for the programs loaded
+// during a recording that has no record of them.
+type Lister interface {
+	Source
+	All() iter.Seq2[*Program, error]
+}
+
 // System identifies a machine and one boot of it.
 type System struct {
 	KernelRelease string `json:"kernel_release"` // uname -r, as perf's HEADER_OSRELEASE
@@ -38,6 +48,21 @@ type System struct {
 	// BootTime is when the machine booted (now minus CLOCK_BOOTTIME), so
 	// that a program's LoadTime can be shown as a date.
 	BootTime time.Time `json:"boot_time"`
+	// PerfClockOffset is CLOCK_BOOTTIME minus perf's clock (the clock of a
+	// recording's timestamps) when the system was read, so that a
+	// program's LoadTime can be placed in a recording of the same boot;
+	// 0 when it could not be measured (perfevent.PerfClockOffset).
+	PerfClockOffset time.Duration `json:"perf_clock_offset_ns,omitempty"`
+}
+
+// LoadedAtPerfTime is when p was loaded on perf's clock, and whether that is
+// known.
+func (s System) LoadedAtPerfTime(p *Program) (uint64, bool) {
+	t := p.LoadTime - s.PerfClockOffset
+	if s.PerfClockOffset == 0 || p.LoadTime == 0 || t < 0 {
+		return 0, false
+	}
+	return uint64(t), true
 }
 
 // bootIDPath holds the random id the kernel picks at every boot.
@@ -64,6 +89,8 @@ func CurrentSystem() (System, error) {
 		return s, fmt.Errorf("CLOCK_BOOTTIME: %w", err)
 	}
 	s.BootTime = time.Now().Add(-time.Duration(ts.Nano())).UTC()
+	// best effort: without it, only programs of the recording get metadata
+	s.PerfClockOffset, _ = perfevent.PerfClockOffset()
 	return s, nil
 }
 

@@ -7,7 +7,15 @@
 //     perf_event__synthesize_one_bpf_prog() does;
 //   - for a program loaded while recording (the kernel emitted its KSYMBOLs
 //     and BPF_EVENT, possibly inside compressed records), at the end, in
-//     ascending program id, as perf_event__synthesize_final_bpf_metadata() does.
+//     ascending program id, as perf_event__synthesize_final_bpf_metadata() does;
+//   - for a program loaded while recording that the recording has no record
+//     of (a recording of one task sees only the task's own loads; perf's
+//     side-band thread sees every load on the machine and writes its
+//     metadata all the same), at the end too, in the same id order, when the
+//     source can list its programs (bpfprog.Lister) and place their load
+//     times on the recording's clock (System.PerfClockOffset), and the
+//     recording is of the source's boot (one of its programs is the
+//     source's by id, tag and addresses).
 //
 // Programs are looked up in a bpfprog.Source by the id of their BPF_EVENT
 // and matched by tag and by the addresses of their KSYMBOLs, so a reused id
@@ -47,8 +55,13 @@ type RecordWriter interface {
 	WriteRecord(rec *perfdata.Record) error
 }
 
-// Options change how records are named.
+// Options change what inject writes.
 type Options struct {
+	// RecordedOnly writes metadata only for the programs the recording has
+	// a BPF_EVENT of: none for the programs loaded during the recording
+	// that only perf's side-band thread saw.
+	RecordedOnly bool
+
 	// PerfNames gives each record the prog_name perf record >= 6.17 writes
 	// (bpf_metadata_create()'s, which for the main function of a program
 	// loaded during the recording is not the name of its KSYMBOL) instead of
@@ -118,6 +131,10 @@ type Program struct {
 	Synthesized bool
 	// Unloaded: the recording saw the program unloaded (PROG_UNLOAD).
 	Unloaded bool
+	// Unrecorded: the recording has no record of the program; the source
+	// says it was loaded while the recording was made (its records are at
+	// the end, as perf's side-band thread has them written).
+	Unrecorded bool
 	// Samples counts the recording's samples in the program's functions,
 	// for the programs whose metadata is not in the output (Outcome not
 	// Injected or AlreadyPresent); 0 for the others.
@@ -131,9 +148,14 @@ type Program struct {
 
 // Summary is what an injection did.
 type Summary struct {
-	Programs []*Program // one per PROG_LOAD BPF_EVENT, in recording order
-	Injected int        // BPF_METADATA records written
-	Kept     int        // BPF_METADATA records the recording already had
+	// Programs has one entry per PROG_LOAD BPF_EVENT, in recording order,
+	// then one per Unrecorded program, in id order.
+	Programs []*Program
+	Injected int // BPF_METADATA records written
+	Kept     int // BPF_METADATA records the recording already had
+	// UnrecordedSkipped says why the programs loaded during the recording
+	// that it has no record of were not looked for ("" if they were).
+	UnrecordedSkipped string
 }
 
 // Unresolved returns the programs whose metadata could not be determined.
@@ -199,6 +221,13 @@ type injector struct {
 	// missing counts the loaded programs whose samples are counted: those
 	// the output has no metadata for.
 	missing int
+	// first and last are the earliest and latest record times (perf's
+	// clock), 0 if none.
+	first, last uint64
+	// orphans are the names of the recording's BPF_METADATA records that
+	// stand for no program of its BPF_EVENTs: perf's records of programs
+	// it has no record of.
+	orphans []string
 }
 
 // pending is a BPF_METADATA record not yet written.
@@ -222,6 +251,12 @@ func (j *injector) record(rec *perfdata.Record) error {
 	}
 	if err := j.w.WriteRecord(rec); err != nil {
 		return &WriteError{err}
+	}
+	if ts, ok := j.r.Events().Time(rec.Raw, j.r.ByteOrder()); ok && ts != 0 {
+		if j.first == 0 || ts < j.first {
+			j.first = ts
+		}
+		j.last = max(j.last, ts)
 	}
 	switch t {
 	case perfdata.RecordKSymbol, perfdata.RecordBPFEvent:
@@ -296,6 +331,7 @@ func (j *injector) existing(name string) {
 			return
 		}
 	}
+	j.orphans = append(j.orphans, name)
 }
 
 // cancel drops one pending record that the recording's record named name
@@ -378,6 +414,9 @@ func (j *injector) write(p pending) error {
 // ascending program id as perf walks its bpf_prog_info tree.
 func (j *injector) finish() error {
 	if err := j.flushAfter(); err != nil {
+		return err
+	}
+	if err := j.unrecorded(); err != nil {
 		return err
 	}
 	slices.SortStableFunc(j.atEnd, func(a, b pending) int { return cmp.Compare(a.prog.ID, b.prog.ID) })
@@ -479,6 +518,87 @@ func (j *injector) records(tp *bpftrack.Program, p *Program) ([]newRecord, Outco
 		out = append(out, newRecord{names: uniq(names[i], m.ProgNames[i], f.PerfName, f.KernelName), raw: raw})
 	}
 	return out, Injected, nil
+}
+
+// unrecorded adds the programs the source says were loaded while the
+// recording was made and that the recording has no record of.
+func (j *injector) unrecorded() error {
+	lister, ok := j.src.(bpfprog.Lister)
+	sys := j.src.System()
+	switch {
+	case j.opts.RecordedOnly:
+		return nil
+	case !ok:
+		j.sum.UnrecordedSkipped = "the source cannot list its programs"
+		return nil
+	case sys.PerfClockOffset == 0:
+		j.sum.UnrecordedSkipped = "the source does not say how its clock relates to perf's (a snapshot of an older bpfmeta?)"
+		return nil
+	case j.first == 0:
+		j.sum.UnrecordedSkipped = "the recording has no timestamps"
+		return nil
+	case !slices.ContainsFunc(j.sum.Programs, func(p *Program) bool { return p.Outcome.Resolved() && p.Outcome != AlreadyPresent }):
+		// Load times say nothing across boots: only a program matched by
+		// id, tag and addresses shows that the recording is of this boot.
+		j.sum.UnrecordedSkipped = "none of the recording's programs is the source's: it may be of another boot"
+		return nil
+	}
+	seen := map[uint32]bool{}
+	for _, p := range j.sum.Programs {
+		seen[p.ID] = true
+	}
+	for sp, err := range lister.All() {
+		if err != nil || seen[sp.ID] {
+			continue
+		}
+		t, ok := sys.LoadedAtPerfTime(sp)
+		if !ok || t < j.first || t > j.last {
+			continue
+		}
+		p := &Program{ID: sp.ID, Tag: sp.Tag, Unrecorded: true, Outcome: Injected}
+		if len(sp.Funcs) > 0 {
+			p.Name = sp.Funcs[0].PerfName
+		}
+		j.sum.Programs = append(j.sum.Programs, p)
+		m, err := sp.BPFMetadata()
+		var tl *bpfprog.TooLargeError
+		switch {
+		case errors.As(err, &tl):
+			p.Outcome, p.Err = TooLarge, err
+			continue
+		case errors.Is(err, bpfprog.ErrNoMetadata):
+			p.Outcome = NoMetadata
+			continue
+		case err != nil:
+			p.Outcome, p.Err = Failed, err
+			continue
+		case len(m.ProgNames) != len(sp.Funcs):
+			p.Outcome, p.Err = Failed, fmt.Errorf("program %d: %d functions but %d metadata names", sp.ID, len(sp.Funcs), len(m.ProgNames))
+			continue
+		}
+		entries := make([]perfdata.BPFMetadataEntry, len(m.Entries))
+		for i, en := range m.Entries {
+			entries[i] = perfdata.BPFMetadataEntry{Key: en.Key, Value: en.Value}
+		}
+		for i, f := range sp.Funcs {
+			// no KSYMBOL to name it after: perf's name
+			names := uniq(m.ProgNames[i], f.PerfName, f.KernelName)
+			if k := slices.IndexFunc(j.orphans, func(o string) bool { return slices.Contains(names, o) }); k >= 0 {
+				j.orphans = slices.Delete(j.orphans, k, k+1)
+				if p.Records == 0 {
+					p.Outcome = AlreadyPresent
+				}
+				continue
+			}
+			bm := perfdata.BPFMetadata{ProgName: m.ProgNames[i], Entries: entries}
+			raw, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize())
+			if err != nil {
+				return err
+			}
+			j.atEnd = append(j.atEnd, pending{prog: p, names: names, raw: raw})
+		}
+	}
+	return nil
 }
 
 func uniq(ss ...string) []string {

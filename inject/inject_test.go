@@ -5,8 +5,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"iter"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
@@ -396,5 +400,104 @@ func TestTooLarge(t *testing.T) {
 	}
 	if p := sum.Programs[0]; p.Outcome != inject.TooLarge || !strings.Contains(fmt.Sprint(p.Err), "203") || p.Outcome.Resolved() != true {
 		t.Errorf("%v: %v", p.Outcome, p.Err)
+	}
+}
+
+// listSource is a fakeSource that lists its programs and knows perf's
+// clock: CLOCK_BOOTTIME is perf's clock + offset.
+type listSource struct {
+	fakeSource
+	offset time.Duration
+}
+
+func (l listSource) System() bpfprog.System { return bpfprog.System{PerfClockOffset: l.offset} }
+
+func (l listSource) All() iter.Seq2[*bpfprog.Program, error] {
+	return func(yield func(*bpfprog.Program, error) bool) {
+		ids := slices.Sorted(maps.Keys(l.fakeSource))
+		for _, id := range ids {
+			if !yield(l.fakeSource[id], nil) {
+				return
+			}
+		}
+	}
+}
+
+// TestUnrecorded: programs the source says were loaded while the recording
+// was made, which it has no record of, get their records at the end, in id
+// order with the recording's own loaded-during programs, named as perf
+// names them; not outside the recording's time, not without a sign that
+// the recording is of the source's boot, not twice.
+func TestUnrecorded(t *testing.T) {
+	const offset = 1000 * time.Nanosecond
+	at := func(perfTime time.Duration) time.Duration { return perfTime + offset }
+	a := prog(1, 0x10, 0xffff1000, 0, true) // loaded before: synthesized
+	a.LoadTime = at(100)
+	f := prog(5, 0x50, 0xffff5000, 0, true) // loaded during, recorded
+	f.LoadTime = at(6000)
+	b := prog(7, 0x70, 0xffff7000, 1, true) // loaded during, not recorded
+	b.LoadTime = at(7000)
+	c := prog(8, 0x80, 0xffff8000, 0, true) // loaded after the recording
+	c.LoadTime = at(20000)
+	d := prog(3, 0x30, 0xffff3000, 0, false) // during, too many variables
+	d.LoadTime, d.TooLarge = at(8000), &bpfprog.TooLargeError{Variables: 203}
+	e := prog(9, 0x90, 0xffff9000, 0, false) // during, no metadata
+	e.LoadTime = at(8500)
+	src := listSource{fakeSource{1: a, 5: f, 7: b, 8: c, 3: d, 9: e}, offset}
+
+	in := newStream()
+	in.synth(a)
+	in.SampleAt(0x1000, 5000)
+	in.kernelLoad(f)
+	in.SampleAt(0x1000, 9000)
+	in.rec(perfdata.RecordFinishedRound, nil)
+
+	got, sum := run(t, in.Bytes(), src, inject.Options{})
+	want := newStream()
+	want.synth(a)
+	want.metadataOf(a.Funcs[0].PerfName, a)
+	want.SampleAt(0x1000, 5000)
+	want.kernelLoad(f)
+	want.SampleAt(0x1000, 9000)
+	want.rec(perfdata.RecordFinishedRound, nil)
+	want.metadataOf(f.Funcs[0].KernelName, f)
+	for _, fn := range b.Funcs {
+		want.metadataOf(fn.PerfName, b)
+	}
+	if !bytes.Equal(got, want.Bytes()) {
+		t.Errorf("output differs from the expected recording (%d bytes, want %d)", len(got), len(want.Bytes()))
+	}
+	outcomes := map[uint32]inject.Outcome{}
+	for _, p := range sum.Programs {
+		if p.Unrecorded {
+			outcomes[p.ID] = p.Outcome
+		}
+	}
+	if !maps.Equal(outcomes, map[uint32]inject.Outcome{7: inject.Injected, 3: inject.TooLarge, 9: inject.NoMetadata}) {
+		t.Errorf("unrecorded programs in the summary: %v", outcomes)
+	}
+
+	// Injecting again adds nothing.
+	again, sum2 := run(t, got, src, inject.Options{})
+	if !bytes.Equal(again, got) || sum2.Injected != 0 {
+		t.Errorf("a second inject added %d records", sum2.Injected)
+	}
+	// Not asked for, not knowable, not of this boot: nothing at the end for b.
+	for name, c := range map[string]struct {
+		src  bpfprog.Source
+		opts inject.Options
+	}{
+		"RecordedOnly":          {src, inject.Options{RecordedOnly: true}},
+		"no clock":              {listSource{src.fakeSource, 0}, inject.Options{}},
+		"cannot list":           {src.fakeSource, inject.Options{}},
+		"another boot's source": {listSource{fakeSource{7: b}, offset}, inject.Options{}},
+	} {
+		out, sum := run(t, in.Bytes(), c.src, c.opts)
+		if bytes.Contains(out, []byte(b.Funcs[0].PerfName)) {
+			t.Errorf("%s: records for an unrecorded program", name)
+		}
+		if name != "RecordedOnly" && sum.UnrecordedSkipped == "" {
+			t.Errorf("%s: the summary does not say why none were looked for", name)
+		}
 	}
 }

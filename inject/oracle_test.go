@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
@@ -44,12 +45,12 @@ type oracleRun struct {
 func TestOracle(t *testing.T) {
 	perfStock, perfModern := requireLive(t)
 	bpffs := testkit.MountBPFFS(t)
-	before := loadFixtures(t, filepath.Join(bpffs, "before"), "meta", "nometa")
+	before := loadFixtures(t, filepath.Join(bpffs, "before"), "meta", "nometa", "many202", "many203")
 	dir := t.TempDir()
 	stopNeighbour := startNeighbour(t, perfStock, dir)
 	start := func(perf, who string, mode testkit.RecordMode) *oracleRun {
 		pin := filepath.Join(bpffs, who+"-"+string(mode))
-		w := loadCommand(t, pin, "meta", "nometa") + " && sleep 0.2"
+		w := loadCommand(t, pin, "meta", "nometa", "many202", "many203") + " && sleep 0.2"
 		return &oracleRun{PerfRun: startRecord(t, perf, mode, filepath.Join(dir, who+"-"+string(mode)+".data"), w), pin: pin}
 	}
 	finish := func(r *oracleRun) {
@@ -79,6 +80,75 @@ func TestOracle(t *testing.T) {
 	}
 	for _, m := range testkit.RecordModes {
 		t.Run(string(m), func(t *testing.T) { compareWithModern(t, perfModern, live, before, stock[m], modern[m]) })
+	}
+}
+
+// TestOracleUnrecorded: a recording of one task (the workload's) has no
+// record of the programs another process loads meanwhile; perf 7.2's
+// side-band thread sees the loads and writes their metadata at the end all
+// the same, and so must inject: a perf 6.1 recording and a perf 7.2 one,
+// made one after the other while a loader loads the same objects (202 and
+// 203 variables among them: perf writes no record for 203), end in the
+// same records for them.
+func TestOracleUnrecorded(t *testing.T) {
+	perfStock, perfModern := requireLive(t)
+	bpffs := testkit.MountBPFFS(t)
+	dir := t.TempDir()
+	// loaded before both: the recordings' proof of being of this boot
+	loadFixtures(t, filepath.Join(bpffs, "before"), "nometa")
+	objects := []string{"meta", "many202", "many203"}
+	record := func(perf, who string) (string, []uint32) {
+		out := filepath.Join(dir, who+".data")
+		r := testkit.StartPerf(t, perf, out, testkit.PerfOptions{Args: []string{"-F", "99"}})
+		r.WaitReady(t)
+		time.Sleep(200 * time.Millisecond)
+		ids := loadFixtures(t, filepath.Join(bpffs, who), objects...)
+		time.Sleep(200 * time.Millisecond)
+		r.Stop(t)
+		return out, ids
+	}
+	stock, stockIDs := record(perfStock, "stock")
+	modern, _ := record(perfModern, "modern")
+	live, err := bpfprog.NewLive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, sum := mustInject(t, stock, dir, live, inject.Options{})
+	ours := func(r *recording, ms [][]byte) [][]byte {
+		var mine [][]byte
+		for _, m := range ms {
+			name := r.metadata(t, readRecord{Raw: m}).ProgName
+			if strings.Contains(name, "_bpfprogt_") {
+				mine = append(mine, m)
+			}
+		}
+		return mine
+	}
+	O, M := readRecording(t, out), readRecording(t, modern)
+	got, want := ours(O, tailMetadata(t, O)), ours(M, tailMetadata(t, M))
+	if len(want) == 0 {
+		t.Fatalf("perf 7.2 wrote no records for the programs loaded while it recorded: %q", progNames(t, M, tailMetadata(t, M)))
+	}
+	if !equalRecords(got, want) {
+		t.Errorf("the records at the end for the programs loaded elsewhere:\ninject   %q\nperf 7.2 %q", progNames(t, O, got), progNames(t, M, want))
+	}
+	for _, id := range stockIDs {
+		i := slices.IndexFunc(sum.Programs, func(p *inject.Program) bool { return p.ID == id })
+		if i < 0 || !sum.Programs[i].Unrecorded {
+			t.Errorf("program %d is not in the summary as loaded during the recording", id)
+			continue
+		}
+		p := sum.Programs[i]
+		if strings.Contains(p.Name, "many203") != (p.Outcome == inject.TooLarge) {
+			t.Errorf("program %d (%s): %v", id, p.Name, p.Outcome)
+		}
+	}
+	if sum.UnrecordedSkipped != "" {
+		t.Errorf("inject did not look for them: %s", sum.UnrecordedSkipped)
+	}
+	// perf 7.2 reads the result and sees exactly these records
+	if got, want := perfScriptMetadata(t, perfModern, O.Path), allMetadata(O); !equalRecords(got, want) {
+		t.Errorf("perf 7.2 shows %d BPF_METADATA records, not the %d the file has", len(got), len(want))
 	}
 }
 
@@ -119,8 +189,11 @@ func padded(r *recording) int {
 
 func compareWithModern(t *testing.T, perfModern string, live *bpfprog.Live, before []uint32, s, m *oracleRun) {
 	dir := t.TempDir()
-	outPerf, _ := mustInject(t, s.Out, dir, live, inject.Options{PerfNames: true})
-	outDefault, _ := mustInject(t, s.Out, dir, live, inject.Options{})
+	// The perf 6.1 recordings ran at once, each seeing the others' loads
+	// as perf 7.2's side-band thread would: their programs are compared
+	// here; TestOracleUnrecorded compares the others.
+	outPerf, _ := mustInject(t, s.Out, dir, live, inject.Options{PerfNames: true, RecordedOnly: true})
+	outDefault, _ := mustInject(t, s.Out, dir, live, inject.Options{RecordedOnly: true})
 	S, M := readRecording(t, s.Out), readRecording(t, m.Out)
 	O, D := readRecording(t, outPerf), readRecording(t, outDefault)
 	program := func(id uint32) *bpfprog.Program {

@@ -262,3 +262,46 @@ func (e *Events) SampleIP(raw []byte, bo binary.ByteOrder) (uint64, bool) {
 	}
 	return bo.Uint64(raw[off:]), true
 }
+
+// Time returns the time of a record (raw includes the header) on perf's
+// clock, as perf's evsel__parse_sample() and perf_evsel__parse_id_sample()
+// find it: in a SAMPLE after the identifier, ip and pid/tid; in another
+// kernel record in the sample_id trailer at its end, with the first event's
+// layout. false when the record has no time. The kernel's KSYMBOL and
+// BPF_EVENT records may end in bytes it did not write (bpftrack explains
+// why): their times are not read.
+func (e *Events) Time(raw []byte, bo binary.ByteOrder) (uint64, bool) {
+	if len(e.attrs) == 0 || len(raw) < EventHeaderSize {
+		return 0, false
+	}
+	t := RecordType(bo.Uint32(raw))
+	var a *Attr
+	off := 0
+	switch {
+	case t == RecordSample:
+		if a = e.ForSample(raw, bo); a == nil || a.SampleType&SampleTime == 0 {
+			return 0, false
+		}
+		off = EventHeaderSize
+		for _, b := range []SampleType{SampleIdentifier, SampleIP, SampleTID} {
+			if a.SampleType&b != 0 {
+				off += 8
+			}
+		}
+	case t >= UserTypeStart, t == RecordKSymbol, t == RecordBPFEvent:
+		return 0, false
+	default:
+		a = &e.attrs[0]
+		if !a.SampleIDAll() || a.SampleType&SampleTime == 0 {
+			return 0, false
+		}
+		off = len(raw) - a.IDHeaderSize()
+		if a.SampleType&SampleTID != 0 {
+			off += 8
+		}
+	}
+	if off < EventHeaderSize || off+8 > len(raw) {
+		return 0, false
+	}
+	return bo.Uint64(raw[off:]), true
+}

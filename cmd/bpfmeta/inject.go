@@ -37,6 +37,15 @@ functions, so a reused id never gets another program's metadata. Records the
 recording has already are kept, not duplicated: injecting twice is injecting
 once.
 
+perf >= 6.17 also writes, at the end, the records of programs other processes
+loaded during the recording when it has no record of them (a recording of one
+command sees only that command's loads); so does inject, for the programs the
+source says were loaded between the recording's first and last timestamp
+(load times are CLOCK_BOOTTIME, placed on perf's clock by an offset measured
+when the source was read, exact to microseconds unless the machine suspended
+meanwhile), if the recording is of the source's boot (one of its programs is
+the source's). --recorded-only leaves them out.
+
 A summary goes to stderr: programs, records added, and the programs whose
 metadata could not be found, and why (-v lists every one). --strict fails (exit
 1, no output) when a program with samples in the recording gets no metadata
@@ -59,6 +68,7 @@ Examples:
 				Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch) instead of the running kernel"},
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program with samples gets no metadata perf would have written"},
 			&cli.BoolFlag{Name: "perf-names", Usage: "name the records as perf record does, not after the function they belong to (see the README)"},
+			&cli.BoolFlag{Name: "recorded-only", Usage: "add metadata only for programs the recording has a record of (see above)"},
 			quietFlag(),
 			verboseFlag("list every program that got no metadata, and why"),
 		},
@@ -106,7 +116,7 @@ func runInject(c *cli.Context) error {
 	warnUnfinished(notes(c), in)
 	rec := &hostCheck{input: in, src: src, w: notes(c)}
 	prog := newProgress(s, in, c.Bool("quiet"))
-	sum, err := inject.Run(rec, prog.wrap(w), src, inject.Options{PerfNames: c.Bool("perf-names")})
+	sum, err := inject.Run(rec, prog.wrap(w), src, inject.Options{PerfNames: c.Bool("perf-names"), RecordedOnly: c.Bool("recorded-only")})
 	prog.done()
 	var werr *inject.WriteError
 	switch {
@@ -226,6 +236,9 @@ type report struct {
 	sum      *inject.Summary
 	snapshot bool
 	counts   map[inject.Outcome]int
+	// unrecorded counts the programs loaded during the recording that it
+	// has no record of (and how many of them got records).
+	unrecorded, unrecordedInjected int
 	// missing are the programs the output has no metadata for that perf
 	// would have written, by id; transient those of them loaded and
 	// unloaded during the recording without a sample (libbpf's probes);
@@ -237,6 +250,12 @@ func summarize(sum *inject.Summary, snapshot bool) *report {
 	r := &report{sum: sum, snapshot: snapshot, counts: map[inject.Outcome]int{}}
 	for _, p := range sum.Programs {
 		r.counts[p.Outcome]++
+		if p.Unrecorded {
+			r.unrecorded++
+			if p.Outcome == inject.Injected {
+				r.unrecordedInjected++
+			}
+		}
 		if p.Outcome.Resolved() && p.Outcome != inject.TooLarge {
 			continue
 		}
@@ -275,7 +294,13 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 	if len(r.transient) > 0 {
 		fmt.Fprintf(&b, "; %d loaded and unloaded during the recording without a sample, not found", len(r.transient))
 	}
+	if r.unrecorded > 0 {
+		fmt.Fprintf(&b, "; of them, %d loaded elsewhere during the recording, which has no record of them (%d got records at the end, as perf's side-band thread has them written)", r.unrecorded, r.unrecordedInjected)
+	}
 	fmt.Fprintln(w, safetext.Clean(b.String()))
+	if verbose && sum.UnrecordedSkipped != "" {
+		fmt.Fprintf(w, "bpfmeta: note: programs loaded elsewhere during the recording were not looked for: %s\n", safetext.Clean(sum.UnrecordedSkipped))
+	}
 	list := r.missing
 	if verbose {
 		list = append(slices.Clone(list), r.transient...)

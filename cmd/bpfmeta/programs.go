@@ -86,7 +86,7 @@ func runPrograms(c *cli.Context) error {
 			progs = append(progs, p)
 		}
 	} else {
-		for p, err := range live.Programs() {
+		for p, err := range live.All() {
 			if err != nil {
 				fail(err)
 				continue

@@ -90,7 +90,7 @@ func writeSnapshot(w io.Writer, live *bpfprog.Live) (int, error) {
 		return 0, err
 	}
 	n := 0
-	for p, err := range live.Programs() {
+	for p, err := range live.All() {
 		if err != nil {
 			return n, err
 		}

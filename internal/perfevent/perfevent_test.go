@@ -363,3 +363,20 @@ func TestDecodeLost(t *testing.T) {
 		t.Error("DecodeLost of 16 bytes: no error")
 	}
 }
+
+// TestPerfClockOffset: the offset is stable (two readings agree to within
+// a millisecond) and matches the time of a record the kernel writes.
+func TestPerfClockOffset(t *testing.T) {
+	o1, err := PerfClockOffset()
+	if err != nil {
+		testkit.Missing(t, "perf_event_open on the own thread: %v", err)
+	}
+	o2, err := PerfClockOffset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := o1 - o2; d > time.Millisecond || d < -time.Millisecond {
+		t.Errorf("two offsets %v and %v differ by %v", o1, o2, d)
+	}
+	t.Logf("CLOCK_BOOTTIME - perf clock = %v", o1)
+}

@@ -94,11 +94,14 @@ func (s *Stream) BPFEvent(typ perfdata.BPFEventType, id uint32, tag perfdata.BPF
 }
 
 // Sample writes a SAMPLE at ip.
-func (s *Stream) Sample(ip uint64) {
+func (s *Stream) Sample(ip uint64) { s.SampleAt(ip, 123456789) }
+
+// SampleAt writes a SAMPLE at ip at time t (perf's clock, ns).
+func (s *Stream) SampleAt(ip, t uint64) {
 	b := make([]byte, 24)
 	s.Order.PutUint64(b, ip)
 	s.Order.PutUint32(b[8:], 4242)
-	s.Order.PutUint64(b[16:], 123456789)
+	s.Order.PutUint64(b[16:], t)
 	s.Record(perfdata.RecordSample, b)
 }
 

@@ -12,6 +12,10 @@ ARCH_INC=/usr/include/$(uname -m)-linux-gnu   # <asm/types.h> under -target bpf
 for n in meta nometa rodata manyfunc; do
 	clang -O2 -g -target bpf -fdebug-prefix-map="$HERE"=. -I"$ARCH_INC" -c "$HERE/$n.bpf.c" -o "$HERE/$n.bpf.o"
 done
+# 202 and 203 bpf_metadata_ variables: the most perf writes a record for, and one more
+for n in 202 203; do
+	clang -O2 -g -target bpf -fdebug-prefix-map="$HERE"=. -I"$ARCH_INC" -DNVARS=$n -DPROG=bpfprogt_many$n -c "$HERE/manyvars.bpf.c" -o "$HERE/many$n.bpf.o"
+done
 # make demo's program, embedded in internal/demo
 DEMO=$HERE/../../internal/demo/bpf
 clang -O2 -g -target bpf -fdebug-prefix-map="$DEMO"=. -I"$ARCH_INC" -c "$DEMO/demo.bpf.c" -o "$DEMO/demo.bpf.o"
