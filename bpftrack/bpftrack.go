@@ -336,3 +336,40 @@ func (t *Tracker) FuncsCalled(fn string) []*Func {
 	slices.SortFunc(out, func(a, b *Func) int { return cmp.Compare(a.Offset, b.Offset) })
 	return out
 }
+
+// RecordFuncs returns the functions a BPF_METADATA record with prog_name
+// name belongs to (Options.History), and whether they were found by the
+// function name alone. after is the program whose BPF_EVENT the record
+// follows (only BPF_METADATA records between), or nil: perf writes a
+// program's records right after its BPF_EVENT, so a function of that
+// program with the name is the one; else every function ever registered
+// with the name (the same function in several loads of a program); else,
+// when exactly one name has the same function name after the tag, its
+// functions: perf names the main function of a program loaded during a
+// recording with the function's tag, the kernel's KSYMBOL with the
+// program's (bpf_metadata_create() and the kernel's bpf_prog_ksym_set_name()).
+func (t *Tracker) RecordFuncs(name string, after *Program) (funcs []*Func, byFunction bool) {
+	if after != nil {
+		for _, f := range after.Funcs {
+			if f.Name == name {
+				return []*Func{f}, false
+			}
+		}
+	}
+	if fs := t.FuncsNamed(name); len(fs) > 0 {
+		return fs, false
+	}
+	_, fn, ok := perfdata.ParseBPFProgName(name)
+	if !ok {
+		return nil, false
+	}
+	fs := t.FuncsCalled(fn)
+	names := map[string]bool{}
+	for _, f := range fs {
+		names[f.Name] = true
+	}
+	if len(names) != 1 {
+		return nil, false
+	}
+	return fs, true
+}

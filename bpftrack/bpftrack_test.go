@@ -287,3 +287,32 @@ func TestTooManyFuncs(t *testing.T) {
 		}
 	}
 }
+
+// RecordFuncs finds a BPF_METADATA record's functions: the program it
+// follows, else every function of the name, else by the function name
+// after the tag when that is unambiguous.
+func TestRecordFuncs(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	a, b := tag(0xa), tag(0xb)
+	s.KSymbol(0x1000, 0x40, name(a, "main"), false, true) // the kernel's name: the program's tag
+	s.BPFEvent(perfdata.BPFEventProgLoad, 1, a, true)
+	s.KSymbol(0x2000, 0x40, name(b, "other"), false, true)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 2, b, true)
+	s.KSymbol(0x3000, 0x40, name(b, "other"), false, true)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 3, b, true)
+	tr := feed(t, s, bpftrack.Options{History: true}, nil)
+	p3 := tr.Loaded(3)
+	if fs, byFn := tr.RecordFuncs(name(b, "other"), p3); len(fs) != 1 || fs[0].Addr != 0x3000 || byFn {
+		t.Errorf("after program 3: %v %v", fs, byFn)
+	}
+	if fs, _ := tr.RecordFuncs(name(b, "other"), nil); len(fs) != 2 {
+		t.Errorf("by name: %d functions, want both loads", len(fs))
+	}
+	// perf names the main function with its own tag
+	if fs, byFn := tr.RecordFuncs(name(tag(0xc), "main"), nil); len(fs) != 1 || fs[0].Addr != 0x1000 || !byFn {
+		t.Errorf("by function name: %v %v", fs, byFn)
+	}
+	if fs, _ := tr.RecordFuncs(name(tag(0xc), "nothing"), nil); fs != nil {
+		t.Errorf("an unknown function: %v", fs)
+	}
+}

@@ -169,6 +169,33 @@ func (s *Summary) Unresolved() []*Program {
 	return u
 }
 
+// Missing returns the programs whose metadata perf would have written and
+// the output does not have (or, TooLarge, that perf writes none for because
+// it has too many variables), in id order, in three groups: withSamples,
+// those with samples in the recording (what --strict fails for); transient,
+// those loaded and unloaded during the recording without a sample that
+// the source does not know (libbpf's probe programs, loaded and unloaded
+// at once by every libbpf loader); and others.
+func (s *Summary) Missing() (withSamples, transient, others []*Program) {
+	for _, p := range s.Programs {
+		if p.Outcome.Resolved() && p.Outcome != TooLarge {
+			continue
+		}
+		switch {
+		case p.Samples > 0:
+			withSamples = append(withSamples, p)
+		case p.Unloaded && p.Outcome == NotFound:
+			transient = append(transient, p)
+		default:
+			others = append(others, p)
+		}
+	}
+	for _, ps := range [][]*Program{withSamples, transient, others} {
+		slices.SortStableFunc(ps, func(a, b *Program) int { return cmp.Compare(a.ID, b.ID) })
+	}
+	return withSamples, transient, others
+}
+
 // WriteError is an error of the output, as opposed to one of the input.
 type WriteError struct{ Err error }
 

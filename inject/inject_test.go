@@ -247,7 +247,7 @@ func TestNeverMislabel(t *testing.T) {
 	}
 }
 
-// TestExistingRecords: a recording written by perf >= 6.16 keeps its
+// TestExistingRecords: a recording written by perf >= 6.17 keeps its
 // records, gets no duplicates, and its programs count as resolved even when
 // the source no longer knows them.
 func TestExistingRecords(t *testing.T) {

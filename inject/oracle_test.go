@@ -26,7 +26,7 @@ type oracleRun struct {
 	during []uint32 // the programs it loaded, ascending
 }
 
-// TestOracle is the comparison with perf record >= 6.16 (Done-when 2). It
+// TestOracle is the comparison with perf record >= 6.17. It
 // loads the fixtures, then records with perf 6.1 and with perf 7.2, in
 // every mode, a workload that loads them once more and keeps them loaded;
 // it injects the 6.1 recordings from the running kernel and checks that

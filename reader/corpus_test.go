@@ -86,3 +86,22 @@ func TestCorpusOuterCounts(t *testing.T) {
 		})
 	}
 }
+
+// TestOrigin: the origin of a file comes from its features, that of a pipe
+// stream from its HEADER_FEATURE records, and they agree for the same
+// recording in both formats.
+func TestOrigin(t *testing.T) {
+	for _, name := range []string{"mstange_perf6.16_x86_64_zstd_compressed2.data", "mstange_perf6.16_x86_64_zstd_compressed2.pipe.data"} {
+		r := openFile(t, corpusFile(t, name), reader.Options{})
+		o, known := r.Origin()
+		if strings.Contains(name, ".pipe.") && known {
+			t.Errorf("%s: the origin is complete before any record is read", name)
+		}
+		for r.Next() {
+		}
+		o, known = r.Origin()
+		if !known || o.Hostname != "arthur-des" || o.OSRelease != "5.15.193-1-MANJARO" || o.PerfVersion != "6.16-1" {
+			t.Errorf("%s: origin %+v, complete %v", name, o, known)
+		}
+	}
+}

@@ -61,6 +61,8 @@ type Reader struct {
 	err         error
 	done        bool
 	started     bool     // a record has been read: the dialect is known
+	origin      Origin
+	originDone  bool // a pipe stream's origin is complete
 	file        *os.File // closed by Close, when Open opened it
 }
 
@@ -92,6 +94,7 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 	r.end = l.DataEnd()
 	r.dialect = l.Dialect
 	r.s = newScanner(io.NewSectionReader(ra, l.DataOffset(), int64(l.Header.Data.Size)), l.DataOffset())
+	r.readOrigin()
 	return r, nil
 }
 
@@ -277,6 +280,7 @@ func (r *Reader) stopDecoder() {
 
 // finish checks the state at the end of the stream.
 func (r *Reader) finish() error {
+	r.originDone = true
 	if left := len(r.inner) - r.innerR; left > 0 {
 		// perf drops such a tail silently (its decomp_last_rem is never
 		// delivered); it means the recording stopped mid-record.
@@ -294,6 +298,7 @@ func (r *Reader) nextTop() (bool, error) {
 	if s := r.s; s.w-s.r >= perfdata.EventHeaderSize && r.started {
 		h := perfdata.DecodeEventHeader(s.buf[s.r:], r.order)
 		if h.Type < perfdata.UserTypeStart && h.Size >= perfdata.EventHeaderSize && s.w-s.r >= int(h.Size) {
+			r.originDone = true // a kernel record: the features are behind
 			r.rec = perfdata.Record{Offset: s.off, Header: h, Raw: s.buf[s.r : s.r+int(h.Size)], Outer: -1}
 			s.consume(int(h.Size))
 			return true, nil
@@ -374,6 +379,9 @@ func (r *Reader) trailingBytes(off int64) (bool, error) {
 
 // topLevel does what a record means for framing and for the reader's state.
 func (r *Reader) topLevel(rec *perfdata.Record) error {
+	if r.format == perfdata.FormatPipe {
+		r.pipeOrigin(rec)
+	}
 	switch t := rec.Header.Type; {
 	case r.dialect.HasPayload(t):
 		n, err := perfdata.PayloadLen(t, rec.Raw, r.order)

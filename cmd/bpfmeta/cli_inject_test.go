@@ -378,3 +378,21 @@ func TestShowJSON(t *testing.T) {
 		})
 	}
 }
+
+// TestInjectOtherHost: metadata from a machine other than the recording's
+// is one warning line, for a file and for a pipe stream; none when they
+// agree.
+func TestInjectOtherHost(t *testing.T) {
+	other := emptySnapshot(t) // of bpfmeta-test
+	same := snapshotFile(t, &bpfprog.Snapshot{Sys: bpfprog.System{Hostname: "arthur-des", KernelRelease: "5.15.193-1-MANJARO"}})
+	for _, name := range []string{"mstange_perf6.16_x86_64_zstd_compressed2.data", trailingPipe} {
+		in := corpusPath(t, name)
+		r := bpfmeta(t, nil, "inject", "--snapshot", other, "-i", in, "-o", "-")
+		if n := strings.Count(r.stderr, "warning: "); n != 1 || !strings.Contains(r.stderr, `was recorded on arthur-des (kernel 5.15.193-1-MANJARO); the snapshot is of bpfmeta-test`) {
+			t.Errorf("%s: %d warnings: %s", name, n, r.stderr)
+		}
+		if r := bpfmeta(t, nil, "inject", "--snapshot", same, "-i", in, "-o", "-"); strings.Contains(r.stderr, "warning: ") {
+			t.Errorf("%s, the same machine: %s", name, r.stderr)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -101,7 +102,7 @@ func runInject(c *cli.Context) error {
 	if c.Bool("strict") && out.file == nil || c.Bool("strict") && !out.file.Regular() {
 		// A stream cannot be taken back: hold it until the summary shows
 		// that nothing is missing.
-		if held, err = unnamedFile(os.TempDir()); err != nil {
+		if held, err = outfile.Unnamed(os.TempDir()); err != nil {
 			return fmt.Errorf("--strict: holding the output back in %s: %w", os.TempDir(), err)
 		}
 		defer held.Close()
@@ -199,7 +200,7 @@ func readSnapshot(path string) (*bpfprog.Snapshot, error) {
 	}
 	size := st.Size()
 	if !st.Mode().IsRegular() {
-		tmp, err := unnamedFile(os.TempDir())
+		tmp, err := outfile.Unnamed(os.TempDir())
 		if err != nil {
 			f.Close()
 			return nil, fmt.Errorf("%s: %w", name, err)
@@ -256,22 +257,11 @@ func summarize(sum *inject.Summary, snapshot bool) *report {
 				r.unrecordedInjected++
 			}
 		}
-		if p.Outcome.Resolved() && p.Outcome != inject.TooLarge {
-			continue
-		}
-		switch {
-		case p.Samples > 0:
-			r.strict = append(r.strict, p)
-			r.missing = append(r.missing, p)
-		case p.Unloaded && p.Outcome == inject.NotFound:
-			r.transient = append(r.transient, p)
-		default:
-			r.missing = append(r.missing, p)
-		}
 	}
-	byID := func(a, b *inject.Program) int { return cmp.Compare(a.ID, b.ID) }
-	slices.SortStableFunc(r.missing, byID)
-	slices.SortStableFunc(r.transient, byID)
+	var others []*inject.Program
+	r.strict, r.transient, others = sum.Missing()
+	r.missing = append(slices.Clone(r.strict), others...)
+	slices.SortStableFunc(r.missing, func(a, b *inject.Program) int { return cmp.Compare(a.ID, b.ID) })
 	return r
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/sys/unix"
 
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -25,8 +26,6 @@ type input struct {
 	cleanup []func()
 
 	records, inner int64 // read so far: top level, inside compressed records
-	origin         origin
-	originKnown    bool // all of origin there is has been read
 }
 
 func (in *input) Close() {
@@ -109,9 +108,7 @@ func openFile(f *os.File, size int64, name string, opts reader.Options) (*input,
 	if err != nil {
 		return nil, recordingError(name, f, err)
 	}
-	in := &input{Reader: r, name: name, file: f}
-	in.readOrigin()
-	return in, nil
+	return &input{Reader: r, name: name, file: f}, nil
 }
 
 // recordingError is the message for a file that is no recording this
@@ -168,7 +165,7 @@ func openStream(src io.Reader, name string, opts reader.Options) (*input, error)
 // has, and no more than the directory has room for) and reads it from there.
 func spoolStream(src io.Reader, name string, opts reader.Options) (*input, error) {
 	dir := os.TempDir()
-	f, err := unnamedFile(dir)
+	f, err := outfile.Unnamed(dir)
 	if err != nil {
 		return nil, fmt.Errorf("%s: a file-format recording on a pipe is copied to %s to be read: %w", name, dir, err)
 	}
@@ -190,21 +187,6 @@ func spoolStream(src io.Reader, name string, opts reader.Options) (*input, error
 		return nil, recordingError(name, nil, err)
 	}
 	return nil, fmt.Errorf("%s: a file-format recording on a pipe (copied to %s to be read): %w", name, dir, err)
-}
-
-// unnamedFile makes a file in dir that has no name (O_TMPFILE), or one
-// whose name is removed at once: nothing is left of it when bpfmeta ends.
-func unnamedFile(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
-	if err == nil {
-		return os.NewFile(uintptr(fd), dir+"/(unnamed)"), nil
-	}
-	f, err := os.CreateTemp(dir, ".bpfmeta-*")
-	if err != nil {
-		return nil, err
-	}
-	os.Remove(f.Name())
-	return f, nil
 }
 
 // pipeSize is the pipe buffer bpfmeta asks for on a pipe it reads or

@@ -11,11 +11,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
@@ -44,7 +44,7 @@ func main() {
 // own streams.
 func run(args []string, s *session) int {
 	app := newApp(s)
-	err := app.Run(reorderFlags(app, args))
+	err := app.Run(cliutil.ReorderFlags(app, args, "watch"))
 	if err == nil {
 		return exitOK
 	}
@@ -185,7 +185,7 @@ func noCommand(c *cli.Context) error {
 		if args.Present() {
 			return usagef("--version takes no arguments")
 		}
-		_, err := fmt.Fprintln(c.App.Writer, versionText())
+		_, err := fmt.Fprintln(c.App.Writer, cliutil.Version("bpfmeta"))
 		return err
 	}
 	switch {
@@ -206,55 +206,6 @@ func noCommand(c *cli.Context) error {
 		}
 	}
 	return usagef("%s (bpfmeta -h lists them)", msg)
-}
-
-// reorderFlags moves a command's flags that follow its arguments before
-// them, so that `bpfmeta programs 97 --json` means what it says (urfave/cli
-// v2 stops at the first argument). Nothing after "--" moves, and watch's
-// arguments are a command line of their own.
-func reorderFlags(app *cli.App, args []string) []string {
-	if len(args) < 3 {
-		return args
-	}
-	ci := slices.IndexFunc(args[1:], func(a string) bool { return !strings.HasPrefix(a, "-") })
-	if ci < 0 {
-		return args
-	}
-	ci++
-	cmd := app.Command(args[ci])
-	if cmd == nil || cmd.Name == "watch" {
-		return args
-	}
-	takesValue := map[string]bool{}
-	for _, f := range cmd.Flags {
-		if v, ok := f.(cli.DocGenerationFlag); ok && v.TakesValue() {
-			for _, n := range f.Names() {
-				takesValue[n] = true
-			}
-		}
-	}
-	var flags, rest []string
-	tail := args[ci+1:]
-	for i := 0; i < len(tail); i++ {
-		a := tail[i]
-		switch {
-		case a == "--":
-			rest = append(rest, tail[i:]...)
-			i = len(tail)
-		case strings.HasPrefix(a, "-") && a != "-":
-			flags = append(flags, a)
-			name := strings.TrimLeft(a, "-")
-			if takesValue[name] && !strings.Contains(a, "=") && i+1 < len(tail) {
-				i++
-				flags = append(flags, tail[i])
-			}
-		default:
-			rest = append(rest, a)
-		}
-	}
-	out := slices.Clone(args[:ci+1])
-	out = append(out, flags...)
-	return append(out, rest...)
 }
 
 // noArgs fails a command that takes no arguments but got some.

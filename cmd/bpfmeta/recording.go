@@ -10,6 +10,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
@@ -32,69 +33,15 @@ func warnUnfinished(w io.Writer, in *input) {
 	}
 }
 
-// origin is what a recording says of where it was made: its
-// HOSTNAME, OSRELEASE and VERSION features (a file's sections, or the
-// HEADER_FEATURE records at the start of a pipe stream).
-type origin struct {
-	host, release, perf string
-}
-
-// maxFeatureString bounds the strings read from a file's features.
-const maxFeatureString = 4096
-
-// readOrigin reads a file's origin from its feature sections.
-func (in *input) readOrigin() {
-	l := in.Layout()
-	if l == nil {
-		return
-	}
-	read := func(f perfdata.Feature) string {
-		s, ok := l.Feature(f)
-		if !ok || s.Size < 4 || s.Size > maxFeatureString {
-			return ""
-		}
-		b := make([]byte, s.Size)
-		if _, err := in.Source().ReadAt(b, int64(s.Offset)); err != nil {
-			return ""
-		}
-		str, _ := perfdata.DecodeHeaderString(b, in.ByteOrder())
-		return str
-	}
-	in.origin = origin{read(perfdata.FeatHostname), read(perfdata.FeatOSRelease), read(perfdata.FeatVersion)}
-	in.originKnown = true
-}
-
-// Next reads the next record, counting them, and takes a pipe stream's
-// origin from its HEADER_FEATURE records, which come before any other
-// record but HEADER_ATTRs.
+// Next reads the next record, counting them.
 func (in *input) Next() bool {
 	ok := in.Reader.Next()
-	if !ok {
-		in.originKnown = true
-		return false
-	}
-	rec := in.Record()
-	if rec.Compressed() {
+	if ok && in.Record().Compressed() {
 		in.inner++
-		return true
+	} else if ok {
+		in.records++
 	}
-	in.records++
-	switch t := rec.Header.Type; {
-	case in.originKnown:
-	case t == perfdata.RecordHeaderFeature && len(rec.Raw) >= 16:
-		str, _ := perfdata.DecodeHeaderString(rec.Raw[16:], in.ByteOrder())
-		switch perfdata.Feature(in.ByteOrder().Uint64(rec.Raw[8:])) {
-		case perfdata.FeatHostname:
-			in.origin.host = str
-		case perfdata.FeatOSRelease:
-			in.origin.release = str
-		case perfdata.FeatVersion:
-			in.origin.perf = str
-		}
-	case t != perfdata.RecordHeaderAttr:
-		in.originKnown = true
-	}
-	return true
+	return ok
 }
 
 // summary says, for -v, what was read: records, bytes, format, and the
@@ -110,13 +57,13 @@ func (in *input) summary(w io.Writer, start time.Time) {
 		size = l.Size
 	}
 	fmt.Fprintf(&b, ", %d bytes, %v format, %s", size, in.Format(), orderName(in.ByteOrder()))
-	if o := in.origin; o.perf != "" || o.host != "" || o.release != "" {
+	if o, _ := in.Origin(); o != (reader.Origin{}) {
 		b.WriteString(", recorded")
-		if o.perf != "" {
-			fmt.Fprintf(&b, " by perf %s", safetext.Quote(o.perf))
+		if o.PerfVersion != "" {
+			fmt.Fprintf(&b, " by perf %s", safetext.Quote(o.PerfVersion))
 		}
-		if o.host != "" || o.release != "" {
-			fmt.Fprintf(&b, " on %s", machine(o.host, o.release))
+		if o.Hostname != "" || o.OSRelease != "" {
+			fmt.Fprintf(&b, " on %s", machine(o.Hostname, o.OSRelease))
 		}
 	}
 	fmt.Fprintf(&b, "; read in %.3f s\n", time.Since(start).Seconds())
@@ -137,22 +84,22 @@ type hostCheck struct {
 
 func (h *hostCheck) Next() bool {
 	ok := h.input.Next()
-	if !h.done && h.originKnown {
+	if o, known := h.Origin(); !h.done && known {
 		h.done = true
-		h.check()
+		h.check(o)
 	}
 	return ok
 }
 
-func (h *hostCheck) check() {
-	sys, o := h.src.System(), h.origin
-	if o.host != "" && sys.Hostname != "" && o.host != sys.Hostname || o.release != "" && sys.KernelRelease != "" && o.release != sys.KernelRelease {
+func (h *hostCheck) check(o reader.Origin) {
+	sys := h.src.System()
+	if o.Hostname != "" && sys.Hostname != "" && o.Hostname != sys.Hostname || o.OSRelease != "" && sys.KernelRelease != "" && o.OSRelease != sys.KernelRelease {
 		from := "the running kernel"
 		if _, ok := h.src.(*bpfprog.Snapshot); ok {
 			from = "the snapshot"
 		}
 		fmt.Fprintf(h.w, "bpfmeta: warning: %s was recorded on %s; %s is of %s: programs of another machine do not match\n",
-			h.name, machine(o.host, o.release), from, machine(sys.Hostname, sys.KernelRelease))
+			h.name, machine(o.Hostname, o.OSRelease), from, machine(sys.Hostname, sys.KernelRelease))
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
 	"time"
 
@@ -29,13 +28,9 @@ type session struct {
 	// stdinTerminal, stdoutTerminal: the streams are terminals.
 	stdinTerminal, stdoutTerminal bool
 
-	mu    sync.Mutex
-	files map[*outfile.File]bool // output files to remove if a signal ends the run
-	// claim, when set, gets the ending signals instead (watch).
-	claim chan<- os.Signal
-	// signals are the signals that end bpfmeta, when it handles them (a
-	// process session).
-	signals chan os.Signal
+	// guard removes the output files when a signal ends the run (a
+	// process session only).
+	guard *outfile.Guard
 }
 
 // newProcessSession is the session of the bpfmeta process: os.Stdin and
@@ -49,7 +44,6 @@ func newProcessSession() *session {
 		stdin:        os.Stdin,
 		stderr:       &quietWriter{w: os.Stderr},
 		stdoutClosed: reopenedStdout(),
-		files:        map[*outfile.File]bool{},
 	}
 	s.out = &stdoutWriter{w: os.Stdout}
 	s.stdout = s.out
@@ -58,94 +52,42 @@ func newProcessSession() *session {
 	// SIGPIPE: write errors instead of a sudden death (and, handled rather
 	// than ignored, it is back to the default in a program watch starts).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-	s.signals = make(chan os.Signal, 4)
-	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
-		if !signal.Ignored(sig) { // under nohup, SIGHUP stays ignored
-			signal.Notify(s.signals, sig)
-		}
-	}
-	go s.handleSignals()
+	s.guard = outfile.NewGuard(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	return s
 }
 
 // newSession is a session over streams of the caller's (tests).
 func newSession(stdin io.Reader, stdout, stderr io.Writer) *session {
 	out := &stdoutWriter{w: stdout}
-	return &session{stdin: stdin, stdout: out, out: out, stderr: stderr, files: map[*outfile.File]bool{}}
-}
-
-// signalGrace is how long a re-raised signal has to end bpfmeta before it
-// exits with 128+N instead.
-const signalGrace = time.Second
-
-// handleSignals removes the output files, then lets the signal end bpfmeta
-// as it would have; a command that claimed the signals gets them instead.
-// It never waits for the command: a run blocked in an open or a write ends.
-func (s *session) handleSignals() {
-	for sig := range s.signals {
-		s.mu.Lock()
-		claim := s.claim
-		s.mu.Unlock()
-		if claim != nil {
-			select {
-			case claim <- sig:
-			default:
-			}
-			continue
-		}
-		s.abortFiles()
-		n := sig.(syscall.Signal)
-		if n != syscall.SIGQUIT { // the Go runtime's SIGQUIT is a stack dump
-			signal.Reset(sig)
-			syscall.Kill(os.Getpid(), n)
-			time.Sleep(signalGrace)
-		}
-		os.Exit(exitSignalBase + int(n))
-	}
+	return &session{stdin: stdin, stdout: out, out: out, stderr: stderr}
 }
 
 // claimSignals has the ending signals sent to ch until the returned
-// function is called.
+// function is called (watch: CMD gets them).
 func (s *session) claimSignals(ch chan<- os.Signal) (release func()) {
-	s.mu.Lock()
-	s.claim = ch
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		s.claim = nil
-		s.mu.Unlock()
+	if s.guard == nil {
+		return func() {}
 	}
+	return s.guard.Claim(ch)
 }
 
 // track has f removed if a signal ends the run; the returned function
 // stops that (after a commit, or an abort).
 func (s *session) track(f *outfile.File) (untrack func()) {
-	s.mu.Lock()
-	s.files[f] = true
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		delete(s.files, f)
-		s.mu.Unlock()
+	if s.guard == nil {
+		return func() {}
 	}
-}
-
-func (s *session) abortFiles() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for f := range s.files {
-		f.Abort()
-	}
+	return s.guard.Track(f)
 }
 
 // exit ends the process with code; a run ended by a broken stdout pipe
 // ends as SIGPIPE ends a process.
 func (s *session) exit(code int) {
-	s.abortFiles()
+	s.guard.AbortAll()
 	if s.stdoutBroken() {
 		signal.Reset(syscall.SIGPIPE)
 		syscall.Kill(os.Getpid(), syscall.SIGPIPE)
-		time.Sleep(signalGrace)
+		time.Sleep(time.Second)
 	}
 	os.Exit(code)
 }

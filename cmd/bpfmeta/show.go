@@ -177,25 +177,10 @@ func collectMetadata(in *input) ([]shownRecord, error) {
 
 // resolve finds the KSYMBOLs a record belongs to.
 func resolve(t *bpftrack.Tracker, r *shownRecord) {
-	cands, how := t.FuncsNamed(r.ProgName), "name"
-	if r.after != nil {
-		for _, f := range r.after.Funcs {
-			if f.Name == r.ProgName {
-				cands = []*bpftrack.Func{f}
-			}
-		}
-	}
-	if len(cands) == 0 {
-		if _, fn, ok := perfdata.ParseBPFProgName(r.ProgName); ok {
-			fs := t.FuncsCalled(fn)
-			names := map[string]bool{}
-			for _, f := range fs {
-				names[f.Name] = true
-			}
-			if len(names) == 1 {
-				cands, how = fs, "function"
-			}
-		}
+	cands, byFunction := t.RecordFuncs(r.ProgName, r.after)
+	how := "name"
+	if byFunction {
+		how = "function"
 	}
 	for j, f := range cands {
 		k := shownKSymbol{Addr: hexAddr(f.Addr), Len: f.Len, Name: f.Name, Matched: how}

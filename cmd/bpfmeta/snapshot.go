@@ -9,6 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 )
 
 func snapshotCommand() *cli.Command {
@@ -55,7 +56,7 @@ func runSnapshot(c *cli.Context) error {
 	var held *os.File
 	if out.file == nil || !out.file.Regular() {
 		// A half snapshot on a stream would be taken for a whole one.
-		if held, err = unnamedFile(os.TempDir()); err != nil {
+		if held, err = outfile.Unnamed(os.TempDir()); err != nil {
 			return fmt.Errorf("holding the snapshot back in %s: %w", os.TempDir(), err)
 		}
 		defer held.Close()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/watch"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
@@ -79,7 +80,7 @@ func runWatch(c *cli.Context) (status int, err error) {
 	dst := out.w
 	if out.file == nil {
 		// stdout: after CMD's own output
-		held, err := unnamedFile(os.TempDir())
+		held, err := outfile.Unnamed(os.TempDir())
 		if err != nil {
 			return 0, fmt.Errorf("holding the snapshot back in %s: %w", os.TempDir(), err)
 		}

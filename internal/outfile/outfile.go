@@ -21,8 +21,7 @@
 //     a watch's snapshot): the new file appears under its name as soon as it
 //     is created, by the same link or rename, and is written in place.
 //
-// It does not handle signals: the caller aborts the files it has open when
-// a signal ends it (Abort may be called from another goroutine).
+// A Guard aborts the files it tracks when a signal ends the process.
 package outfile
 
 import (

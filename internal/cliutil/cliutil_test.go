@@ -1,0 +1,66 @@
+package cliutil
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+)
+
+func testApp() *cli.App {
+	return &cli.App{Name: "prog", EnableBashCompletion: true, Commands: []*cli.Command{
+		{Name: "list", Usage: "list things", Description: "Lists.\n\nExamples:\n   prog list 1 --json",
+			Flags: []cli.Flag{&cli.BoolFlag{Name: "json"}, &cli.StringFlag{Name: "output", Aliases: []string{"o"}}}},
+		{Name: "run", Flags: []cli.Flag{&cli.BoolFlag{Name: "v"}}},
+	}}
+}
+
+func TestReorderFlags(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"prog list 1 2 --json", "prog list --json 1 2"},
+		{"prog list 1 -o out 2", "prog list -o out 1 2"},
+		{"prog list 1 -o=out", "prog list -o=out 1"},
+		{"prog list 1 -- --json", "prog list 1 -- --json"},
+		{"prog list - --json", "prog list --json -"},
+		{"prog run cmd -v", "prog run cmd -v"}, // kept as it is
+		{"prog nosuch 1 --json", "prog nosuch 1 --json"},
+		{"prog", "prog"},
+	} {
+		got := strings.Join(ReorderFlags(testApp(), strings.Fields(c.in), "run"), " ")
+		if got != c.want {
+			t.Errorf("ReorderFlags(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "fish"} {
+		s, err := Completion(testApp(), sh)
+		if err != nil || !strings.Contains(s, "prog") || strings.Contains(s, "PROG") {
+			t.Errorf("%s: %v\n%s", sh, err, s)
+		}
+	}
+	if _, err := Completion(testApp(), "tcsh"); err == nil {
+		t.Errorf("tcsh: no error")
+	}
+}
+
+// The man page has every command with its description, markdown's markup
+// characters escaped and the examples as code.
+func TestManPage(t *testing.T) {
+	page, err := ManPage(testApp(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{".TH prog 1", "list things", "Lists.", "prog list 1 --json"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the man page has no %q:\n%s", want, page)
+		}
+	}
+}
+
+func TestVersion(t *testing.T) {
+	if v := Version("prog"); !strings.HasPrefix(v, "prog ") {
+		t.Errorf("Version = %q", v)
+	}
+}
