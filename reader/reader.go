@@ -60,9 +60,9 @@ type Reader struct {
 	trailingOff int64
 	err         error
 	done        bool
-	started     bool     // a record has been read: the dialect is known
+	started     bool // a record has been read: the dialect is known
 	origin      Origin
-	originDone  bool // a pipe stream's origin is complete
+	originDone  bool     // a pipe stream's origin is complete
 	file        *os.File // closed by Close, when Open opened it
 }
 
