@@ -165,11 +165,11 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 		if !t.opts.Samples {
 			return Update{}, nil
 		}
-		ip, ok := t.rec.Events().SampleIP(rec.Raw, bo)
-		if !ok {
+		sf := t.rec.Events().Sample(rec.Raw, bo)
+		if !sf.HasIP {
 			return Update{}, nil
 		}
-		if f := t.FuncAt(ip); f != nil {
+		if f := t.FuncAt(sf.IP); f != nil {
 			f.Samples++
 			return Update{Func: f}, nil
 		}
@@ -292,6 +292,10 @@ func (t *Tracker) synthesized(rec *perfdata.Record) bool {
 
 // FuncAt returns the registered function that address addr is in, or nil.
 func (t *Tracker) FuncAt(addr uint64) *Func {
+	n := len(t.byAddr)
+	if n == 0 || addr < t.byAddr[0].Addr || addr > t.byAddr[n-1].Addr && !t.byAddr[n-1].Contains(addr) {
+		return nil // most samples: outside the BPF functions' range
+	}
 	i, _ := slices.BinarySearchFunc(t.byAddr, addr, func(g *Func, a uint64) int {
 		if g.Addr > a {
 			return 1

@@ -215,6 +215,9 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 		cur:   nil,
 		byTP:  map[*bpftrack.Program]*Program{},
 	}
+	if _, ok := src.(bpfprog.Lister); ok && !opts.RecordedOnly {
+		j.timed = true
+	}
 	for r.Next() {
 		if err := j.record(r.Record()); err != nil {
 			return j.sum, err
@@ -249,8 +252,10 @@ type injector struct {
 	// the output has no metadata for.
 	missing int
 	// first and last are the earliest and latest record times (perf's
-	// clock), 0 if none.
+	// clock), 0 if none; kept only when timed (the programs the recording
+	// has no record of are looked for).
 	first, last uint64
+	timed       bool
 	// orphans are the names of the recording's BPF_METADATA records that
 	// stand for no program of its BPF_EVENTs: perf's records of programs
 	// it has no record of.
@@ -279,11 +284,20 @@ func (j *injector) record(rec *perfdata.Record) error {
 	if err := j.w.WriteRecord(rec); err != nil {
 		return &WriteError{err}
 	}
-	if ts, ok := j.r.Events().Time(rec.Raw, j.r.ByteOrder()); ok && ts != 0 {
-		if j.first == 0 || ts < j.first {
-			j.first = ts
+	if t == perfdata.RecordSample {
+		f := j.r.Events().Sample(rec.Raw, j.r.ByteOrder())
+		if f.HasTime && j.timed {
+			j.time(f.Time)
 		}
-		j.last = max(j.last, ts)
+		if f.HasIP && j.missing > 0 {
+			j.countSample(f.IP)
+		}
+		return nil
+	}
+	if j.timed && t < perfdata.UserTypeStart {
+		if ts, ok := j.r.Events().Time(rec.Raw, j.r.ByteOrder()); ok {
+			j.time(ts)
+		}
 	}
 	switch t {
 	case perfdata.RecordKSymbol, perfdata.RecordBPFEvent:
@@ -306,20 +320,25 @@ func (j *injector) record(rec *perfdata.Record) error {
 		}
 	case perfdata.RecordFinishedInit:
 		j.track.Feed(rec)
-	case perfdata.RecordSample:
-		if j.missing > 0 {
-			j.countSample(rec)
-		}
 	}
 	return nil
 }
 
-// countSample counts a sample in a program the output has no metadata for.
-func (j *injector) countSample(rec *perfdata.Record) {
-	ip, ok := j.r.Events().SampleIP(rec.Raw, j.r.ByteOrder())
-	if !ok {
+// time widens the recording's time span to t (0 is perf's synthesized
+// records' time: none).
+func (j *injector) time(t uint64) {
+	if t == 0 {
 		return
 	}
+	if j.first == 0 || t < j.first {
+		j.first = t
+	}
+	j.last = max(j.last, t)
+}
+
+// countSample counts a sample at ip in a program the output has no
+// metadata for.
+func (j *injector) countSample(ip uint64) {
 	if f := j.track.FuncAt(ip); f != nil && f.Program != nil {
 		if p := j.byTP[f.Program]; p != nil && !p.hasMetadata() {
 			p.Samples++

@@ -169,21 +169,28 @@ const maxEventIDs = 1 << 16
 // Events are a recording's events (its attrs) and the ids that say which
 // event a record belongs to, as perf's evlist__event2evsel() tells them.
 type Events struct {
-	attrs []Attr
-	ids   map[uint64]int
+	attrs   []Attr
+	layouts []sampleLayout // per attr
+	ids     map[uint64]int
 	// partial: more ids than maxEventIDs; records with ids not kept are
 	// taken to be the first event's.
 	partial bool
+	// lastID and lastIndex remember the latest id looked up: samples come
+	// in runs of one event.
+	lastID    uint64
+	lastIndex int
 }
 
 // Add adds an event and its sample ids.
 func (e *Events) Add(a Attr, ids []uint64) {
 	e.attrs = append(e.attrs, a)
+	e.layouts = append(e.layouts, layoutOf(&a))
 	e.AddIDs(len(e.attrs)-1, ids)
 }
 
 // AddIDs adds sample ids of event i.
 func (e *Events) AddIDs(i int, ids []uint64) {
+	e.lastID = 0
 	for _, id := range ids {
 		if e.Full() {
 			e.partial = true
@@ -213,54 +220,120 @@ func (e *Events) IDHeaderSize() int {
 	return e.attrs[0].IDHeaderSize()
 }
 
-// ForSample returns the event of a SAMPLE record (raw includes the
-// header), or nil when the record names an event the recording has not
-// described. As perf, it takes the first event's id position for all.
-func (e *Events) ForSample(raw []byte, bo binary.ByteOrder) *Attr {
-	if len(e.attrs) == 0 {
-		return nil
+// sampleLayout is where an event's SAMPLE records keep the fields perf's
+// evsel__parse_sample() reads first, in bytes from the record's start; -1
+// for a field the event does not sample.
+type sampleLayout struct {
+	ip, time int
+	// trailerTime is the time's position counted from the end of a
+	// non-SAMPLE record's sample_id trailer; -1 without one.
+	trailerTime int
+}
+
+func layoutOf(a *Attr) sampleLayout {
+	l := sampleLayout{ip: -1, time: -1, trailerTime: -1}
+	off := EventHeaderSize
+	if a.SampleType&SampleIdentifier != 0 {
+		off += 8
 	}
-	first := &e.attrs[0]
-	if len(e.attrs) == 1 {
-		return first
+	if a.SampleType&SampleIP != 0 {
+		l.ip = off
+		off += 8
 	}
-	pos := first.idPos()
+	if a.SampleType&SampleTID != 0 {
+		off += 8
+	}
+	if a.SampleType&SampleTime != 0 {
+		l.time = off
+		if a.SampleIDAll() {
+			l.trailerTime = a.IDHeaderSize()
+			if a.SampleType&SampleTID != 0 {
+				l.trailerTime -= 8
+			}
+		}
+	}
+	return l
+}
+
+// forSample returns the index of the event of a SAMPLE record, or -1.
+func (e *Events) forSample(raw []byte, bo binary.ByteOrder) int {
+	if len(e.attrs) <= 1 {
+		return len(e.attrs) - 1
+	}
+	pos := e.attrs[0].idPos()
 	if pos < 0 {
-		return first
+		return 0
 	}
 	at := EventHeaderSize + 8*pos
 	if len(raw) < at+8 {
-		return nil
+		return -1
 	}
-	id := bo.Uint64(raw[at:])
+	id := uint64At(raw, at, bo)
 	if id == 0 {
-		return first
+		return 0
+	}
+	if id == e.lastID {
+		return e.lastIndex
 	}
 	i, ok := e.ids[id]
 	if !ok {
 		if e.partial {
-			return first
+			return 0
 		}
-		return nil
+		return -1
 	}
-	return &e.attrs[i]
+	e.lastID, e.lastIndex = id, i
+	return i
+}
+
+// uint64At reads a u64 at raw[at:], with a direct call for the usual
+// little-endian recording (binary.ByteOrder's methods are not inlined).
+func uint64At(raw []byte, at int, bo binary.ByteOrder) uint64 {
+	if bo == binary.LittleEndian {
+		return binary.LittleEndian.Uint64(raw[at:])
+	}
+	return bo.Uint64(raw[at:])
+}
+
+// ForSample returns the event of a SAMPLE record (raw includes the
+// header), or nil when the record names an event the recording has not
+// described. As perf, it takes the first event's id position for all.
+func (e *Events) ForSample(raw []byte, bo binary.ByteOrder) *Attr {
+	if i := e.forSample(raw, bo); i >= 0 {
+		return &e.attrs[i]
+	}
+	return nil
+}
+
+// SampleFields are the fields of a SAMPLE record inject and show need.
+type SampleFields struct {
+	IP, Time       uint64
+	HasIP, HasTime bool
+}
+
+// Sample returns a SAMPLE record's ip and time (perf's
+// evsel__parse_sample()), where its event samples them.
+func (e *Events) Sample(raw []byte, bo binary.ByteOrder) SampleFields {
+	var f SampleFields
+	i := e.forSample(raw, bo)
+	if i < 0 {
+		return f
+	}
+	l := e.layouts[i]
+	if l.ip >= 0 && l.ip+8 <= len(raw) {
+		f.IP, f.HasIP = uint64At(raw, l.ip, bo), true
+	}
+	if l.time >= 0 && l.time+8 <= len(raw) {
+		f.Time, f.HasTime = uint64At(raw, l.time, bo), true
+	}
+	return f
 }
 
 // SampleIP returns a SAMPLE record's ip, the first field after the
 // identifier (perf's evsel__parse_sample()), when its event samples it.
 func (e *Events) SampleIP(raw []byte, bo binary.ByteOrder) (uint64, bool) {
-	a := e.ForSample(raw, bo)
-	if a == nil || a.SampleType&SampleIP == 0 {
-		return 0, false
-	}
-	off := EventHeaderSize
-	if a.SampleType&SampleIdentifier != 0 {
-		off += 8
-	}
-	if len(raw) < off+8 {
-		return 0, false
-	}
-	return bo.Uint64(raw[off:]), true
+	f := e.Sample(raw, bo)
+	return f.IP, f.HasIP
 }
 
 // Time returns the time of a record (raw includes the header) on perf's
@@ -274,34 +347,16 @@ func (e *Events) Time(raw []byte, bo binary.ByteOrder) (uint64, bool) {
 	if len(e.attrs) == 0 || len(raw) < EventHeaderSize {
 		return 0, false
 	}
-	t := RecordType(bo.Uint32(raw))
-	var a *Attr
-	off := 0
-	switch {
+	switch t := RecordType(bo.Uint32(raw)); {
 	case t == RecordSample:
-		if a = e.ForSample(raw, bo); a == nil || a.SampleType&SampleTime == 0 {
-			return 0, false
-		}
-		off = EventHeaderSize
-		for _, b := range []SampleType{SampleIdentifier, SampleIP, SampleTID} {
-			if a.SampleType&b != 0 {
-				off += 8
-			}
-		}
+		f := e.Sample(raw, bo)
+		return f.Time, f.HasTime
 	case t >= UserTypeStart, t == RecordKSymbol, t == RecordBPFEvent:
 		return 0, false
-	default:
-		a = &e.attrs[0]
-		if !a.SampleIDAll() || a.SampleType&SampleTime == 0 {
-			return 0, false
-		}
-		off = len(raw) - a.IDHeaderSize()
-		if a.SampleType&SampleTID != 0 {
-			off += 8
-		}
 	}
-	if off < EventHeaderSize || off+8 > len(raw) {
+	tt := e.layouts[0].trailerTime
+	if tt < 0 || len(raw)-tt < EventHeaderSize || tt < 8 {
 		return 0, false
 	}
-	return bo.Uint64(raw[off:]), true
+	return bo.Uint64(raw[len(raw)-tt:]), true
 }

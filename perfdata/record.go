@@ -20,6 +20,10 @@ type EventHeader struct {
 // DecodeEventHeader decodes the 8 bytes at the start of b.
 func DecodeEventHeader(b []byte, bo binary.ByteOrder) EventHeader {
 	_ = b[7]
+	if bo == binary.LittleEndian { // direct calls: the usual case, per record
+		le := binary.LittleEndian
+		return EventHeader{Type: RecordType(le.Uint32(b)), Misc: le.Uint16(b[4:]), Size: le.Uint16(b[6:])}
+	}
 	return EventHeader{
 		Type: RecordType(bo.Uint32(b)),
 		Misc: bo.Uint16(b[4:]),

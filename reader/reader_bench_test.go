@@ -98,3 +98,35 @@ func BenchmarkReadStream(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(n, 1)), "ns/record")
 }
+
+// BenchmarkDecompress: the records inside the COMPRESSED records of a
+// recording made with perf record -z, e.g.
+//
+//	BPFMETA_BENCH_ZSTD=/var/tmp/bpfmeta-bench/bigz.data go test -run - -bench Decompress ./reader
+//
+// MB/s is of decompressed record bytes. Without BPFMETA_BENCH_ZSTD it reads
+// a small -z corpus recording.
+func BenchmarkDecompress(b *testing.B) {
+	path := os.Getenv("BPFMETA_BENCH_ZSTD")
+	if path == "" {
+		path = testkit.CorpusFile(b, "mstange_perf6.16_x86_64_zstd_compressed2.data")
+	}
+	var inner int64
+	for b.Loop() {
+		r, err := reader.Open(path, reader.Options{Decompress: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		inner = 0
+		for r.Next() {
+			if rec := r.Record(); rec.Compressed() {
+				inner += int64(len(rec.Raw)) + rec.PayloadSize
+			}
+		}
+		if err := r.Err(); err != nil {
+			b.Fatal(err)
+		}
+		r.Close()
+	}
+	b.SetBytes(inner)
+}

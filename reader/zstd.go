@@ -26,10 +26,13 @@ import (
 // mode (concurrency 1) the decoder asks for more input only after it has
 // returned everything it could decode, so the moment it asks is the moment
 // all output for the payloads fed so far has been delivered.
+//
+// The decoder decodes into zstdBuffers buffers in turn, so that it can go on
+// while the reader parses the records of the chunk before.
 type zstdStream struct {
 	in   chan []byte
 	out  chan zstdChunk
-	ack  chan struct{} // the last chunk has been copied: its buffer may be reused
+	free chan []byte // output buffers the reader is done with
 	done chan struct{}
 	// err is sticky: once the stream is corrupt nothing more can be decoded.
 	err     error
@@ -37,7 +40,11 @@ type zstdStream struct {
 	// busy: a payload was fed and its output is not all out yet.
 	busy  bool
 	frame zstdFramer
+	held  []byte // the buffer of the chunk next returned last
 }
+
+// zstdBuffers is how many output chunks the decoder may have ready.
+const zstdBuffers = 3
 
 type zstdChunk struct {
 	b    []byte
@@ -45,8 +52,8 @@ type zstdChunk struct {
 	need bool // the decoder is waiting for the next payload
 }
 
-// zstdReadSize is the size of the decoder's output reads, and so the most
-// decompressed bytes held at a time besides one record.
+// zstdReadSize is the size of the decoder's output reads: zstdBuffers of
+// them are the most decompressed bytes held at a time besides one record.
 const zstdReadSize = 256 << 10
 
 // maxIdleReads is how many empty reads in a row the decoder may make.
@@ -55,12 +62,16 @@ const maxIdleReads = 1000
 var errStreamClosed = errors.New("zstd stream closed")
 
 func newZstdStream() *zstdStream {
-	return &zstdStream{
+	z := &zstdStream{
 		in:   make(chan []byte),
-		out:  make(chan zstdChunk),
-		ack:  make(chan struct{}),
+		out:  make(chan zstdChunk, zstdBuffers),
+		free: make(chan []byte, zstdBuffers),
 		done: make(chan struct{}),
 	}
+	for range zstdBuffers {
+		z.free <- make([]byte, zstdReadSize)
+	}
+	return z
 }
 
 // feed starts decompressing the next payload. The output follows from next.
@@ -106,6 +117,7 @@ func (z *zstdStream) next() ([]byte, error) {
 	case c.err != nil:
 		z.err = c.err
 	default:
+		z.held = c.b
 		return c.b, nil
 	}
 	z.busy = false
@@ -114,9 +126,9 @@ func (z *zstdStream) next() ([]byte, error) {
 
 // release lets the decoder reuse the buffer of the chunk next returned.
 func (z *zstdStream) release() {
-	select {
-	case z.ack <- struct{}{}:
-	case <-z.done:
+	if z.held != nil {
+		z.free <- z.held[:cap(z.held)] // never blocks: it has room for every buffer
+		z.held = nil
 	}
 }
 
@@ -140,9 +152,14 @@ func (z *zstdStream) run() {
 		return
 	}
 	defer dec.Close()
-	buf := make([]byte, zstdReadSize)
 	idle := 0
 	for {
+		var buf []byte
+		select {
+		case buf = <-z.free:
+		case <-z.done:
+			return
+		}
 		n, err := dec.Read(buf)
 		if n == 0 && err == nil {
 			// A decoder that returns nothing and no error at the end of a
@@ -157,11 +174,8 @@ func (z *zstdStream) run() {
 			if !z.send(zstdChunk{b: buf[:n]}) {
 				return
 			}
-			select {
-			case <-z.ack:
-			case <-z.done:
-				return
-			}
+		} else {
+			z.free <- buf
 		}
 		if err != nil {
 			if errors.Is(err, errStreamClosed) {

@@ -129,6 +129,34 @@ func TestCLIHelp(t *testing.T) {
 	}
 }
 
+// TestHelpGolden: the help of bpfmeta and of every command is
+// testdata/help/NAME.txt (go test -update rewrites them): a change to what
+// -h says shows in review, next to the README and man page it must agree
+// with.
+func TestHelpGolden(t *testing.T) {
+	names := []string{""}
+	for _, c := range commands() {
+		if !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	for _, name := range names {
+		args, file := []string{"-h"}, "bpfmeta"
+		if name != "" {
+			args, file = []string{name, "-h"}, name
+		}
+		r := bpfmeta(t, nil, args...)
+		testkit.Golden(t, filepath.Join(cliGoldenDir, "help", file+".txt"), []byte(r.stdout))
+	}
+	// and the messages of the common mistakes
+	var msgs strings.Builder
+	for _, args := range [][]string{{}, {"injct"}, {"inject", "--nosuch"}, {"programs", "notanid"}, {"show", "extra"}, {"strip", "-q", "-v"}, {"completion", "tcsh"}} {
+		r := bpfmeta(t, nil, args...)
+		fmt.Fprintf(&msgs, "$ bpfmeta %s\nexit %d\n%s\n", strings.Join(args, " "), r.code, lastLine(r.stderr))
+	}
+	testkit.Golden(t, filepath.Join(cliGoldenDir, "help", "usage-errors.txt"), []byte(msgs.String()))
+}
+
 // TestCLIUsageErrors: unknown flags, missing flag values and stray
 // arguments are usage errors: exit 2, one line "bpfmeta: ...", nothing on
 // stdout, no output file.

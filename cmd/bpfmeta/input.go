@@ -26,6 +26,7 @@ type input struct {
 	cleanup []func()
 
 	records, inner int64 // read so far: top level, inside compressed records
+	innerBytes     int64 // the bytes of the records inside compressed records
 }
 
 func (in *input) Close() {

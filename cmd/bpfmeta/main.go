@@ -202,7 +202,7 @@ func noCommand(c *cli.Context) error {
 	msg := fmt.Sprintf("no command %s", safetext.Quote(args.First()))
 	if cli.SuggestCommand != nil {
 		if sug := cli.SuggestCommand(c.App.Commands, args.First()); sug != "" {
-			msg += "; " + strings.TrimSuffix(sug, "?") + "?"
+			msg += "; d" + strings.TrimPrefix(sug, "D") // "Did you mean ...?"
 		}
 	}
 	return usagef("%s (bpfmeta -h lists them)", msg)

@@ -38,6 +38,7 @@ func (in *input) Next() bool {
 	ok := in.Reader.Next()
 	if ok && in.Record().Compressed() {
 		in.inner++
+		in.innerBytes += int64(len(in.Record().Raw)) + in.Record().PayloadSize
 	} else if ok {
 		in.records++
 	}
@@ -50,7 +51,7 @@ func (in *input) summary(w io.Writer, start time.Time) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "bpfmeta: %s: %s", in.name, plural(int(in.records), "record"))
 	if in.inner > 0 {
-		fmt.Fprintf(&b, " (and %d inside compressed records)", in.inner)
+		fmt.Fprintf(&b, " (and %d records, %d bytes, inside compressed records)", in.inner, in.innerBytes)
 	}
 	size := in.Offset()
 	if l := in.Layout(); l != nil {

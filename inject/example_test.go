@@ -1,0 +1,78 @@
+package inject_test
+
+import (
+	"bytes"
+	"fmt"
+	"log"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+	"github.com/bpfmeta/bpfmeta/writer"
+)
+
+// Add BPF_METADATA records to a recording from a snapshot. Here the
+// snapshot is made up for the recording's first BPF program (a program,
+// its functions at the addresses of the recording's KSYMBOLs, and its
+// metadata); bpfprog.NewLive reads the running kernel's instead, and
+// bpfprog.ReadSnapshotFile a file of bpfmeta snapshot or watch.
+func ExampleRun() {
+	const path = "../testdata/corpus/mstange_perf6.5_aarch64_zstd_compressed.data"
+	snap := &bpfprog.Snapshot{Programs: []*bpfprog.Program{firstProgram(path)}}
+
+	r, err := reader.Open(path, reader.Options{Decompress: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	var out bytes.Buffer
+	w, err := writer.New(&out, r, writer.Options{Format: perfdata.FormatPipe})
+	if err != nil {
+		log.Fatal(err)
+	}
+	sum, err := inject.Run(r, w, snap, inject.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	for _, p := range sum.Programs[:2] {
+		fmt.Printf("program %d: %v, %d records\n", p.ID, p.Outcome, p.Records)
+	}
+	fmt.Println(sum.Injected, "BPF_METADATA record added")
+	// Output:
+	// program 2: injected, 1 records
+	// program 28: not found, 0 records
+	// 1 BPF_METADATA record added
+}
+
+// firstProgram makes up a program with metadata for the first PROG_LOAD
+// BPF_EVENT of the recording at path.
+func firstProgram(path string) *bpfprog.Program {
+	r, err := reader.Open(path, reader.Options{Decompress: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	var p bpfprog.Program
+	for r.Next() {
+		rec := r.Record()
+		switch rec.Header.Type {
+		case perfdata.RecordKSymbol:
+			k, _ := perfdata.DecodeKSymbol(rec.Raw, r.ByteOrder())
+			p.Funcs = append(p.Funcs, bpfprog.Func{Addr: k.Addr, Len: k.Len, PerfName: k.Name, KernelName: k.Name})
+		case perfdata.RecordBPFEvent:
+			e, _ := perfdata.DecodeBPFEvent(rec.Raw, r.ByteOrder())
+			p.ID, p.Tag = e.ID, e.Tag
+			p.Metadata = &bpfprog.Metadata{
+				ProgNames: []string{p.Funcs[0].PerfName},
+				Entries:   []bpfprog.Entry{{Key: "version", Value: `"1.4.2"`}},
+			}
+			return &p
+		}
+	}
+	log.Fatal("no BPF program")
+	return nil
+}
