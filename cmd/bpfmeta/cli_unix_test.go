@@ -815,3 +815,37 @@ func TestCLISignal(t *testing.T) {
 		}
 	}
 }
+
+// TestCLITerminal: with stdin a terminal and no -i, the reading commands
+// read ./perf.data, as perf report does, or say how to make one; a
+// recording is not written to a terminal stdout unless -o - says so.
+func TestCLITerminal(t *testing.T) {
+	run := func(stdinTerm, stdoutTerm bool, args ...string) result {
+		var stdout, stderr bytes.Buffer
+		s := newSession(strings.NewReader(""), &stdout, &stderr)
+		s.stdinTerminal, s.stdoutTerminal = stdinTerm, stdoutTerm
+		code := run(append([]string{"bpfmeta"}, args...), s)
+		return result{code, stdout.String(), stderr.String()}
+	}
+	t.Chdir(t.TempDir())
+	for _, args := range [][]string{{"show"}, {"dump", "--stats"}, {"strip", "-o", "out.data"}, {"convert", "-o", "out.data"}} {
+		r := run(true, false, args...)
+		if r.code != exitUsage {
+			t.Errorf("%s without ./perf.data: %v, want exit 2", args[0], r)
+		}
+		oneLine(t, args[0]+" without ./perf.data", r, "perf.data", "perf record")
+	}
+	if err := os.WriteFile("perf.data", testkit.CorpusBytes(t, smallFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(true, false, "dump", "--stats"); r.code != exitOK || !strings.Contains(r.stdout, "TOTAL events:         24") {
+		t.Errorf("dump --stats with ./perf.data: %v\n%s", r, r.stdout)
+	}
+	// a terminal stdout: a recording only with -o -
+	if r := run(true, true, "convert"); r.code != exitUsage || r.stdout != "" {
+		t.Errorf("convert to a terminal: %v, %d bytes out", r, len(r.stdout))
+	}
+	if r := run(true, true, "convert", "-o", "-"); r.code != exitOK || r.stdout == "" {
+		t.Errorf("convert -o - to a terminal: %v", r)
+	}
+}

@@ -41,13 +41,13 @@ func PerfClockOffset() (time.Duration, error) {
 	a.Size = uint32(unsafe.Sizeof(*a))
 	fd, err := unix.PerfEventOpen(a, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
-		return 0, fmt.Errorf("perfevent: perf_event_open for the clock: %w", err)
+		return 0, fmt.Errorf("perf_event_open for the clock: %w", err)
 	}
 	defer unix.Close(fd)
 	page := os.Getpagesize()
 	mem, err := unix.Mmap(fd, 0, 2*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
-		return 0, fmt.Errorf("perfevent: mmap for the clock: %w", err)
+		return 0, fmt.Errorf("mmap for the clock: %w", err)
 	}
 	defer unix.Munmap(mem)
 	meta := (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))
@@ -79,5 +79,5 @@ func PerfClockOffset() (time.Duration, error) {
 		}
 		off += uint64(h.Size)
 	}
-	return 0, errors.New("perfevent: no COMM record to read perf's clock from")
+	return 0, errors.New("no COMM record to read perf's clock from")
 }

@@ -96,7 +96,7 @@ type Lost struct {
 // DecodeLost decodes a PERF_RECORD_LOST record (raw includes the header).
 func DecodeLost(raw []byte) (Lost, error) {
 	if len(raw) < 24 {
-		return Lost{}, fmt.Errorf("perfevent: LOST record of %d bytes, want at least 24", len(raw))
+		return Lost{}, fmt.Errorf("LOST record of %d bytes, want at least 24", len(raw))
 	}
 	return Lost{ID: binary.NativeEndian.Uint64(raw[8:]), Lost: binary.NativeEndian.Uint64(raw[16:])}, nil
 }
@@ -126,7 +126,7 @@ func Open(opts Options) (_ *SideBand, err error) {
 		pages = DefaultRingPages
 	}
 	if pages < 0 || pages&(pages-1) != 0 {
-		return nil, fmt.Errorf("perfevent: ring buffer of %d pages: want a power of two", pages)
+		return nil, fmt.Errorf("ring buffer of %d pages: want a power of two", pages)
 	}
 	cpus, err := readCPUList(onlineCPUs)
 	if err != nil {
@@ -139,10 +139,10 @@ func Open(opts Options) (_ *SideBand, err error) {
 		}
 	}()
 	if s.epfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
-		return nil, fmt.Errorf("perfevent: epoll_create1: %w", err)
+		return nil, fmt.Errorf("epoll_create1: %w", err)
 	}
 	if s.wakefd, err = unix.Eventfd(0, unix.EFD_CLOEXEC|unix.EFD_NONBLOCK); err != nil {
-		return nil, fmt.Errorf("perfevent: eventfd: %w", err)
+		return nil, fmt.Errorf("eventfd: %w", err)
 	}
 	if err := s.poll(s.wakefd); err != nil {
 		return nil, err
@@ -164,7 +164,7 @@ func Open(opts Options) (_ *SideBand, err error) {
 func (s *SideBand) poll(fd int) error {
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: int32(fd)}
 	if err := unix.EpollCtl(s.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		return fmt.Errorf("perfevent: epoll_ctl: %w", err)
+		return fmt.Errorf("epoll_ctl: %w", err)
 	}
 	return nil
 }
@@ -259,7 +259,7 @@ func (s *SideBand) Wait(timeout time.Duration) error {
 		return nil // Go's preemption signals interrupt system calls
 	}
 	if err != nil {
-		return fmt.Errorf("perfevent: epoll_wait: %w", err)
+		return fmt.Errorf("epoll_wait: %w", err)
 	}
 	for _, ev := range s.events[:n] {
 		fd := int(ev.Fd)
@@ -283,7 +283,7 @@ func (s *SideBand) Wake() error {
 	var one [8]byte
 	binary.NativeEndian.PutUint64(one[:], 1)
 	if _, err := unix.Write(s.wakefd, one[:]); err != nil && !errors.Is(err, unix.EAGAIN) {
-		return fmt.Errorf("perfevent: waking the reader: %w", err)
+		return fmt.Errorf("waking the reader: %w", err)
 	}
 	return nil
 }
@@ -310,11 +310,11 @@ func (s *SideBand) Close() error {
 func readCPUList(path string) ([]int, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("perfevent: online CPUs: %w", err)
+		return nil, fmt.Errorf("online CPUs: %w", err)
 	}
 	cpus, err := parseCPUList(strings.TrimSpace(string(b)))
 	if err != nil {
-		return nil, fmt.Errorf("perfevent: %s: %w", path, err)
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return cpus, nil
 }

@@ -57,9 +57,9 @@ func openRing(cpu, pages int) (_ *ring, err error) {
 	r.mem, err = unix.Mmap(fd, 0, (1+pages)*pageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) {
-			return nil, fmt.Errorf("perfevent: CPU %d: mmap of %d pages: %w (over kernel.perf_event_mlock_kb? run as root)", cpu, 1+pages, err)
+			return nil, fmt.Errorf("CPU %d: mmap of %d pages: %w (over kernel.perf_event_mlock_kb? run as root)", cpu, 1+pages, err)
 		}
-		return nil, fmt.Errorf("perfevent: CPU %d: mmap of %d pages: %w", cpu, 1+pages, err)
+		return nil, fmt.Errorf("CPU %d: mmap of %d pages: %w", cpu, 1+pages, err)
 	}
 	r.meta = (*unix.PerfEventMmapPage)(unsafe.Pointer(&r.mem[0]))
 	off, size := r.meta.Data_offset, r.meta.Data_size
@@ -67,7 +67,7 @@ func openRing(cpu, pages int) (_ *ring, err error) {
 		off, size = uint64(pageSize), uint64(pages*pageSize)
 	}
 	if off+size > uint64(len(r.mem)) || size&(size-1) != 0 {
-		return nil, fmt.Errorf("perfevent: CPU %d: kernel reports data at %d+%d in a %d-byte mapping", cpu, off, size, len(r.mem))
+		return nil, fmt.Errorf("CPU %d: kernel reports data at %d+%d in a %d-byte mapping", cpu, off, size, len(r.mem))
 	}
 	r.data = r.mem[off : off+size]
 	r.mask = size - 1
@@ -86,7 +86,7 @@ func openError(cpu int, err error) error {
 	case errors.Is(err, unix.EINVAL), errors.Is(err, unix.E2BIG):
 		hint = " (attr.bpf_event and attr.ksymbol need Linux >= 5.1)"
 	}
-	return fmt.Errorf("perfevent: perf_event_open on CPU %d: %w%s", cpu, err, hint)
+	return fmt.Errorf("perf_event_open on CPU %d: %w%s", cpu, err, hint)
 }
 
 // overrunSlack is free space below which the kernel may have dropped a
@@ -176,7 +176,7 @@ func (r *ring) copyOut(dst []byte) bool {
 }
 
 func (r *ring) corrupt(what string) error {
-	return fmt.Errorf("perfevent: CPU %d: ring buffer at %d (data_head %d): %s", r.cpu, r.tail, r.head, what)
+	return fmt.Errorf("CPU %d: ring buffer at %d (data_head %d): %s", r.cpu, r.tail, r.head, what)
 }
 
 func (r *ring) close() error {
