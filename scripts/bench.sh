@@ -502,6 +502,17 @@ REP=$W/BENCH.txt
 	done
 	[ $broken = 0 ] || echo "# something broke (FAILED above): bench exits 1"
 } >"$REP"
+# The hostile inputs' peak memory (cmd/bpfmeta's TestHostileMemory measures
+# each run's maxrss through a small helper process).
+echo "== hostile inputs (go test -run TestHostileMemory)"
+{
+	echo
+	echo "# hostile inputs: peak RSS of each run (limit 64 MiB), from go test -run TestHostileMemory -v ./cmd/bpfmeta"
+	go test -count=1 -run 'TestHostileMemory$' -v ./cmd/bpfmeta 2>&1 |
+		awk '/^=== RUN   TestHostileMemory\// {sub(/^=== RUN   TestHostileMemory\//, ""); name = $0}
+		     /peak [0-9.]+ MiB/ {match($0, /peak [0-9.]+ MiB/); printf "%-60s %s\n", name, substr($0, RSTART + 5, RLENGTH - 5)}
+		     /^--- FAIL/ {print "FAIL: " $0}'
+} >>"$REP"
 echo
 cat "$REP"
 echo "(written to $REP; per-run times and stderr in $LOGS)"
