@@ -18,8 +18,6 @@ import (
 // kernel rejects inconsistent BTF.
 var (
 	tChar   = &btf.Int{Name: "char", Size: 1, Encoding: btf.Signed}
-	tUchar  = &btf.Int{Name: "unsigned char", Size: 1}
-	tShort  = &btf.Int{Name: "short", Size: 2, Encoding: btf.Signed}
 	tInt    = &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed}
 	tUint   = &btf.Int{Name: "unsigned int", Size: 4}
 	tU64    = &btf.Int{Name: "unsigned long long", Size: 8}

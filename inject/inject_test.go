@@ -25,8 +25,6 @@ var le = binary.LittleEndian
 // stream is a recording built record by record (testkit.Stream).
 type stream struct{ *testkit.Stream }
 
-const idHdr = testkit.StreamIDHeaderSize
-
 func newStream() *stream { return newStreamOrder(le) }
 
 // newStreamOrder is newStream as a machine of byte order bo writes it.

@@ -131,6 +131,3 @@ func cString(b []byte) string {
 	}
 	return string(b)
 }
-
-// align8 rounds n up to a multiple of 8 (PERF_ALIGN(n, sizeof(u64))).
-func align8(n int) int { return (n + 7) &^ 7 }

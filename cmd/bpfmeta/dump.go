@@ -132,12 +132,9 @@ func describe(rec *perfdata.Record, bo binary.ByteOrder) string {
 			return " (" + err.Error() + ")"
 		}
 		var b strings.Builder
-		fmt.Fprintf(&b, " prog %s", safetext.Clean(m.ProgName))
-		for i, e := range m.Entries {
-			// as perf's perf_event__fprintf_bpf_metadata()
-			fmt.Fprintf(&b, "\n  entry %d: %20s = %s", i, safetext.Clean(e.Key), safetext.Clean(e.Value))
-		}
-		return b.String()
+		fmt.Fprintf(&b, " prog %s\n", safetext.Clean(m.ProgName))
+		printRecordEntries(&b, "", m.Entries)
+		return strings.TrimSuffix(b.String(), "\n") // the caller ends the line
 	case perfdata.RecordAuxtrace, perfdata.RecordHeaderTracingData:
 		if rec.PayloadSize > 0 {
 			return fmt.Sprintf(" (+%#x bytes of data)", rec.PayloadSize)
