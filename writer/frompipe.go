@@ -7,8 +7,7 @@ import (
 	"os"
 	"slices"
 
-	"golang.org/x/sys/unix"
-
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -291,22 +290,16 @@ type spool struct {
 	n int64
 }
 
-// newSpool makes an unnamed file in dir (O_TMPFILE where the file system
-// has it: it never has a name; else a temporary name removed at once), so
-// that nothing is left behind whatever ends the process.
+// newSpool makes an unnamed file in dir (outfile.Unnamed), so that nothing
+// is left behind whatever ends the process.
 func newSpool(dir string) (*spool, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, 0o600)
-	if err == nil {
-		return &spool{f: os.NewFile(uintptr(fd), dir+"/(spool)")}, nil
-	}
-	f, err := os.CreateTemp(dir, ".bpfmeta-spool-*")
+	f, err := outfile.Unnamed(dir)
 	if err != nil {
 		return nil, fmt.Errorf("a spool file in %s: %w", dir, err)
 	}
-	os.Remove(f.Name())
 	return &spool{f: f}, nil
 }
 

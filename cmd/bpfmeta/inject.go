@@ -132,9 +132,7 @@ func runInject(c *cli.Context) error {
 	rep := summarize(sum, c.String("snapshot") != "")
 	if !c.Bool("quiet") {
 		rep.print(notes(c), in.name, c.Bool("verbose"))
-		if n := w.TrailingDropped(); n > 0 {
-			s.errorf("warning: %s: dropped %s at %#x after the last record that are not a record (a file holds only records)", in.name, plural(n, "byte"), trailingAt(in))
-		}
+		warnTrailingDropped(notes(c), in, w)
 	}
 	if c.Bool("strict") && len(rep.strict) > 0 {
 		return fmt.Errorf("--strict: %s with samples in the recording got no metadata (see above); no output written", plural(len(rep.strict), "BPF program"))

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,11 +77,7 @@ func openOutput(c *cli.Context, in *input, kind outputKind, journal bool) (*outp
 	}
 	f, err := outfile.Create(path, outfile.Options{Force: c.Bool("force"), Journal: journal})
 	if err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%s: %v", name, err)
+		return nil, fileError(name, err)
 	}
 	return &output{name: name, file: f, w: f, untrack: s.track(f)}, nil
 }
@@ -101,11 +96,7 @@ func (o *output) commit() error {
 	}
 	defer o.untrack()
 	if err := o.file.Commit(); err != nil {
-		var pe *fs.PathError
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return fmt.Errorf("%s: %v", o.name, err)
+		return fileError(o.name, err)
 	}
 	return nil
 }

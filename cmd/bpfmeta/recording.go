@@ -24,6 +24,14 @@ func printOmitted(w io.Writer, in *input, wr *writer.Writer, verbose bool) {
 	}
 }
 
+// warnTrailingDropped warns that a file output left out the bytes after a
+// pipe stream's last record that are not a record.
+func warnTrailingDropped(w io.Writer, in *input, wr *writer.Writer) {
+	if n := wr.TrailingDropped(); n > 0 {
+		fmt.Fprintf(w, "bpfmeta: warning: %s: dropped %s at %#x after the last record that are not a record (a file holds only records)\n", in.name, plural(n, "byte"), trailingAt(in))
+	}
+}
+
 // warnUnfinished warns, as perf does, about a file whose header says its
 // data section is empty: perf record writes the header last, so the
 // recording was not finished.
@@ -144,9 +152,7 @@ func copyRecords(s *session, in *input, out *output, opts writer.Options, keep f
 	if err := w.Close(); err != nil {
 		return dropped, out.writeError(err)
 	}
-	if n := w.TrailingDropped(); n > 0 {
-		fmt.Fprintf(notes, "bpfmeta: warning: %s: dropped %s at %#x after the last record that are not a record (a file holds only records)\n", in.name, plural(n, "byte"), trailingAt(in))
-	}
+	warnTrailingDropped(notes, in, w)
 	return dropped, nil
 }
 
