@@ -1,6 +1,7 @@
 package btf
 
 import (
+	"encoding/binary"
 	"math"
 	"math/big"
 	"strconv"
@@ -38,7 +39,7 @@ func cDouble(f float64) string {
 // pseudo-infinity, unnormals: integer bit clear with a non-zero exponent) as
 // NaN.
 func cLongDouble(b [16]byte) string {
-	mant := le(b[:8])
+	mant := readUint(binary.LittleEndian, b[:8])
 	se := uint16(b[8]) | uint16(b[9])<<8
 	neg := se&0x8000 != 0
 	exp := int(se & 0x7fff)
@@ -67,13 +68,4 @@ func cPointer(p uint64) string {
 		return "(nil)"
 	}
 	return "0x" + strconv.FormatUint(p, 16)
-}
-
-// le decodes up to 8 little-endian bytes.
-func le(b []byte) uint64 {
-	var v uint64
-	for i := len(b) - 1; i >= 0; i-- {
-		v = v<<8 | uint64(b[i])
-	}
-	return v
 }

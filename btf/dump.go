@@ -175,15 +175,7 @@ func (d *dumper) read(off int64, n int) [16]byte {
 // byte order.
 func (d *dumper) uintAt(off int64, n int) uint64 {
 	b := d.read(off, n)
-	var v uint64
-	for i := range n {
-		if d.order == binary.BigEndian {
-			v = v<<8 | uint64(b[i])
-		} else {
-			v = v<<8 | uint64(b[n-1-i])
-		}
-	}
-	return v
+	return readUint(d.order, b[:n])
 }
 
 // ptrIsAligned is ptr_is_aligned(): libbpf's alignment of t, 0 meaning "not

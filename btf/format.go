@@ -172,9 +172,7 @@ func (o *Dumper) newDumper(mem []byte, end int64) *dumper {
 	if len(d.indent) > maxIndent {
 		d.indent = d.indent[:maxIndent]
 	}
-	if d.order == nil {
-		d.order = binary.LittleEndian
-	}
+	d.order = orderOr(d.order)
 	if d.ptrSize == 0 {
 		d.ptrSize = defaultPtrSize
 	}

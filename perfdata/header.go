@@ -252,12 +252,5 @@ func DecodeHeaderString(b []byte, bo binary.ByteOrder) (string, bool) {
 	if uint64(n) > uint64(len(b)-4) {
 		return "", false
 	}
-	s := b[4 : 4+n]
-	for i, c := range s {
-		if c == 0 {
-			s = s[:i]
-			break
-		}
-	}
-	return string(s), true
+	return cString(b[4 : 4+n]), true
 }

@@ -126,8 +126,6 @@ func cStringIn(b []byte) (string, bool) {
 
 // cString returns b up to its first NUL.
 func cString(b []byte) string {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i]
-	}
-	return string(b)
+	s, _ := cStringIn(b)
+	return s
 }
