@@ -438,7 +438,7 @@ const maxInnerPayload = 1 << 20
 // next compressed record, as in perf's decomp_last_rem).
 func (r *Reader) nextInner() (bool, error) {
 	for {
-		ok, need, err := r.innerRecord()
+		ok, err := r.innerRecord()
 		if ok || err != nil {
 			return ok, err
 		}
@@ -455,7 +455,7 @@ func (r *Reader) nextInner() (bool, error) {
 			r.inner = r.inner[:n]
 			r.innerR = 0
 		}
-		if len(r.inner) > need {
+		if len(r.inner) > maxRecord+maxInnerPayload { // what one record may take
 			return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
 				Msg: fmt.Sprintf("a record with %d bytes of data inside compressed data (at most %d)", len(r.inner), maxInnerPayload)}
 		}
@@ -465,20 +465,19 @@ func (r *Reader) nextInner() (bool, error) {
 }
 
 // innerRecord hands out the record at the start of the undelivered
-// decompressed bytes if it is complete; need is how many bytes it may take.
-func (r *Reader) innerRecord() (ok bool, need int, err error) {
+// decompressed bytes if it is complete.
+func (r *Reader) innerRecord() (ok bool, err error) {
 	b := r.inner[r.innerR:]
-	need = maxRecord + maxInnerPayload
 	if len(b) < perfdata.EventHeaderSize {
-		return false, need, nil
+		return false, nil
 	}
 	h := perfdata.DecodeEventHeader(b, r.order)
 	if h.Size < perfdata.EventHeaderSize {
-		return false, need, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
+		return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
 			Msg: fmt.Sprintf("bad record size %d (type %v)", h.Size, h.Type)}
 	}
 	if len(b) < int(h.Size) {
-		return false, need, nil
+		return false, nil
 	}
 	raw := b[:h.Size]
 	total := int64(h.Size)
@@ -486,14 +485,14 @@ func (r *Reader) innerRecord() (ok bool, need int, err error) {
 	if r.dialect.HasPayload(h.Type) {
 		n, err := perfdata.PayloadLen(h.Type, raw, r.order)
 		if err != nil {
-			return false, need, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt, Msg: err.Error()}
+			return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt, Msg: err.Error()}
 		}
 		if n > maxInnerPayload {
-			return false, need, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
+			return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
 				Msg: fmt.Sprintf("%v record with %d bytes of data inside compressed data (at most %d)", h.Type, n, maxInnerPayload)}
 		}
 		if int64(len(b)) < total+n {
-			return false, need, nil // as perf, the whole record must be in the buffer
+			return false, nil // as perf, the whole record must be in the buffer
 		}
 		payload = b[total : total+n]
 		total += n
@@ -505,7 +504,7 @@ func (r *Reader) innerRecord() (ok bool, need int, err error) {
 	}
 	r.innerR += int(total)
 	r.innerOff += total
-	return true, need, nil
+	return true, nil
 }
 
 type sliceReader struct{ b []byte }
