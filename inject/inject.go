@@ -532,23 +532,9 @@ func (j *injector) records(tp *bpftrack.Program, p *Program) ([]newRecord, Outco
 	if len(names) > 0 {
 		p.Name = names[0]
 	}
-	m, err := sp.BPFMetadata()
-	switch {
-	case errors.Is(err, bpfprog.ErrNoMetadata):
-		var tl *bpfprog.TooLargeError
-		if errors.As(err, &tl) {
-			return nil, TooLarge, err
-		}
-		return nil, NoMetadata, nil
-	case err != nil:
-		return nil, Failed, err
-	}
-	if len(m.ProgNames) != len(sp.Funcs) {
-		return nil, Failed, fmt.Errorf("program %d: %d functions but %d metadata names", tp.ID, len(sp.Funcs), len(m.ProgNames))
-	}
-	entries := make([]perfdata.BPFMetadataEntry, len(m.Entries))
-	for i, en := range m.Entries {
-		entries[i] = perfdata.BPFMetadataEntry{Key: en.Key, Value: en.Value}
+	m, entries, outcome, err := metadataOf(sp)
+	if outcome != Injected {
+		return nil, outcome, err
 	}
 	var out []newRecord
 	for i, f := range sp.Funcs {
@@ -606,34 +592,18 @@ func (j *injector) unrecorded() error {
 			p.Name = sp.Funcs[0].PerfName
 		}
 		j.sum.Programs = append(j.sum.Programs, p)
-		m, err := sp.BPFMetadata()
-		var tl *bpfprog.TooLargeError
-		switch {
-		case errors.As(err, &tl):
-			p.Outcome, p.Err = TooLarge, err
+		m, entries, outcome, err := metadataOf(sp)
+		if outcome != Injected {
+			p.Outcome, p.Err = outcome, err
 			continue
-		case errors.Is(err, bpfprog.ErrNoMetadata):
-			p.Outcome = NoMetadata
-			continue
-		case err != nil:
-			p.Outcome, p.Err = Failed, err
-			continue
-		case len(m.ProgNames) != len(sp.Funcs):
-			p.Outcome, p.Err = Failed, fmt.Errorf("program %d: %d functions but %d metadata names", sp.ID, len(sp.Funcs), len(m.ProgNames))
-			continue
-		}
-		entries := make([]perfdata.BPFMetadataEntry, len(m.Entries))
-		for i, en := range m.Entries {
-			entries[i] = perfdata.BPFMetadataEntry{Key: en.Key, Value: en.Value}
 		}
 		for i, f := range sp.Funcs {
 			// no KSYMBOL to name it after: perf's name
 			names := uniq(m.ProgNames[i], f.PerfName, f.KernelName)
 			if k := slices.IndexFunc(j.orphans, func(o string) bool { return slices.Contains(names, o) }); k >= 0 {
+				// write() makes it Injected if other records are added
 				j.orphans = slices.Delete(j.orphans, k, k+1)
-				if p.Records == 0 {
-					p.Outcome = AlreadyPresent
-				}
+				p.Outcome = AlreadyPresent
 				continue
 			}
 			bm := perfdata.BPFMetadata{ProgName: m.ProgNames[i], Entries: entries}
@@ -645,6 +615,30 @@ func (j *injector) unrecorded() error {
 		}
 	}
 	return nil
+}
+
+// metadataOf returns a source program's metadata and its entries as a
+// record holds them, with outcome Injected; or the outcome that says why
+// perf writes none (NoMetadata, TooLarge) or why it cannot be known
+// (Failed), with its error.
+func metadataOf(sp *bpfprog.Program) (*bpfprog.Metadata, []perfdata.BPFMetadataEntry, Outcome, error) {
+	m, err := sp.BPFMetadata()
+	var tl *bpfprog.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return nil, nil, TooLarge, err
+	case errors.Is(err, bpfprog.ErrNoMetadata):
+		return nil, nil, NoMetadata, nil
+	case err != nil:
+		return nil, nil, Failed, err
+	case len(m.ProgNames) != len(sp.Funcs):
+		return nil, nil, Failed, fmt.Errorf("program %d: %d functions but %d metadata names", sp.ID, len(sp.Funcs), len(m.ProgNames))
+	}
+	entries := make([]perfdata.BPFMetadataEntry, len(m.Entries))
+	for i, en := range m.Entries {
+		entries[i] = perfdata.BPFMetadataEntry{Key: en.Key, Value: en.Value}
+	}
+	return m, entries, Injected, nil
 }
 
 func uniq(ss ...string) []string {
