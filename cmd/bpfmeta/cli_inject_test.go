@@ -396,3 +396,22 @@ func TestInjectOtherHost(t *testing.T) {
 		}
 	}
 }
+
+// TestInjectStrictStdout: --strict holds a stream output back in a file
+// until the summary is known; what then reaches stdout is the same pipe
+// stream as without --strict, also for a file-format input (the file
+// holding it back is no reason for file format).
+func TestInjectStrictStdout(t *testing.T) {
+	snap := emptySnapshot(t)
+	for _, name := range []string{smallFile, bpfZstdFile} {
+		in := corpusPath(t, name)
+		strict := bpfmeta(t, nil, "inject", "-q", "--strict", "--snapshot", snap, "-i", in, "-o", "-")
+		plain := bpfmeta(t, nil, "inject", "-q", "--snapshot", snap, "-i", in, "-o", "-")
+		if strict.code != exitOK || plain.code != exitOK || strict.stdout != plain.stdout {
+			t.Errorf("%s: --strict -o -: %v; without --strict: %v; the same output: %v", name, strict, plain, strict.stdout == plain.stdout)
+		}
+		if !bytes.HasPrefix([]byte(strict.stdout), perfdata.PipeHeader(binary.LittleEndian)) {
+			t.Errorf("%s: --strict -o - is not a pipe stream: %q", name, strict.stdout[:min(16, len(strict.stdout))])
+		}
+	}
+}

@@ -97,18 +97,13 @@ func runInject(c *cli.Context) error {
 		return err
 	}
 	defer out.abort()
-	dst := out.w
-	var held *os.File
-	if c.Bool("strict") && out.file == nil || c.Bool("strict") && !out.file.Regular() {
-		// A stream cannot be taken back: hold it until the summary shows
-		// that nothing is missing.
-		if held, err = outfile.Unnamed(os.TempDir()); err != nil {
-			return fmt.Errorf("--strict: holding the output back in %s: %w", os.TempDir(), err)
+	if c.Bool("strict") && !out.regular() {
+		// until the summary shows that nothing is missing
+		if err := out.hold("the output"); err != nil {
+			return fmt.Errorf("--strict: %w", err)
 		}
-		defer held.Close()
-		dst = held
 	}
-	w, err := writer.New(writerOutput(dst, out), in, writer.Options{})
+	w, err := writer.New(out.dest(), in, writer.Options{Format: out.recordFormat()})
 	if err != nil {
 		return out.writeError(err)
 	}
@@ -137,13 +132,8 @@ func runInject(c *cli.Context) error {
 	if c.Bool("strict") && len(rep.strict) > 0 {
 		return fmt.Errorf("--strict: %s with samples in the recording got no metadata (see above); no output written", plural(len(rep.strict), "BPF program"))
 	}
-	if held != nil {
-		if _, err := held.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		if _, err := io.Copy(out.w, held); err != nil {
-			return out.writeError(err)
-		}
+	if err := out.release(); err != nil {
+		return err
 	}
 	if err := out.commit(); err != nil {
 		return err
@@ -152,15 +142,6 @@ func runInject(c *cli.Context) error {
 		fmt.Fprintln(c.App.ErrWriter, "bpfmeta: note: perf before 6.17 cannot read BPF_METADATA records (\"failed to process type: 84\"): read them with perf >= 6.17 or bpfmeta show; bpfmeta strip gives back a recording old perf reads")
 	}
 	return nil
-}
-
-// writerOutput is what the writer writes to: the output file itself (which
-// can seek), or a plain stream.
-func writerOutput(dst io.Writer, out *output) io.Writer {
-	if out.file != nil && dst == out.w {
-		return out.file.File
-	}
-	return dst
 }
 
 // openSource returns the snapshot at path, or the running kernel (checked

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 func outputFlag(what string) cli.Flag {
@@ -40,6 +41,7 @@ type output struct {
 	file    *outfile.File // nil for stdout
 	w       io.Writer
 	untrack func()
+	held    *os.File // what is written to a stream until release (hold)
 }
 
 // outputKind says what a command writes, for the checks on stdout.
@@ -101,12 +103,68 @@ func (o *output) commit() error {
 	return nil
 }
 
-// abort removes a file that is not committed.
+// abort removes a file that is not committed, and what was held.
 func (o *output) abort() {
+	if o.held != nil {
+		o.held.Close()
+		o.held = nil
+	}
 	if o.file != nil {
 		o.file.Abort()
 		o.untrack()
 	}
+}
+
+// regular reports whether the output is a regular file: one that appears
+// only when complete (commit), so needs no holding.
+func (o *output) regular() bool { return o.file != nil && o.file.Regular() }
+
+// hold keeps what the command writes in an unnamed file in $TMPDIR until
+// release: a stream cannot take back what it was given. what names it
+// in an error.
+func (o *output) hold(what string) error {
+	f, err := outfile.Unnamed(os.TempDir())
+	if err != nil {
+		return fmt.Errorf("holding %s back in %s: %w", what, os.TempDir(), err)
+	}
+	o.held = f
+	return nil
+}
+
+// dest is where the command writes: the held file, the output file (which
+// a recording's writer can seek in), or stdout.
+func (o *output) dest() io.Writer {
+	switch {
+	case o.held != nil:
+		return o.held
+	case o.file != nil:
+		return o.file.File
+	}
+	return o.w
+}
+
+// recordFormat is the format a recording written to the output must have
+// (writer.Options.Format): the input's (0) for a regular file, a pipe
+// stream for anything else, held or not.
+func (o *output) recordFormat() perfdata.Format {
+	if o.regular() {
+		return 0
+	}
+	return perfdata.FormatPipe
+}
+
+// release writes what was held to the output.
+func (o *output) release() error {
+	if o.held == nil {
+		return nil
+	}
+	if _, err := o.held.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := io.Copy(o.w, o.held); err != nil {
+		return o.writeError(err)
+	}
+	return nil
 }
 
 // writeError names the output in an error writing it.

@@ -128,7 +128,10 @@ func machine(host, release string) string {
 // copyRecords copies the records of in to out unchanged, all of them or
 // those keep keeps, and says how many it left out.
 func copyRecords(s *session, in *input, out *output, opts writer.Options, keep func(*perfdata.Record) bool, notes io.Writer, verbose bool) (dropped int, err error) {
-	w, err := writer.New(writerOutput(out.w, out), in, opts)
+	if opts.Format == 0 {
+		opts.Format = out.recordFormat()
+	}
+	w, err := writer.New(out.dest(), in, opts)
 	if err != nil {
 		return 0, out.writeError(err)
 	}

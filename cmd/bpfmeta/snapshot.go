@@ -3,13 +3,11 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 )
 
 func snapshotCommand() *cli.Command {
@@ -52,27 +50,18 @@ func runSnapshot(c *cli.Context) error {
 		return err
 	}
 	defer out.abort()
-	dst := out.w
-	var held *os.File
-	if out.file == nil || !out.file.Regular() {
+	if !out.regular() {
 		// A half snapshot on a stream would be taken for a whole one.
-		if held, err = outfile.Unnamed(os.TempDir()); err != nil {
-			return fmt.Errorf("holding the snapshot back in %s: %w", os.TempDir(), err)
+		if err := out.hold("the snapshot"); err != nil {
+			return err
 		}
-		defer held.Close()
-		dst = held
 	}
-	n, err := writeSnapshot(dst, live)
+	n, err := writeSnapshot(out.dest(), live)
 	if err != nil {
 		return out.writeError(err)
 	}
-	if held != nil {
-		if _, err := held.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		if _, err := io.Copy(out.w, held); err != nil {
-			return out.writeError(err)
-		}
+	if err := out.release(); err != nil {
+		return err
 	}
 	if err := out.commit(); err != nil {
 		return err

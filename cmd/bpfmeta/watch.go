@@ -15,7 +15,6 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/watch"
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
@@ -77,16 +76,13 @@ func runWatch(c *cli.Context) (status int, err error) {
 		return 0, err
 	}
 	defer out.abort()
-	dst := out.w
 	if out.file == nil {
 		// stdout: after CMD's own output
-		held, err := outfile.Unnamed(os.TempDir())
-		if err != nil {
-			return 0, fmt.Errorf("holding the snapshot back in %s: %w", os.TempDir(), err)
+		if err := out.hold("the snapshot"); err != nil {
+			return 0, err
 		}
-		defer held.Close()
-		dst = held
 	}
+	dst := out.dest()
 
 	// From here on SIGINT, SIGTERM and SIGHUP stop the watch, or go to CMD.
 	sigs := make(chan os.Signal, 4)
@@ -152,10 +148,8 @@ func runWatch(c *cli.Context) (status int, err error) {
 		}
 		return status, fmt.Errorf("watch: %w; %s holds the %s read before (an incomplete snapshot)", err, out.name, plural(written, "program"))
 	}
-	if out.file == nil {
-		if err := copyHeld(dst, out.w); err != nil {
-			return status, out.writeError(err)
-		}
+	if err := out.release(); err != nil {
+		return status, err
 	}
 	if err := out.commit(); err != nil {
 		return status, err
@@ -164,16 +158,6 @@ func runWatch(c *cli.Context) (status int, err error) {
 		printWatchSummary(c.App.ErrWriter, out.name, st, c.Bool("verbose"))
 	}
 	return status, nil
-}
-
-// copyHeld copies what was written to an unnamed file to w.
-func copyHeld(held io.Writer, w io.Writer) error {
-	f := held.(*os.File)
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	_, err := io.Copy(w, f)
-	return err
 }
 
 // runCommand starts CMD, passes the signals on to it until it exits, and
