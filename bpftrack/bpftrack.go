@@ -139,14 +139,18 @@ type Tracker struct {
 	// loaded are the programs loaded and not unloaded, by id.
 	loaded map[uint32]*Program
 	// history are all functions ever registered, by name (History).
-	history      map[string][]*Func
-	historyLen   int
+	history    map[string][]*Func
+	historyLen int
+	// called are the same functions by the function name after the tag
+	// (History): FuncsCalled looks them up per BPF_METADATA record.
+	called       map[string][]*Func
 	finishedInit bool
 }
 
 // New returns a tracker of recording r.
 func New(r Recording, opts Options) *Tracker {
-	return &Tracker{rec: r, opts: opts, pending: map[int][]*Func{}, loaded: map[uint32]*Program{}, history: map[string][]*Func{}}
+	return &Tracker{rec: r, opts: opts, pending: map[int][]*Func{}, loaded: map[uint32]*Program{},
+		history: map[string][]*Func{}, called: map[string][]*Func{}}
 }
 
 // Feed takes the next record of the recording.
@@ -246,6 +250,9 @@ func (t *Tracker) register(f *Func) error {
 	if t.opts.History {
 		t.history[f.Name] = append(t.history[f.Name], f)
 		t.historyLen++
+		if _, fn, ok := perfdata.ParseBPFProgName(f.Name); ok {
+			t.called[fn] = append(t.called[fn], f)
+		}
 	}
 	return nil
 }
@@ -331,12 +338,7 @@ func (t *Tracker) FuncsNamed(name string) []*Func { return t.history[name] }
 // bpf_prog_<any tag>_fn (Options.History), in recording order of their
 // first registration.
 func (t *Tracker) FuncsCalled(fn string) []*Func {
-	var out []*Func
-	for name, fs := range t.history {
-		if _, f, ok := perfdata.ParseBPFProgName(name); ok && f == fn {
-			out = append(out, fs...)
-		}
-	}
+	out := slices.Clone(t.called[fn])
 	slices.SortFunc(out, func(a, b *Func) int { return cmp.Compare(a.Offset, b.Offset) })
 	return out
 }

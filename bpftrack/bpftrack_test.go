@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"strconv"
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/bpftrack"
@@ -14,7 +15,7 @@ import (
 
 // feed reads the recording s and feeds every record to a new tracker,
 // calling each with the tracker and the update after every record.
-func feed(t *testing.T, s *testkit.Stream, opts bpftrack.Options, each func(*bpftrack.Tracker, *perfdata.Record, bpftrack.Update)) *bpftrack.Tracker {
+func feed(t testing.TB, s *testkit.Stream, opts bpftrack.Options, each func(*bpftrack.Tracker, *perfdata.Record, bpftrack.Update)) *bpftrack.Tracker {
 	t.Helper()
 	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
 	if err != nil {
@@ -314,5 +315,20 @@ func TestRecordFuncs(t *testing.T) {
 	}
 	if fs, _ := tr.RecordFuncs(name(tag(0xc), "nothing"), nil); fs != nil {
 		t.Errorf("an unknown function: %v", fs)
+	}
+}
+
+// BenchmarkRecordFuncsUnknown: looking up a BPF_METADATA record whose name
+// no KSYMBOL has, among many functions (show does it per record: it must
+// not cost a pass over every function).
+func BenchmarkRecordFuncsUnknown(b *testing.B) {
+	s := testkit.NewStream(binary.LittleEndian)
+	for i := range 50000 {
+		s.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, name(tag(byte(i)), "f"+strconv.Itoa(i)), false, true)
+	}
+	tr := feed(b, s, bpftrack.Options{History: true}, nil)
+	b.ResetTimer()
+	for b.Loop() {
+		tr.RecordFuncs(name(tag(1), "nosuch"), nil)
 	}
 }
