@@ -169,7 +169,7 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 		if !t.opts.Samples {
 			return Update{}, nil
 		}
-		sf := t.rec.Events().Sample(rec.Raw, bo)
+		sf := t.rec.Events().Sample(rec.Raw)
 		if !sf.HasIP {
 			return Update{}, nil
 		}

@@ -206,14 +206,15 @@ func (e *WriteError) Unwrap() error { return e.Err }
 // programs src knows. The caller closes w.
 func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summary, error) {
 	j := &injector{
-		r:     r,
-		w:     w,
-		src:   src,
-		opts:  opts,
-		track: bpftrack.New(r, bpftrack.Options{}),
-		sum:   &Summary{},
-		cur:   nil,
-		byTP:  map[*bpftrack.Program]*Program{},
+		r:      r,
+		events: r.Events(),
+		w:      w,
+		src:    src,
+		opts:   opts,
+		track:  bpftrack.New(r, bpftrack.Options{}),
+		sum:    &Summary{},
+		cur:    nil,
+		byTP:   map[*bpftrack.Program]*Program{},
 	}
 	if _, ok := src.(bpfprog.Lister); ok && !opts.RecordedOnly {
 		j.timed = true
@@ -233,13 +234,14 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 }
 
 type injector struct {
-	r     Recording
-	w     RecordWriter
-	src   bpfprog.Source
-	opts  Options
-	sum   *Summary
-	track *bpftrack.Tracker
-	byTP  map[*bpftrack.Program]*Program // the summary's entry of a loaded program
+	r      Recording
+	events *perfdata.Events // r's: read for every SAMPLE
+	w      RecordWriter
+	src    bpfprog.Source
+	opts   Options
+	sum    *Summary
+	track  *bpftrack.Tracker
+	byTP   map[*bpftrack.Program]*Program // the summary's entry of a loaded program
 	// after are records to write right after the current BPF_EVENT, once the
 	// records that follow it show the recording does not have them already.
 	after []pending
@@ -285,7 +287,7 @@ func (j *injector) record(rec *perfdata.Record) error {
 		return &WriteError{err}
 	}
 	if t == perfdata.RecordSample {
-		f := j.r.Events().Sample(rec.Raw, j.r.ByteOrder())
+		f := j.events.Sample(rec.Raw)
 		if f.HasTime && j.timed {
 			j.time(f.Time)
 		}
@@ -295,7 +297,7 @@ func (j *injector) record(rec *perfdata.Record) error {
 		return nil
 	}
 	if j.timed && t < perfdata.UserTypeStart {
-		if ts, ok := j.r.Events().Time(rec.Raw, j.r.ByteOrder()); ok {
+		if ts, ok := j.events.Time(rec.Raw); ok {
 			j.time(ts)
 		}
 	}

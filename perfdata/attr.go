@@ -169,6 +169,9 @@ const maxEventIDs = 1 << 16
 // Events are a recording's events (its attrs) and the ids that say which
 // event a record belongs to, as perf's evlist__event2evsel() tells them.
 type Events struct {
+	// big: the records are big-endian (SetOrder); the zero value reads
+	// little-endian ones, the usual case, without an interface call.
+	big     bool
 	attrs   []Attr
 	layouts []sampleLayout // per attr
 	ids     map[uint64]int
@@ -179,6 +182,18 @@ type Events struct {
 	// in runs of one event.
 	lastID    uint64
 	lastIndex int
+}
+
+// SetOrder sets the byte order of the records Sample, ForSample and Time
+// read: the recording's.
+func (e *Events) SetOrder(bo binary.ByteOrder) { e.big = bo == binary.BigEndian }
+
+// order is the records' byte order.
+func (e *Events) order() binary.ByteOrder {
+	if e.big {
+		return binary.BigEndian
+	}
+	return binary.LittleEndian
 }
 
 // Add adds an event and its sample ids.
@@ -256,7 +271,7 @@ func layoutOf(a *Attr) sampleLayout {
 }
 
 // forSample returns the index of the event of a SAMPLE record, or -1.
-func (e *Events) forSample(raw []byte, bo binary.ByteOrder) int {
+func (e *Events) forSample(raw []byte) int {
 	if len(e.attrs) <= 1 {
 		return len(e.attrs) - 1
 	}
@@ -268,7 +283,7 @@ func (e *Events) forSample(raw []byte, bo binary.ByteOrder) int {
 	if len(raw) < at+8 {
 		return -1
 	}
-	id := uint64At(raw, at, bo)
+	id := e.uint64At(raw, at)
 	if id == 0 {
 		return 0
 	}
@@ -286,23 +301,14 @@ func (e *Events) forSample(raw []byte, bo binary.ByteOrder) int {
 	return i
 }
 
-// uint64At reads a u64 at raw[at:], with a direct call for the usual
-// little-endian recording (binary.ByteOrder's methods are not inlined).
-func uint64At(raw []byte, at int, bo binary.ByteOrder) uint64 {
-	if bo == binary.LittleEndian {
-		return binary.LittleEndian.Uint64(raw[at:])
+// uint64At reads a u64 at raw[at:], with a direct call, inlined, for
+// either byte order (binary.ByteOrder's methods are not, and comparing
+// one with binary.LittleEndian costs a runtime call per record).
+func (e *Events) uint64At(raw []byte, at int) uint64 {
+	if e.big {
+		return binary.BigEndian.Uint64(raw[at:])
 	}
-	return bo.Uint64(raw[at:])
-}
-
-// ForSample returns the event of a SAMPLE record (raw includes the
-// header), or nil when the record names an event the recording has not
-// described. As perf, it takes the first event's id position for all.
-func (e *Events) ForSample(raw []byte, bo binary.ByteOrder) *Attr {
-	if i := e.forSample(raw, bo); i >= 0 {
-		return &e.attrs[i]
-	}
-	return nil
+	return binary.LittleEndian.Uint64(raw[at:])
 }
 
 // SampleFields are the fields of a SAMPLE record inject and show need.
@@ -313,27 +319,20 @@ type SampleFields struct {
 
 // Sample returns a SAMPLE record's ip and time (perf's
 // evsel__parse_sample()), where its event samples them.
-func (e *Events) Sample(raw []byte, bo binary.ByteOrder) SampleFields {
+func (e *Events) Sample(raw []byte) SampleFields {
 	var f SampleFields
-	i := e.forSample(raw, bo)
+	i := e.forSample(raw)
 	if i < 0 {
 		return f
 	}
 	l := e.layouts[i]
 	if l.ip >= 0 && l.ip+8 <= len(raw) {
-		f.IP, f.HasIP = uint64At(raw, l.ip, bo), true
+		f.IP, f.HasIP = e.uint64At(raw, l.ip), true
 	}
 	if l.time >= 0 && l.time+8 <= len(raw) {
-		f.Time, f.HasTime = uint64At(raw, l.time, bo), true
+		f.Time, f.HasTime = e.uint64At(raw, l.time), true
 	}
 	return f
-}
-
-// SampleIP returns a SAMPLE record's ip, the first field after the
-// identifier (perf's evsel__parse_sample()), when its event samples it.
-func (e *Events) SampleIP(raw []byte, bo binary.ByteOrder) (uint64, bool) {
-	f := e.Sample(raw, bo)
-	return f.IP, f.HasIP
 }
 
 // Time returns the time of a record (raw includes the header) on perf's
@@ -343,13 +342,13 @@ func (e *Events) SampleIP(raw []byte, bo binary.ByteOrder) (uint64, bool) {
 // layout. false when the record has no time. The kernel's KSYMBOL and
 // BPF_EVENT records may end in bytes it did not write (bpftrack explains
 // why): their times are not read.
-func (e *Events) Time(raw []byte, bo binary.ByteOrder) (uint64, bool) {
+func (e *Events) Time(raw []byte) (uint64, bool) {
 	if len(e.attrs) == 0 || len(raw) < EventHeaderSize {
 		return 0, false
 	}
-	switch t := RecordType(bo.Uint32(raw)); {
+	switch t := RecordType(e.order().Uint32(raw)); {
 	case t == RecordSample:
-		f := e.Sample(raw, bo)
+		f := e.Sample(raw)
 		return f.Time, f.HasTime
 	case t >= UserTypeStart, t == RecordKSymbol, t == RecordBPFEvent:
 		return 0, false
@@ -358,5 +357,5 @@ func (e *Events) Time(raw []byte, bo binary.ByteOrder) (uint64, bool) {
 	if tt < 0 || len(raw)-tt < EventHeaderSize || tt < 8 {
 		return 0, false
 	}
-	return bo.Uint64(raw[len(raw)-tt:]), true
+	return e.uint64At(raw, len(raw)-tt), true
 }

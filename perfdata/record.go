@@ -19,16 +19,20 @@ type EventHeader struct {
 
 // DecodeEventHeader decodes the 8 bytes at the start of b.
 func DecodeEventHeader(b []byte, bo binary.ByteOrder) EventHeader {
+	return DecodeEventHeaderBig(b, bo == binary.BigEndian)
+}
+
+// DecodeEventHeaderBig decodes the 8 bytes at the start of b, big-endian
+// or not: for a loop over every record, which knows its recording's order
+// (inlined, with no interface call or comparison per record).
+func DecodeEventHeaderBig(b []byte, big bool) EventHeader {
 	_ = b[7]
-	if bo == binary.LittleEndian { // direct calls: the usual case, per record
-		le := binary.LittleEndian
-		return EventHeader{Type: RecordType(le.Uint32(b)), Misc: le.Uint16(b[4:]), Size: le.Uint16(b[6:])}
+	if big {
+		be := binary.BigEndian
+		return EventHeader{Type: RecordType(be.Uint32(b)), Misc: be.Uint16(b[4:]), Size: be.Uint16(b[6:])}
 	}
-	return EventHeader{
-		Type: RecordType(bo.Uint32(b)),
-		Misc: bo.Uint16(b[4:]),
-		Size: bo.Uint16(b[6:]),
-	}
+	le := binary.LittleEndian
+	return EventHeader{Type: RecordType(le.Uint32(b)), Misc: le.Uint16(b[4:]), Size: le.Uint16(b[6:])}
 }
 
 // Encode writes the header into b[:8].

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -39,6 +40,7 @@ type Reader struct {
 	format  perfdata.Format
 	dialect perfdata.Dialect
 	order   binary.ByteOrder
+	big     bool                 // order is big-endian: for the per-record path
 	layout  *perfdata.FileLayout // file mode only
 	events  perfdata.Events      // file attrs, or HEADER_ATTRs seen so far in a pipe
 	src     io.ReaderAt          // the file, in file mode
@@ -86,7 +88,8 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 		return nil, err
 	}
 	r.layout = l
-	r.order = l.Order
+	r.order, r.big = l.Order, l.Order == binary.BigEndian
+	r.events.SetOrder(l.Order)
 	r.src = ra
 	if err := readEvents(ra, l, &r.events); err != nil {
 		return nil, err
@@ -138,13 +141,16 @@ func NewStream(src io.Reader, opts Options) (*Reader, error) {
 		return nil, &FormatError{Offset: 8, Outer: -1, Err: ErrCorrupt,
 			Msg: fmt.Sprintf("file-mode recording (header size %d) on a stream that cannot seek; pass it as a file", m.Order.Uint64(head[8:]))}
 	}
-	return &Reader{
+	r := &Reader{
 		opts:   opts,
 		format: perfdata.FormatPipe,
 		order:  m.Order,
+		big:    m.Order == binary.BigEndian,
 		s:      newScanner(src, perfdata.PipeHeaderSize),
 		end:    -1,
-	}, nil
+	}
+	r.events.SetOrder(m.Order)
+	return r, nil
 }
 
 // notPerfData says the input is not a recording. It does not quote the
@@ -296,7 +302,7 @@ func (r *Reader) nextTop() (bool, error) {
 	// The common case, kept short: a whole kernel record in the buffer.
 	// User types (>= 64) take the long way: framing and state depend on them.
 	if s := r.s; s.w-s.r >= perfdata.EventHeaderSize && r.started {
-		h := perfdata.DecodeEventHeader(s.buf[s.r:], r.order)
+		h := perfdata.DecodeEventHeaderBig(s.buf[s.r:], r.big)
 		if h.Type < perfdata.UserTypeStart && h.Size >= perfdata.EventHeaderSize && s.w-s.r >= int(h.Size) {
 			r.originDone = true // a kernel record: the features are behind
 			r.rec = perfdata.Record{Offset: s.off, Header: h, Raw: s.buf[s.r : s.r+int(h.Size)], Outer: -1}
@@ -415,7 +421,7 @@ func (r *Reader) topLevel(rec *perfdata.Record) error {
 			return corrupt(rec.Offset, "%v", err)
 		}
 		if r.zs == nil {
-			r.zs = newZstdStream()
+			r.zs = &zstdStream{}
 		}
 		if err := r.zs.feed(p); err != nil {
 			return corrupt(rec.Offset, "%v record: %v", t, err)
@@ -442,14 +448,7 @@ func (r *Reader) nextInner() (bool, error) {
 		if ok || err != nil {
 			return ok, err
 		}
-		chunk, err := r.zs.next()
-		if err != nil {
-			return false, corrupt(r.outer, "%v", err)
-		}
-		if chunk == nil {
-			return false, nil // the record's output is all out
-		}
-		// Keep only what is not handed out yet, then add the chunk.
+		// Keep only what is not handed out yet, and decode after it.
 		if r.innerR > 0 {
 			n := copy(r.inner, r.inner[r.innerR:])
 			r.inner = r.inner[:n]
@@ -459,10 +458,23 @@ func (r *Reader) nextInner() (bool, error) {
 			return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
 				Msg: fmt.Sprintf("a record with %d bytes of data inside compressed data (at most %d)", len(r.inner), maxInnerPayload)}
 		}
-		r.inner = append(r.inner, chunk...)
-		r.zs.release()
+		if cap(r.inner)-len(r.inner) < zstdReadSize {
+			r.inner = slices.Grow(r.inner, zstdReadSize)
+		}
+		n, err := r.zs.next(r.inner[len(r.inner):cap(r.inner)])
+		if err != nil {
+			return false, corrupt(r.outer, "%v", err)
+		}
+		if n == 0 {
+			return false, nil // the record's output is all out
+		}
+		r.inner = r.inner[:len(r.inner)+n]
 	}
 }
+
+// zstdReadSize is the least room the decoder gets in the buffer of
+// decompressed records: what it decodes at a time.
+const zstdReadSize = 256 << 10
 
 // innerRecord hands out the record at the start of the undelivered
 // decompressed bytes if it is complete.
@@ -471,7 +483,7 @@ func (r *Reader) innerRecord() (ok bool, err error) {
 	if len(b) < perfdata.EventHeaderSize {
 		return false, nil
 	}
-	h := perfdata.DecodeEventHeader(b, r.order)
+	h := perfdata.DecodeEventHeaderBig(b, r.big)
 	if h.Size < perfdata.EventHeaderSize {
 		return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
 			Msg: fmt.Sprintf("bad record size %d (type %v)", h.Size, h.Type)}

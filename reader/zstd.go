@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -16,63 +17,47 @@ import (
 // ZSTD_endStream(), so a payload is only a continuation of the previous
 // ones and the frame is never closed.
 //
-// The output of a payload is handed out in chunks of at most zstdReadSize
-// bytes, as the decoder makes it, so that memory stays bounded whatever a
+// The output of a payload is decoded into the caller's buffer, as much as
+// it has room for at a time, so that memory stays bounded whatever a
 // payload decompresses to (perf instead decompresses each record into a
 // buffer of HEADER_COMPRESSED's mmap_len and fails when that is too small).
 //
-// klauspost/compress has no push API, so the decoder runs in its own
-// goroutine over an io.Reader that hands it one payload at a time. In sync
-// mode (concurrency 1) the decoder asks for more input only after it has
-// returned everything it could decode, so the moment it asks is the moment
-// all output for the payloads fed so far has been delivered.
-//
-// The decoder decodes into zstdBuffers buffers in turn, so that it can go on
-// while the reader parses the records of the chunk before.
+// klauspost/compress has no push API: its decoder pulls its input from an
+// io.Reader. So it runs as a coroutine (iter.Pull) over an io.Reader that
+// hands it one payload at a time: next resumes it to decode into the
+// caller's buffer, and it yields back what it decoded, or that it needs the
+// next payload. In sync mode (concurrency 1) the decoder asks for more
+// input only after it has returned everything it could decode, so the
+// moment it asks is the moment all output for the payloads fed so far has
+// been delivered. A coroutine, not a goroutine: perf writes a COMPRESSED
+// record per ring-buffer flush, tens of KiB of records each, and handing
+// every one to another thread and back cost more than decoding it (a 126
+// MB recording of 2,781 payloads: 0.73 GB/s with a decoder goroutine and
+// three buffers, see BenchmarkDecompress).
 type zstdStream struct {
-	in   chan []byte
-	out  chan zstdChunk
-	free chan []byte // output buffers the reader is done with
-	done chan struct{}
+	pull func() (zstdChunk, bool)
+	stop func()
+	// payload is the payload fed and not yet taken by the decoder; dst
+	// where the decoder writes when resumed.
+	payload []byte
+	dst     []byte
 	// err is sticky: once the stream is corrupt nothing more can be decoded.
-	err     error
-	started bool
+	err error
 	// busy: a payload was fed and its output is not all out yet.
 	busy  bool
 	frame zstdFramer
-	held  []byte // the buffer of the chunk next returned last
 }
 
-// zstdBuffers is how many output chunks the decoder may have ready.
-const zstdBuffers = 3
-
 type zstdChunk struct {
-	b    []byte
+	n    int // bytes decoded into dst
 	err  error
 	need bool // the decoder is waiting for the next payload
 }
-
-// zstdReadSize is the size of the decoder's output reads: zstdBuffers of
-// them are the most decompressed bytes held at a time besides one record.
-const zstdReadSize = 256 << 10
 
 // maxIdleReads is how many empty reads in a row the decoder may make.
 const maxIdleReads = 1000
 
 var errStreamClosed = errors.New("zstd stream closed")
-
-func newZstdStream() *zstdStream {
-	z := &zstdStream{
-		in:   make(chan []byte),
-		out:  make(chan zstdChunk, zstdBuffers),
-		free: make(chan []byte, zstdBuffers),
-		done: make(chan struct{}),
-	}
-	for range zstdBuffers {
-		z.free <- make([]byte, zstdReadSize)
-	}
-	return z
-}
 
 // feed starts decompressing the next payload. The output follows from next.
 // It checks first that the payload ends where perf record ends one, at the
@@ -88,79 +73,60 @@ func (z *zstdStream) feed(payload []byte) error {
 		z.err = err
 		return err
 	}
-	if !z.started {
-		z.started = true
-		go z.run()
+	if z.pull == nil {
+		z.pull, z.stop = iter.Pull(z.run)
 	}
-	select {
-	case z.in <- payload:
-	case <-z.done:
-		return errStreamClosed
-	}
+	z.payload = payload
 	z.busy = true
 	return nil
 }
 
-// next returns the next chunk of the current payload's output, valid until
-// the next call, or nil once the payload's output is all out.
-func (z *zstdStream) next() ([]byte, error) {
+// next decodes more of the current payload's output into dst and returns
+// how many bytes it wrote, or 0 once the payload's output is all out. The
+// payload must stay unchanged until then.
+func (z *zstdStream) next(dst []byte) (int, error) {
 	if !z.busy {
-		return nil, z.err
+		return 0, z.err
 	}
-	c, ok := <-z.out
+	z.dst = dst
+	c, ok := z.pull()
+	z.dst = nil
 	switch {
 	case !ok:
 		z.err = errStreamClosed
 	case c.need:
 		z.busy = false
-		return nil, nil
+		return 0, nil
 	case c.err != nil:
 		z.err = c.err
 	default:
-		z.held = c.b
-		return c.b, nil
+		return c.n, nil
 	}
 	z.busy = false
-	return nil, z.err
-}
-
-// release lets the decoder reuse the buffer of the chunk next returned.
-func (z *zstdStream) release() {
-	if z.held != nil {
-		z.free <- z.held[:cap(z.held)] // never blocks: it has room for every buffer
-		z.held = nil
-	}
+	return 0, z.err
 }
 
 func (z *zstdStream) close() {
-	select {
-	case <-z.done:
-	default:
-		close(z.done)
+	if z.stop != nil {
+		z.stop()
 	}
 }
 
-// run is the decoder goroutine.
-func (z *zstdStream) run() {
-	src := &payloadSource{z: z}
+// run is the decoder coroutine.
+func (z *zstdStream) run(yield func(zstdChunk) bool) {
+	src := &payloadSource{z: z, yield: yield}
 	dec, err := zstd.NewReader(src,
 		zstd.WithDecoderConcurrency(1), // sync mode: see the type comment
 		zstd.WithDecoderLowmem(true),
 		zstd.IgnoreChecksum(true))
 	if err != nil {
-		z.send(zstdChunk{err: err})
+		yield(zstdChunk{err: err})
 		return
 	}
 	defer dec.Close()
 	idle := 0
 	for {
-		var buf []byte
-		select {
-		case buf = <-z.free:
-		case <-z.done:
-			return
-		}
-		n, err := dec.Read(buf)
+		n, err := dec.Read(z.dst)
 		if n == 0 && err == nil {
 			// A decoder that returns nothing and no error at the end of a
 			// frame would spin here forever.
@@ -170,12 +136,8 @@ func (z *zstdStream) run() {
 		} else {
 			idle = 0
 		}
-		if n > 0 {
-			if !z.send(zstdChunk{b: buf[:n]}) {
-				return
-			}
-		} else {
-			z.free <- buf
+		if n > 0 && !yield(zstdChunk{n: n}) {
+			return
 		}
 		if err != nil {
 			if errors.Is(err, errStreamClosed) {
@@ -184,44 +146,30 @@ func (z *zstdStream) run() {
 			if err == io.EOF || err == io.ErrUnexpectedEOF {
 				err = fmt.Errorf("zstd stream ended: %w", err)
 			}
-			z.send(zstdChunk{err: err})
+			yield(zstdChunk{err: err})
 			return
 		}
 	}
 }
 
-func (z *zstdStream) send(c zstdChunk) bool {
-	select {
-	case z.out <- c:
-		return true
-	case <-z.done:
-		return false
-	}
-}
-
 // payloadSource is the decoder's input: the payloads fed so far.
 type payloadSource struct {
-	z   *zstdStream
-	cur []byte
-	fed bool // a payload has been handed to the decoder
+	z     *zstdStream
+	yield func(zstdChunk) bool
+	cur   []byte
 }
 
 func (p *payloadSource) Read(b []byte) (int, error) {
 	for len(p.cur) == 0 {
-		if p.fed {
+		if p.z.payload == nil {
 			// All output for the payloads so far has been read: let next
-			// say so.
-			if !p.z.send(zstdChunk{need: true}) {
+			// say so, and wait for the next payload.
+			if !p.yield(zstdChunk{need: true}) {
 				return 0, errStreamClosed
 			}
+			continue
 		}
-		p.fed = true
-		select {
-		case c := <-p.z.in:
-			p.cur = c
-		case <-p.z.done:
-			return 0, errStreamClosed
-		}
+		p.cur, p.z.payload = p.z.payload, nil
 	}
 	n := copy(b, p.cur)
 	p.cur = p.cur[n:]

@@ -93,7 +93,10 @@ type hostCheck struct {
 
 func (h *hostCheck) Next() bool {
 	ok := h.input.Next()
-	if o, known := h.Origin(); !h.done && known {
+	if h.done {
+		return ok
+	}
+	if o, known := h.Origin(); known {
 		h.done = true
 		h.check(o)
 	}
