@@ -68,3 +68,42 @@ func copyFileRange(dst fder, dstOff int64, src fder, srcOff, n int64) (int64, er
 	}
 	return done, nil
 }
+
+// writeback starts the kernel writing a file output's pages to disk as the
+// sink writes them (sync_file_range SYNC_FILE_RANGE_WRITE, which does not
+// wait), a piece at a time: the fsync that makes the output durable before
+// it gets its name (package outfile) then waits for the last piece only,
+// instead of for the whole recording after the copy.
+type writeback struct {
+	fd       int // -1: not a file
+	from, to int64
+}
+
+// writebackChunk is how much is written before writeback is started for it.
+const writebackChunk = 8 << 20
+
+func newWriteback(dst io.WriterAt) *writeback {
+	wb := &writeback{fd: -1}
+	if f, ok := dst.(fder); ok {
+		wb.fd = int(f.Fd())
+	}
+	return wb
+}
+
+// written notes n bytes written at off, and starts the writeback of what
+// was written since the last start once that is a chunk. Writes come in
+// order; a gap starts a new range.
+func (wb *writeback) written(off, n int64) {
+	if wb.fd < 0 {
+		return
+	}
+	if off != wb.to {
+		wb.from = off
+	}
+	wb.to = off + n
+	if wb.to-wb.from >= writebackChunk {
+		// A hint: an error (a FIFO, a device) changes nothing.
+		unix.SyncFileRange(wb.fd, wb.from, wb.to-wb.from, unix.SYNC_FILE_RANGE_WRITE)
+		wb.from = wb.to
+	}
+}
