@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -119,20 +120,7 @@ func TestCompressedCut(t *testing.T) {
 // countRecords reads a pipe-mode recording as a stream, or from a file of
 // the same bytes.
 func countRecords(t *testing.T, in []byte, file bool) (int, error) {
-	var r *reader.Reader
-	var err error
-	if file {
-		path := filepath.Join(t.TempDir(), "in.data")
-		if err := os.WriteFile(path, in, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		r, err = reader.Open(path, reader.Options{Decompress: true})
-	} else {
-		r, err = reader.NewStream(bytes.NewReader(in), reader.Options{Decompress: true})
-	}
-	if err != nil {
-		return 0, err
-	}
+	r := openBytes(t, in, file)
 	defer r.Close()
 	n := 0
 	for r.Next() {
@@ -226,4 +214,105 @@ func FuzzDecompress(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCompressedSplit: records split anywhere between COMPRESSED payloads,
+// and between the decoder's buffers, come out whole, byte for byte and in
+// order: each after the COMPRESSED record its data ends in, before the
+// next top-level record (perf's decomp_last_rem), with that record as
+// Outer. Payloads of up to 768 KiB of records cross the decoder's buffers;
+// runs of small ones are fed to it ahead of the reader.
+func TestCompressedSplit(t *testing.T) {
+	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+		for _, seed := range []uint64{1, 2, 3} {
+			rng := rand.New(rand.NewPCG(seed, 0))
+			inner := testkit.NewRecords(bo)
+			var sizes []int
+			for inner.Len() < 4<<20 {
+				body := make([]byte, 8*rng.IntN(2000))
+				for i := range body {
+					if rng.IntN(256) == 0 {
+						body[i] = byte(rng.Uint32())
+					}
+				}
+				before := inner.Len()
+				inner.Record(perfdata.RecordComm, body)
+				sizes = append(sizes, inner.Len()-before)
+			}
+			all := inner.Bytes()
+			s := testkit.NewStream(bo)
+			type want struct {
+				raw   []byte
+				outer int64 // -1: a top-level FINISHED_ROUND
+			}
+			var wants []want
+			rec, recEnd := 0, sizes[0] // the next record to end, and where
+			for pos := 0; pos < len(all); {
+				n := 1 + rng.IntN(4<<10)
+				if rng.IntN(8) == 0 {
+					n = 1 + rng.IntN(768<<10)
+				}
+				n = min(n, len(all)-pos)
+				off := int64(s.Len())
+				s.Compressed(all[pos:pos+n], false)
+				pos += n
+				for rec < len(sizes) && recEnd <= pos {
+					wants = append(wants, want{all[recEnd-sizes[rec] : recEnd], off})
+					if rec++; rec < len(sizes) {
+						recEnd += sizes[rec]
+					}
+				}
+				s.Record(perfdata.RecordFinishedRound, nil)
+				wants = append(wants, want{nil, -1})
+			}
+			for _, file := range []bool{false, true} {
+				r := openBytes(t, s.Bytes(), file)
+				i := 0
+				for r.Next() {
+					rec := r.Record()
+					switch t := rec.Header.Type; {
+					case t == perfdata.RecordCompressed || t == perfdata.RecordHeaderAttr || t == perfdata.RecordHeaderFeature:
+						continue
+					case i >= len(wants):
+					case wants[i].outer < 0 && t == perfdata.RecordFinishedRound && !rec.Compressed():
+						i++
+						continue
+					case wants[i].outer == rec.Outer && bytes.Equal(rec.Raw, wants[i].raw):
+						i++
+						continue
+					}
+					t.Fatalf("%v seed %d file %v: record %d: %v of %d bytes at %#x in the COMPRESSED record at %#x; want %d bytes in the one at %#x",
+						bo, seed, file, i, rec.Header.Type, len(rec.Raw), rec.Offset, rec.Outer, len(wants[i].raw), wants[i].outer)
+				}
+				if err := r.Err(); err != nil {
+					t.Fatalf("%v seed %d file %v: %v", bo, seed, file, err)
+				}
+				if i != len(wants) {
+					t.Errorf("%v seed %d file %v: %d of %d records", bo, seed, file, i, len(wants))
+				}
+				r.Close()
+			}
+		}
+	}
+}
+
+// openBytes reads a pipe-mode recording as a stream, or from a file of the
+// same bytes.
+func openBytes(t *testing.T, in []byte, file bool) *reader.Reader {
+	t.Helper()
+	var r *reader.Reader
+	var err error
+	if file {
+		path := filepath.Join(t.TempDir(), "in.data")
+		if err := os.WriteFile(path, in, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err = reader.Open(path, reader.Options{Decompress: true})
+	} else {
+		r, err = reader.NewStream(bytes.NewReader(in), reader.Options{Decompress: true})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
