@@ -178,11 +178,18 @@ type Events struct {
 	// partial: more ids than maxEventIDs; records with ids not kept are
 	// taken to be the first event's.
 	partial bool
-	// lastID and lastIndex remember the latest id looked up: samples come
-	// in runs of one event.
-	lastID    uint64
-	lastIndex int
+	// seen remembers the ids looked up lately, by their low bits: a
+	// recording's samples come from a few ids at a time (one per CPU of an
+	// event, numbered in turn), and a map lookup per sample cost more
+	// than the rest of reading it.
+	seen [idCacheSize]struct {
+		id    uint64
+		index int
+	}
 }
+
+// idCacheSize is the number of ids Events remembers (a power of 2).
+const idCacheSize = 64
 
 // SetOrder sets the byte order of the records Sample, ForSample and Time
 // read: the recording's.
@@ -205,7 +212,10 @@ func (e *Events) Add(a Attr, ids []uint64) {
 
 // AddIDs adds sample ids of event i.
 func (e *Events) AddIDs(i int, ids []uint64) {
-	e.lastID = 0
+	e.seen = [idCacheSize]struct {
+		id    uint64
+		index int
+	}{}
 	for _, id := range ids {
 		if e.Full() {
 			e.partial = true
@@ -240,13 +250,19 @@ func (e *Events) IDHeaderSize() int {
 // for a field the event does not sample.
 type sampleLayout struct {
 	ip, time int
+	// id is the position of the sample id perf's evlist__event2evsel()
+	// reads (the first event's for every SAMPLE), -1 without one.
+	id int
 	// trailerTime is the time's position counted from the end of a
 	// non-SAMPLE record's sample_id trailer; -1 without one.
 	trailerTime int
 }
 
 func layoutOf(a *Attr) sampleLayout {
-	l := sampleLayout{ip: -1, time: -1, trailerTime: -1}
+	l := sampleLayout{ip: -1, time: -1, id: -1, trailerTime: -1}
+	if pos := a.idPos(); pos >= 0 {
+		l.id = EventHeaderSize + 8*pos
+	}
 	off := EventHeaderSize
 	if a.SampleType&SampleIdentifier != 0 {
 		off += 8
@@ -275,11 +291,10 @@ func (e *Events) forSample(raw []byte) int {
 	if len(e.attrs) <= 1 {
 		return len(e.attrs) - 1
 	}
-	pos := e.attrs[0].idPos()
-	if pos < 0 {
+	at := e.layouts[0].id
+	if at < 0 {
 		return 0
 	}
-	at := EventHeaderSize + 8*pos
 	if len(raw) < at+8 {
 		return -1
 	}
@@ -287,8 +302,9 @@ func (e *Events) forSample(raw []byte) int {
 	if id == 0 {
 		return 0
 	}
-	if id == e.lastID {
-		return e.lastIndex
+	c := &e.seen[id&(idCacheSize-1)]
+	if id == c.id {
+		return c.index
 	}
 	i, ok := e.ids[id]
 	if !ok {
@@ -297,7 +313,7 @@ func (e *Events) forSample(raw []byte) int {
 		}
 		return -1
 	}
-	e.lastID, e.lastIndex = id, i
+	c.id, c.index = id, i
 	return i
 }
 
