@@ -213,6 +213,9 @@ grep -q 'KSYMBOL.*bpfprogt_' "$LOGS/dump-head.txt" ||
 # Each is a function that writes $OUT, with "${T[@]}" (the /usr/bin/time prefix)
 # in front of the process that is measured.
 cmd_cp() { "${T[@]}" cp "$DATA" "$OUT"; }
+# cp_sync: a copy that is on the disk when it ends, as bpfmeta's outputs are
+# (package outfile fsyncs a file before it gets its name).
+cmd_cp_sync() { "${T[@]}" sh -c 'cp "$1" "$2" && sync "$2"' sh "$DATA" "$OUT"; }
 cmd_cat() { "${T[@]}" cat "$PIPE" >"$OUT"; }
 cmd_catcat() { cat "$PIPE" | "${T[@]}" cat >"$OUT"; }
 cmd_inject_z() { "${T[@]}" "$BPFMETA" inject -q --snapshot "$SNAP" -i "$ZDATA" -o "$OUT"; }
@@ -225,11 +228,12 @@ cmd_perf61_p2p() { cat "$PIPE" | "${T[@]}" "$PERF" inject -o - >"$OUT"; }
 cmd_perf72_f2f() { "${T[@]}" "$PERF_MODERN" inject -i "$DATA" -o "$OUT"; }
 cmd_perf72_p2p() { cat "$PIPE" | "${T[@]}" "$PERF_MODERN" inject -o - >"$OUT"; }
 
-CMDS="cp cat catcat convert_f2f inject_f2f inject_f2p inject_p2p inject_z perf61_f2f perf61_p2p"
+CMDS="cp cp_sync cat catcat convert_f2f inject_f2f inject_f2p inject_p2p inject_z perf61_f2f perf61_p2p"
 [ $have_modern = 1 ] && CMDS="$CMDS perf72_f2f perf72_p2p"
 
 declare -A LABEL=(
 	[cp]="cp big.data out"
+	[cp_sync]="cp big.data out && sync out"
 	[cat]="cat big.pipe > out"
 	[catcat]="cat big.pipe | cat > out"
 	[inject_z]="bpfmeta inject -z f2f"
@@ -251,7 +255,7 @@ declare -A STATS_OF
 check() {
 	local name=$1 st=$W/stats-$1.txt
 	case $name in
-	cp) cmp -s "$OUT" "$DATA" || { echo "cp: output differs from the input"; return 1; } ;;
+	cp | cp_sync) cmp -s "$OUT" "$DATA" || { echo "$name: output differs from the input"; return 1; } ;;
 	cat | catcat) cmp -s "$OUT" "$PIPE" || { echo "$name: output differs from the input"; return 1; } ;;
 	inject_z) "$BPFMETA" dump --stats -i "$OUT" >"$st" || { echo "$name: bpfmeta dump cannot read the output"; return 1; } ;;
 	convert_f2f)
@@ -465,6 +469,8 @@ REP=$W/BENCH.txt
 	target "convert f2f / cp (wall)" convert_f2f cp "<=" 1.5
 	target "inject f2f / cp (wall)" inject_f2f cp "<=" 1.3
 	target_cpu "inject f2f / cp (CPU)" inject_f2f cp "<=" 1.5
+	info "inject f2f / cp + sync (wall; both on disk at the end)" inject_f2f cp_sync
+	ok inject_f2f cp_sync && printf '%-46s %8s %8s %9s %s\n' "inject f2f / cp + sync (CPU)" "$(paired_cpu inject_f2f cp_sync)x" "" - info
 	target "inject p2p / cat | cat (wall)" inject_p2p catcat "<=" 1.15
 	ok inject_p2p catcat && printf '%-46s %8s %8s %9s %s\n' "inject p2p / cat | cat (CPU of the second stage)" "$(paired_cpu inject_p2p catcat)x" "" - info
 	target "perf 6.1 inject f2f / inject f2f (wall)" perf61_f2f inject_f2f ">=" 10
