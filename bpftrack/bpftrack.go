@@ -113,14 +113,19 @@ type Update struct {
 }
 
 // MaxFuncs bounds the functions a Tracker keeps, registered at one time
-// and, with History, registered in all: far more than any machine has
-// loaded (a few thousand), and few enough that a recording that claims more
-// cannot take the memory of a process that reads it.
-const MaxFuncs = 1 << 17
+// and, with History, registered in all, and MaxPrograms the programs it
+// keeps loaded at one time: far more than any machine has loaded (a few
+// thousand), and few enough that a recording that claims more cannot take
+// the memory of a process that reads it.
+const (
+	MaxFuncs    = 1 << 17
+	MaxPrograms = 1 << 15
+)
 
-// ErrTooManyFuncs is returned (wrapped, with the record's offset) for a
-// KSYMBOL that would make a Tracker keep more than MaxFuncs functions.
-var ErrTooManyFuncs = errors.New("more BPF functions than bpfmeta keeps track of")
+// ErrTooMany is returned (wrapped, with the record's offset) for a KSYMBOL
+// or a PROG_LOAD BPF_EVENT that would make a Tracker keep more than
+// MaxFuncs functions or MaxPrograms programs.
+var ErrTooMany = errors.New("more BPF programs or functions than bpfmeta keeps track of")
 
 // maxPending bounds the KSYMBOLs a stream keeps waiting for their
 // BPF_EVENT: BPF_MAX_SUBPROGS, the most functions a program can have.
@@ -209,6 +214,9 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 		delete(t.pending, stream)
 		switch e.Type {
 		case perfdata.BPFEventProgLoad:
+			if _, ok := t.loaded[e.ID]; !ok && len(t.loaded) >= MaxPrograms {
+				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d programs loaded at once)", rec.Offset, ErrTooMany, MaxPrograms)
+			}
 			p := &Program{ID: e.ID, Tag: e.Tag, Funcs: funcs, Offset: rec.Offset, Outer: rec.Outer, Synthesized: t.synthesized(rec)}
 			for _, f := range funcs {
 				f.Program = p
@@ -240,7 +248,7 @@ func isTrampoline(name string) bool {
 func (t *Tracker) register(f *Func) error {
 	i, found := slices.BinarySearchFunc(t.byAddr, f.Addr, func(g *Func, a uint64) int { return cmp.Compare(g.Addr, a) })
 	if !found && len(t.byAddr) >= MaxFuncs || t.opts.History && t.historyLen >= MaxFuncs {
-		return ErrTooManyFuncs
+		return ErrTooMany
 	}
 	if found {
 		t.byAddr[i] = f

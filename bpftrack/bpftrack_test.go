@@ -283,8 +283,35 @@ func TestTooManyFuncs(t *testing.T) {
 		for r.Next() && ferr == nil {
 			_, ferr = tr.Feed(r.Record())
 		}
-		if !errors.Is(ferr, bpftrack.ErrTooManyFuncs) {
-			t.Errorf("History %v: %d functions: %v, want ErrTooManyFuncs", history, bpftrack.MaxFuncs+1, ferr)
+		if !errors.Is(ferr, bpftrack.ErrTooMany) {
+			t.Errorf("History %v: %d functions: %v, want ErrTooMany", history, bpftrack.MaxFuncs+1, ferr)
+		}
+	}
+}
+
+// A recording that loads more than MaxPrograms programs at once (none
+// unloaded) is an error at the BPF_EVENT that goes past it; loads and
+// unloads without end are not.
+func TestTooManyPrograms(t *testing.T) {
+	for _, unload := range []bool{false, true} {
+		s := testkit.NewStream(binary.LittleEndian)
+		for i := range bpftrack.MaxPrograms + 1 {
+			s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tag(byte(i)), true)
+			if unload {
+				s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tag(byte(i)), true)
+			}
+		}
+		r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr := bpftrack.New(r, bpftrack.Options{})
+		var ferr error
+		for r.Next() && ferr == nil {
+			_, ferr = tr.Feed(r.Record())
+		}
+		if got := errors.Is(ferr, bpftrack.ErrTooMany); got == unload {
+			t.Errorf("unload %v: %d programs: %v", unload, bpftrack.MaxPrograms+1, ferr)
 		}
 	}
 }

@@ -144,13 +144,35 @@ type Program struct {
 	// present are the names of the recording's records that stand for
 	// this program's.
 	present []string
+	// listed: in Summary.Programs (else counted in Summary.Unlisted once
+	// settled); atEnd: has records to write at the end.
+	listed, atEnd bool
 }
+
+// MaxListed bounds the programs a Summary lists: a recording that loads
+// more (a loader's probe programs, loaded and unloaded again and again, or
+// a file made to look so) has the others counted in Summary.Unlisted, so
+// that inject's memory follows the programs loaded at one time, not the
+// length of the recording. An unlisted program's records are written all
+// the same; only a BPF_METADATA record the recording has at its end cannot
+// be told to be one of an unlisted program's.
+const MaxListed = 1 << 14
+
+// MaxAtEnd bounds the records inject keeps to write at the end: one per
+// function of every program with metadata loaded during the recording.
+const MaxAtEnd = 1 << 17
+
+// ErrTooMany is returned for a recording that needs more than MaxAtEnd
+// records at its end.
+var ErrTooMany = errors.New("more BPF_METADATA records to write at the end than inject keeps")
 
 // Summary is what an injection did.
 type Summary struct {
 	// Programs has one entry per PROG_LOAD BPF_EVENT, in recording order,
-	// then one per Unrecorded program, in id order.
+	// then one per Unrecorded program, in id order: the first MaxListed.
 	Programs []*Program
+	// Unlisted counts the programs past the first MaxListed.
+	Unlisted Tally
 	Injected int // BPF_METADATA records written
 	Kept     int // BPF_METADATA records the recording already had
 	// UnrecordedSkipped says why the programs loaded during the recording
@@ -158,7 +180,50 @@ type Summary struct {
 	UnrecordedSkipped string
 }
 
-// Unresolved returns the programs whose metadata could not be determined.
+// Tally counts programs by what became of them.
+type Tally struct {
+	Programs int
+	Outcomes [Failed + 1]int // by Outcome
+	// Unrecorded counts the Unrecorded programs; UnrecordedInjected those
+	// of them that got records.
+	Unrecorded, UnrecordedInjected int
+	// WithSamples, Transient and Others count the programs Missing
+	// returns, by group.
+	WithSamples, Transient, Others int
+}
+
+func (t *Tally) add(p *Program) {
+	t.Programs++
+	if int(p.Outcome) < len(t.Outcomes) {
+		t.Outcomes[p.Outcome]++
+	}
+	if p.Unrecorded {
+		t.Unrecorded++
+		if p.Outcome == Injected {
+			t.UnrecordedInjected++
+		}
+	}
+	switch p.missing() {
+	case withSamples:
+		t.WithSamples++
+	case transient:
+		t.Transient++
+	case other:
+		t.Others++
+	}
+}
+
+// Tally counts every program of the recording, listed or not.
+func (s *Summary) Tally() Tally {
+	t := s.Unlisted
+	for _, p := range s.Programs {
+		t.add(p)
+	}
+	return t
+}
+
+// Unresolved returns the listed programs whose metadata could not be
+// determined.
 func (s *Summary) Unresolved() []*Program {
 	var u []*Program
 	for _, p := range s.Programs {
@@ -169,25 +234,41 @@ func (s *Summary) Unresolved() []*Program {
 	return u
 }
 
-// Missing returns the programs whose metadata perf would have written and
-// the output does not have (or, TooLarge, that perf writes none for because
-// it has too many variables), in id order, in three groups: withSamples,
-// those with samples in the recording (what --strict fails for); transient,
-// those loaded and unloaded during the recording without a sample that
-// the source does not know (libbpf's probe programs, loaded and unloaded
-// at once by every libbpf loader); and others.
+// missingGroup is the group Missing puts a program in.
+type missingGroup int
+
+const (
+	notMissing missingGroup = iota
+	withSamples
+	transient
+	other
+)
+
+func (p *Program) missing() missingGroup {
+	switch {
+	case p.Outcome.Resolved() && p.Outcome != TooLarge:
+		return notMissing
+	case p.Samples > 0:
+		return withSamples
+	case p.Unloaded && p.Outcome == NotFound:
+		return transient
+	}
+	return other
+}
+
+// Missing returns the listed programs whose metadata perf would have
+// written and the output does not have (or, TooLarge, that perf writes
+// none for because it has too many variables), in id order, in three
+// groups: withSamples, those with samples in the recording (what --strict
+// fails for); transient, those loaded and unloaded during the recording
+// without a sample that the source does not know (libbpf's probe programs,
+// loaded and unloaded at once by every libbpf loader); and others. Tally
+// counts them all.
 func (s *Summary) Missing() (withSamples, transient, others []*Program) {
+	groups := [...]*[]*Program{nil, &withSamples, &transient, &others}
 	for _, p := range s.Programs {
-		if p.Outcome.Resolved() && p.Outcome != TooLarge {
-			continue
-		}
-		switch {
-		case p.Samples > 0:
-			withSamples = append(withSamples, p)
-		case p.Unloaded && p.Outcome == NotFound:
-			transient = append(transient, p)
-		default:
-			others = append(others, p)
+		if g := groups[p.missing()]; g != nil {
+			*g = append(*g, p)
 		}
 	}
 	for _, ps := range [][]*Program{withSamples, transient, others} {
@@ -213,8 +294,10 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 		opts:   opts,
 		track:  bpftrack.New(r, bpftrack.Options{}),
 		sum:    &Summary{},
-		cur:    nil,
 		byTP:   map[*bpftrack.Program]*Program{},
+
+		claimable: map[string][]*Program{},
+		known:     map[uint32]bool{},
 	}
 	if _, ok := src.(bpfprog.Lister); ok && !opts.RecordedOnly {
 		j.timed = true
@@ -242,6 +325,16 @@ type injector struct {
 	sum    *Summary
 	track  *bpftrack.Tracker
 	byTP   map[*bpftrack.Program]*Program // the summary's entry of a loaded program
+	// claimable are the listed programs loaded during the recording, by
+	// the names of their functions: a record at the end of the recording
+	// may be one of theirs (existing).
+	claimable map[string][]*Program
+	// known are the ids of the listed programs and of every program the
+	// source has: unrecorded adds none of them.
+	known map[uint32]bool
+	// matched: the source has one of the recording's programs (the same
+	// id, tag and addresses).
+	matched bool
 	// after are records to write right after the current BPF_EVENT, once the
 	// records that follow it show the recording does not have them already.
 	after []pending
@@ -258,6 +351,9 @@ type injector struct {
 	// has no record of are looked for).
 	first, last uint64
 	timed       bool
+	// unrecordedProgs are the programs the recording has no record of,
+	// listed once their records are written.
+	unrecordedProgs []*Program
 	// orphans are the names of the recording's BPF_METADATA records that
 	// stand for no program of its BPF_EVENTs: perf's records of programs
 	// it has no record of.
@@ -305,19 +401,24 @@ func (j *injector) record(rec *perfdata.Record) error {
 	case perfdata.RecordKSymbol, perfdata.RecordBPFEvent:
 		u, err := j.track.Feed(rec)
 		switch {
-		case errors.Is(err, bpftrack.ErrTooManyFuncs):
+		case errors.Is(err, bpftrack.ErrTooMany):
 			return err
 		case err != nil:
 			return nil // perf skips a record it cannot decode; so does inject
 		}
 		if u.Loaded != nil {
-			j.load(u.Loaded)
+			if err := j.load(u.Loaded); err != nil {
+				return err
+			}
 		}
 		if p := j.byTP[u.Unloaded]; p != nil {
 			p.Unloaded = true
 			delete(j.byTP, u.Unloaded)
 			if !p.hasMetadata() {
 				j.missing--
+			}
+			if !p.listed && !p.atEnd && p != j.cur {
+				j.sum.Unlisted.add(p) // settled
 			}
 		}
 	case perfdata.RecordFinishedInit:
@@ -374,8 +475,8 @@ func (j *injector) existing(name string) {
 	if j.cancel(&j.atEnd, name) {
 		return
 	}
-	for _, p := range j.sum.Programs {
-		if !p.Synthesized && j.claim(p, name) {
+	for _, p := range j.claimable[name] {
+		if j.claim(p, name) {
 			return
 		}
 	}
@@ -473,21 +574,64 @@ func (j *injector) finish() error {
 			return err
 		}
 	}
+	// Settle the unlisted programs that were not yet: those still loaded,
+	// and those with records at the end.
+	for _, p := range j.byTP {
+		if !p.listed && !p.atEnd {
+			j.sum.Unlisted.add(p)
+		}
+	}
+	for i, pr := range j.atEnd {
+		if p := pr.prog; !p.listed && !p.Unrecorded && (i == 0 || j.atEnd[i-1].prog != p) {
+			j.sum.Unlisted.add(p)
+		}
+	}
 	j.atEnd = nil
+	for _, p := range j.unrecordedProgs {
+		if len(j.sum.Programs) < MaxListed {
+			p.listed = true
+			j.sum.Programs = append(j.sum.Programs, p)
+		} else {
+			j.sum.Unlisted.add(p)
+		}
+	}
+	j.unrecordedProgs = nil
 	return nil
 }
 
 // load handles a PROG_LOAD BPF_EVENT.
-func (j *injector) load(tp *bpftrack.Program) {
+func (j *injector) load(tp *bpftrack.Program) error {
 	p := &Program{ID: tp.ID, Tag: tp.Tag, Synthesized: tp.Synthesized, tracked: tp, Outcome: Injected}
 	if len(tp.Funcs) > 0 {
 		p.Name = tp.Funcs[0].Name
 	}
-	j.sum.Programs = append(j.sum.Programs, p)
+	if len(j.sum.Programs) < MaxListed {
+		p.listed = true
+		j.sum.Programs = append(j.sum.Programs, p)
+		j.known[p.ID] = true
+		if !tp.Synthesized {
+			for _, f := range tp.Funcs {
+				j.claimable[f.Name] = append(j.claimable[f.Name], p)
+			}
+		}
+	}
 	j.byTP[tp] = p
 	j.cur = p
 	recs, outcome, err := j.records(tp, p)
 	p.setOutcome(outcome, err, j)
+	switch outcome {
+	case Injected, NoMetadata, TooLarge:
+		j.matched = true
+		fallthrough
+	case Mismatch, Failed:
+		j.known[p.ID] = true
+	}
+	if !tp.Synthesized && len(recs) > 0 {
+		if len(j.atEnd)+len(recs) > MaxAtEnd {
+			return fmt.Errorf("program %d: %w (%d)", p.ID, ErrTooMany, MaxAtEnd)
+		}
+		p.atEnd = true
+	}
 	for _, r := range recs {
 		pr := pending{prog: p, names: r.names, raw: r.raw}
 		if tp.Synthesized {
@@ -496,6 +640,7 @@ func (j *injector) load(tp *bpftrack.Program) {
 			j.atEnd = append(j.atEnd, pr)
 		}
 	}
+	return nil
 }
 
 type newRecord struct {
@@ -571,29 +716,25 @@ func (j *injector) unrecorded() error {
 	case j.first == 0:
 		j.sum.UnrecordedSkipped = "the recording has no timestamps"
 		return nil
-	case !slices.ContainsFunc(j.sum.Programs, func(p *Program) bool { return p.Outcome.Resolved() && p.Outcome != AlreadyPresent }):
+	case !j.matched:
 		// Load times say nothing across boots: only a program matched by
 		// id, tag and addresses shows that the recording is of this boot.
 		j.sum.UnrecordedSkipped = "none of the recording's programs is the source's: it may be of another boot"
 		return nil
 	}
-	seen := map[uint32]bool{}
-	for _, p := range j.sum.Programs {
-		seen[p.ID] = true
-	}
 	for sp, err := range lister.All() {
-		if err != nil || seen[sp.ID] {
+		if err != nil || j.known[sp.ID] {
 			continue
 		}
 		t, ok := sys.LoadedAtPerfTime(sp)
 		if !ok || t < j.first || t > j.last {
 			continue
 		}
-		p := &Program{ID: sp.ID, Tag: sp.Tag, Unrecorded: true, Outcome: Injected}
+		p := &Program{ID: sp.ID, Tag: sp.Tag, Unrecorded: true, Outcome: Injected, atEnd: true}
 		if len(sp.Funcs) > 0 {
 			p.Name = sp.Funcs[0].PerfName
 		}
-		j.sum.Programs = append(j.sum.Programs, p)
+		j.unrecordedProgs = append(j.unrecordedProgs, p)
 		m, entries, outcome, err := metadataOf(sp)
 		if outcome != Injected {
 			p.Outcome, p.Err = outcome, err
@@ -612,6 +753,9 @@ func (j *injector) unrecorded() error {
 			raw, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize())
 			if err != nil {
 				return err
+			}
+			if len(j.atEnd) == MaxAtEnd {
+				return fmt.Errorf("program %d: %w (%d)", p.ID, ErrTooMany, MaxAtEnd)
 			}
 			j.atEnd = append(j.atEnd, pending{prog: p, names: names, raw: raw})
 		}

@@ -385,6 +385,48 @@ func TestSamplesOfMissing(t *testing.T) {
 	}
 }
 
+// TestUnlisted: a recording that loads more than MaxListed programs has
+// the ones past it counted, not listed, and every one is still injected:
+// the summary's memory does not follow the length of the recording.
+func TestUnlisted(t *testing.T) {
+	const churn = inject.MaxListed + 100
+	in := newStream()
+	for i := range churn { // loaded and unloaded: not in the source
+		id := uint32(1000 + i)
+		in.bpfEvent(perfdata.BPFEventProgLoad, id, tag(1), true)
+		in.bpfEvent(perfdata.BPFEventProgUnload, id, tag(1), true)
+	}
+	a := prog(10, 0xa0, 0xffff0000, 1, true) // past the list, in the source
+	b := prog(11, 0xb0, 0xffff1000, 0, true) // past the list, not in it, with a sample
+	in.kernelLoad(a)
+	in.kernelLoad(b)
+	in.Sample(b.Funcs[0].Addr + 4)
+	got, sum := run(t, in.Bytes(), fakeSource{10: a}, inject.Options{})
+	if len(sum.Programs) != inject.MaxListed {
+		t.Errorf("%d programs listed, want %d", len(sum.Programs), inject.MaxListed)
+	}
+	tl := sum.Tally()
+	if tl.Programs != churn+2 || tl.Transient != churn || tl.WithSamples != 1 || tl.Outcomes[inject.Injected] != 1 || tl.Outcomes[inject.NotFound] != churn+1 {
+		t.Errorf("tally %+v", tl)
+	}
+	if sum.Injected != 2 {
+		t.Errorf("%d records injected for the unlisted program, want 2", sum.Injected)
+	}
+	r, err := reader.NewStream(bytes.NewReader(got), reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for r.Next() {
+		if r.Record().Header.Type == perfdata.RecordBPFMetadata {
+			n++
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d BPF_METADATA records in the output, want 2", n)
+	}
+}
+
 // TestTooLarge: a program whose metadata has more variables than perf
 // writes a record for gets no record, and says why.
 func TestTooLarge(t *testing.T) {

@@ -201,6 +201,11 @@ func TestHostileMemory(t *testing.T) {
 			[]string{"inject", "-q", "--snapshot", snap, "-i", ksymbolFlood(t, dir), "-o", "OUT"}, "KSYMBOL"},
 		{"a KSYMBOL flood, show", nil, []string{"show", "-i", ksymbolFlood(t, dir)}, "KSYMBOL"},
 		{"a BPF_METADATA flood, show", nil, []string{"show", "-i", metadataFlood(t, dir)}, "more than"},
+		{"500,000 program loads and unloads, inject", nil,
+			[]string{"inject", "-q", "--snapshot", snap, "-i", progFlood(t, dir, true), "-o", "OUT"}, ""},
+		{"500,000 program loads and unloads, show", nil, []string{"show", "-i", progFlood(t, dir, true)}, ""},
+		{"500,000 programs loaded at once, inject", nil,
+			[]string{"inject", "-q", "--snapshot", snap, "-i", progFlood(t, dir, false), "-o", "OUT"}, "programs"},
 		{"a snapshot with a 100 MB value", nil,
 			[]string{"inject", "-q", "--snapshot", bigValueSnapshot(t, dir, 100<<20), "-i", corpusPath(t, bpfFile), "-o", "OUT"}, "MiB"},
 	} {
@@ -249,6 +254,29 @@ func ksymbolFlood(t testing.TB, dir string) string {
 	s := testkit.NewStream(binary.LittleEndian)
 	for i := range bpftrack.MaxFuncs + 1 {
 		s.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, "bpf_prog_0123456789abcdef_f", false, true)
+	}
+	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// progFlood writes a pipe recording of 500,000 PROG_LOAD BPF_EVENTs (each
+// followed by its PROG_UNLOAD if unload): more programs than inject lists,
+// and, loaded at once, than package bpftrack keeps.
+func progFlood(t testing.TB, dir string, unload bool) string {
+	t.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("progs-%v.data", unload))
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	s := testkit.NewStream(binary.LittleEndian)
+	for i := range 500_000 {
+		tag := perfdata.BPFTag{byte(i), byte(i >> 8), byte(i >> 16)}
+		s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tag, true)
+		if unload {
+			s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tag, true)
+		}
 	}
 	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
 		t.Fatal(err)

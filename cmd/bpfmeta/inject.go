@@ -129,8 +129,8 @@ func runInject(c *cli.Context) error {
 		rep.print(notes(c), in.name, c.Bool("verbose"))
 		warnTrailingDropped(notes(c), in, w)
 	}
-	if c.Bool("strict") && len(rep.strict) > 0 {
-		return fmt.Errorf("--strict: %s with samples in the recording got no metadata (see above); no output written", plural(len(rep.strict), "BPF program"))
+	if n := rep.tally.WithSamples; c.Bool("strict") && n > 0 {
+		return fmt.Errorf("--strict: %s with samples in the recording got no metadata (see above); no output written", plural(n, "BPF program"))
 	}
 	if err := out.release(); err != nil {
 		return err
@@ -215,31 +215,18 @@ const maxSnapshotSpool = 1 << 30
 type report struct {
 	sum      *inject.Summary
 	snapshot bool
-	counts   map[inject.Outcome]int
-	// unrecorded counts the programs loaded during the recording that it
-	// has no record of (and how many of them got records).
-	unrecorded, unrecordedInjected int
-	// missing are the programs the output has no metadata for that perf
-	// would have written, by id; transient those of them loaded and
-	// unloaded during the recording without a sample (libbpf's probes);
-	// strict those with samples.
-	missing, transient, strict []*inject.Program
+	tally    inject.Tally
+	// missing are the listed programs the output has no metadata for that
+	// perf would have written, by id; transient those of them loaded and
+	// unloaded during the recording without a sample (libbpf's probes).
+	missing, transient []*inject.Program
 }
 
 func summarize(sum *inject.Summary, snapshot bool) *report {
-	r := &report{sum: sum, snapshot: snapshot, counts: map[inject.Outcome]int{}}
-	for _, p := range sum.Programs {
-		r.counts[p.Outcome]++
-		if p.Unrecorded {
-			r.unrecorded++
-			if p.Outcome == inject.Injected {
-				r.unrecordedInjected++
-			}
-		}
-	}
-	var others []*inject.Program
-	r.strict, r.transient, others = sum.Missing()
-	r.missing = append(slices.Clone(r.strict), others...)
+	r := &report{sum: sum, snapshot: snapshot, tally: sum.Tally()}
+	strict, transient, others := sum.Missing()
+	r.transient = transient
+	r.missing = append(strict, others...)
 	slices.SortStableFunc(r.missing, func(a, b *inject.Program) int { return cmp.Compare(a.ID, b.ID) })
 	return r
 }
@@ -249,36 +236,35 @@ func summarize(sum *inject.Summary, snapshot bool) *report {
 const maxListed = 10
 
 func (r *report) print(w io.Writer, name string, verbose bool) {
-	sum := r.sum
+	sum, t := r.sum, &r.tally
 	var b strings.Builder
 	fmt.Fprintf(&b, "bpfmeta: %s: %s; %s added for %d",
-		name, plural(len(sum.Programs), "BPF program"), plural(sum.Injected, "BPF_METADATA record"), r.counts[inject.Injected])
-	if n := r.counts[inject.AlreadyPresent]; n > 0 {
+		name, plural(t.Programs, "BPF program"), plural(sum.Injected, "BPF_METADATA record"), t.Outcomes[inject.Injected])
+	if n := t.Outcomes[inject.AlreadyPresent]; n > 0 {
 		fmt.Fprintf(&b, "; %d had them already", n)
 	}
-	fmt.Fprintf(&b, "; %d without metadata", r.counts[inject.NoMetadata])
-	if len(r.missing) > 0 {
-		fmt.Fprintf(&b, "; %d without the metadata perf would have written (%d with samples)", len(r.missing), len(r.strict))
+	fmt.Fprintf(&b, "; %d without metadata", t.Outcomes[inject.NoMetadata])
+	if n := t.WithSamples + t.Others; n > 0 {
+		fmt.Fprintf(&b, "; %d without the metadata perf would have written (%d with samples)", n, t.WithSamples)
 	}
-	if len(r.transient) > 0 {
-		fmt.Fprintf(&b, "; %d loaded and unloaded during the recording without a sample, not found", len(r.transient))
+	if t.Transient > 0 {
+		fmt.Fprintf(&b, "; %d loaded and unloaded during the recording without a sample, not found", t.Transient)
 	}
-	if r.unrecorded > 0 {
-		fmt.Fprintf(&b, "; of them, %d loaded elsewhere during the recording, which has no record of them (%d got records at the end, as perf's side-band thread has them written)", r.unrecorded, r.unrecordedInjected)
+	if t.Unrecorded > 0 {
+		fmt.Fprintf(&b, "; of them, %d loaded elsewhere during the recording, which has no record of them (%d got records at the end, as perf's side-band thread has them written)", t.Unrecorded, t.UnrecordedInjected)
 	}
 	fmt.Fprintln(w, safetext.Clean(b.String()))
 	if verbose && sum.UnrecordedSkipped != "" {
 		fmt.Fprintf(w, "bpfmeta: note: programs loaded elsewhere during the recording were not looked for: %s\n", safetext.Clean(sum.UnrecordedSkipped))
 	}
-	list := r.missing
+	list, all := r.missing, t.WithSamples+t.Others
 	if verbose {
-		list = append(slices.Clone(list), r.transient...)
+		list, all = append(slices.Clone(list), r.transient...), all+t.Transient
 	}
-	for i, p := range list {
-		if i == maxListed && !verbose {
-			fmt.Fprintf(w, "bpfmeta: ... and %d more (-v lists them all)\n", len(list)-maxListed)
-			break
-		}
+	if !verbose && len(list) > maxListed {
+		list = list[:maxListed]
+	}
+	for _, p := range list {
 		what := fmt.Sprintf("program %d (tag %v", p.ID, p.Tag)
 		if p.Name != "" {
 			what += ", " + safetext.Quote(p.Name)
@@ -286,7 +272,14 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 		what += ", " + plural(p.Samples, "sample") + ")"
 		fmt.Fprintf(w, "bpfmeta:   %s: %s\n", safetext.Clean(what), safetext.Clean(r.why(p)))
 	}
-	if len(r.strict) > 0 {
+	switch {
+	case len(list) == all:
+	case !verbose:
+		fmt.Fprintf(w, "bpfmeta: ... and %d more (-v lists them all)\n", all-len(list))
+	default:
+		fmt.Fprintf(w, "bpfmeta: ... and %d more, not listed: the recording loads more than %d programs\n", all-len(list), inject.MaxListed)
+	}
+	if t.WithSamples > 0 {
 		if r.snapshot {
 			fmt.Fprintln(w, "bpfmeta: hint: a program not in the snapshot was loaded after it was taken, or unloaded before: bpfmeta watch -o snap.jsonl -- perf record ... takes one that has every program the recording saw")
 		} else {

@@ -159,7 +159,7 @@ func collectMetadata(in *input) ([]shownRecord, error) {
 		}
 		u, err := t.Feed(rec)
 		switch {
-		case errors.Is(err, bpftrack.ErrTooManyFuncs):
+		case errors.Is(err, bpftrack.ErrTooMany):
 			return nil, fmt.Errorf("%s: %w", in.name, err)
 		case err != nil:
 			continue // perf skips a record it cannot decode
