@@ -359,3 +359,35 @@ func BenchmarkRecordFuncsUnknown(b *testing.B) {
 		tr.RecordFuncs(name(tag(1), "nosuch"), nil)
 	}
 }
+
+// ReadMetadata gives each BPF_METADATA record the function it belongs to
+// (of the program whose BPF_EVENT it follows, though another program has
+// a function of the same name) and the samples in it.
+func TestReadMetadata(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	a, b := tag(0xa), tag(0xb)
+	fn := name(a, "f")
+	s.KSymbol(0x1000, 0x40, fn, false, false)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 1, a, false)
+	s.Metadata(perfdata.BPFMetadata{ProgName: fn, Entries: []perfdata.BPFMetadataEntry{{Key: "version", Value: "1"}}})
+	s.KSymbol(0x2000, 0x40, fn, false, false) // another load of the same program
+	s.BPFEvent(perfdata.BPFEventProgLoad, 2, b, false)
+	s.Sample(0x1004)
+	s.Sample(0x1008)
+	s.Sample(0x2004)
+	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := bpftrack.ReadMetadata(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(recs) != 1 {
+		t.Fatalf("%d records, want 1", len(recs))
+	}
+	m := recs[0]
+	if len(m.Funcs) != 1 || m.Funcs[0].Addr != 0x1000 || m.Funcs[0].Program.ID != 1 || m.Samples != 2 || m.ByFunction || m.Metadata.Entries[0].Value != "1" {
+		t.Errorf("record %+v, funcs %+v: want the function at 0x1000 of program 1, 2 samples", m, m.Funcs)
+	}
+}

@@ -290,7 +290,7 @@ func metadataFlood(t testing.TB, dir string) string {
 	t.Helper()
 	path := filepath.Join(dir, "metadata.data")
 	s := testkit.NewStream(binary.LittleEndian)
-	for range maxShown + 1 {
+	for range bpftrack.MaxMetadataRecords + 1 {
 		s.Metadata(perfdata.BPFMetadata{ProgName: "bpf_prog_0123456789abcdef_f", Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
 	}
 	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {

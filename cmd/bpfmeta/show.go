@@ -13,7 +13,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
-	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
@@ -59,9 +58,16 @@ func runShow(c *cli.Context) error {
 	}
 	defer in.Close()
 	warnUnfinished(notes(c), in)
-	recs, err := collectMetadata(in)
-	if err != nil {
-		return err
+	found, err := bpftrack.ReadMetadata(in)
+	switch {
+	case errors.Is(err, bpftrack.ErrTooManyRecords):
+		return fmt.Errorf("%s: %w; bpfmeta dump lists them one by one", in.name, err)
+	case err != nil:
+		return fmt.Errorf("%s: %w", in.name, err)
+	}
+	recs := []shownRecord{}
+	for i := range found {
+		recs = append(recs, shown(&found[i]))
 	}
 	w := bufio.NewWriter(c.App.Writer)
 	if c.Bool("json") {
@@ -99,8 +105,6 @@ type shownRecord struct {
 	// Others are further KSYMBOLs of the same name (the same function in
 	// several loads of a program) the record may belong to.
 	Others []shownKSymbol `json:"others,omitempty"`
-
-	after *bpftrack.Program // the program whose BPF_EVENT it follows
 }
 
 type shownEntry struct {
@@ -126,68 +130,21 @@ func (a hexAddr) MarshalJSON() ([]byte, error) {
 	return []byte(`"0x` + strconv.FormatUint(uint64(a), 16) + `"`), nil
 }
 
-// maxShown bounds the BPF_METADATA records show keeps: perf writes one per
-// BPF function, and a machine has a few thousand.
-const maxShown = 1 << 16
-
-// collectMetadata reads the whole recording: its BPF_METADATA records, and
-// its programs, functions and samples (package bpftrack).
-func collectMetadata(in *input) ([]shownRecord, error) {
-	bo := in.ByteOrder()
-	t := bpftrack.New(in, bpftrack.Options{Samples: true, History: true})
-	recs := []shownRecord{}
-	// after is the program whose BPF_EVENT the records since follow (only
-	// BPF_METADATA records came since): perf writes a program's records
-	// right after its BPF_EVENT.
-	var after *bpftrack.Program
-	for in.Next() {
-		rec := in.Record()
-		if rec.Header.Type == perfdata.RecordBPFMetadata {
-			m, err := perfdata.DecodeBPFMetadata(rec.Raw, bo)
-			if err != nil {
-				return nil, fmt.Errorf("%s: BPF_METADATA record at %#x: %w", in.name, rec.Offset, err)
-			}
-			if len(recs) == maxShown {
-				return nil, fmt.Errorf("%s: more than %d BPF_METADATA records (at %#x): show keeps them until the end, to count their samples; bpfmeta dump lists them one by one", in.name, maxShown, rec.Offset)
-			}
-			r := shownRecord{Offset: rec.Offset, ProgName: m.ProgName, Entries: []shownEntry{}, after: after}
-			for _, e := range m.Entries {
-				r.Entries = append(r.Entries, shownEntry{e.Key, e.Value})
-			}
-			recs = append(recs, r)
-			continue
-		}
-		u, err := t.Feed(rec)
-		switch {
-		case errors.Is(err, bpftrack.ErrTooMany):
-			return nil, fmt.Errorf("%s: %w", in.name, err)
-		case err != nil:
-			continue // perf skips a record it cannot decode
-		}
-		after = u.Loaded
+// shown is what show prints of a record bpftrack.ReadMetadata found.
+func shown(m *bpftrack.MetadataRecord) shownRecord {
+	r := shownRecord{Offset: m.Offset, ProgName: m.Metadata.ProgName, Entries: []shownEntry{}, Samples: m.Samples}
+	for _, e := range m.Metadata.Entries {
+		r.Entries = append(r.Entries, shownEntry{e.Key, e.Value})
 	}
-	if err := in.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", in.name, err)
-	}
-	for i := range recs {
-		resolve(t, &recs[i])
-	}
-	return recs, nil
-}
-
-// resolve finds the KSYMBOLs a record belongs to.
-func resolve(t *bpftrack.Tracker, r *shownRecord) {
-	cands, byFunction := t.RecordFuncs(r.ProgName, r.after)
 	how := "name"
-	if byFunction {
+	if m.ByFunction {
 		how = "function"
 	}
-	for j, f := range cands {
+	for j, f := range m.Funcs {
 		k := shownKSymbol{Addr: hexAddr(f.Addr), Len: f.Len, Name: f.Name, Matched: how}
-		r.Samples += f.Samples
 		if j == 0 {
 			r.KSymbol = &k
-			if len(cands) == 1 && f.Program != nil {
+			if len(m.Funcs) == 1 && f.Program != nil {
 				id := f.Program.ID
 				r.Program = &id
 			}
@@ -195,6 +152,7 @@ func resolve(t *bpftrack.Tracker, r *shownRecord) {
 			r.Others = append(r.Others, k)
 		}
 	}
+	return r
 }
 
 func printMetadata(w io.Writer, recs []shownRecord) {
