@@ -67,6 +67,9 @@ func openOutput(c *cli.Context, in *input, kind outputKind, journal bool) (*outp
 		case kind == binaryOutput && s.stdoutTerminal && !c.IsSet("output"):
 			return nil, usagef("stdout is a terminal, and a recording is binary: -o FILE writes a file (-o - writes to the terminal anyway)")
 		}
+		if f, ok := s.out.File(); ok && kind == binaryOutput {
+			outfile.GrowPipe(f)
+		}
 		return &output{name: "stdout", w: s.stdout}, nil
 	}
 	name := safetext.Quote(path)
