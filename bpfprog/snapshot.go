@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -205,6 +206,54 @@ func (s *Snapshot) Close() error {
 		return s.closer.Close()
 	}
 	return nil
+}
+
+// MaxSnapshotSpool bounds a snapshot OpenSnapshotFile reads from a pipe.
+const MaxSnapshotSpool = 1 << 30
+
+// OpenSnapshotFile opens the snapshot at path (OpenSnapshot). One that
+// cannot be read by offset (a pipe, such as <(bpfmeta snapshot -o -)) is
+// copied to an unnamed file in dir first, up to MaxSnapshotSpool bytes.
+// A perf.data recording given for a snapshot is an error that says so.
+func OpenSnapshotFile(path, dir string) (*Snapshot, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	size := st.Size()
+	if !st.Mode().IsRegular() {
+		tmp, err := outfile.Unnamed(dir)
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		size, err = io.Copy(tmp, io.LimitReader(f, MaxSnapshotSpool+1))
+		f.Close()
+		f = tmp
+		if err == nil && size > MaxSnapshotSpool {
+			err = fmt.Errorf("more than %d MiB from a pipe", MaxSnapshotSpool>>20)
+		}
+		if err != nil {
+			tmp.Close()
+			return nil, err
+		}
+	}
+	snap, err := OpenSnapshot(f, size)
+	if err != nil {
+		var head [8]byte
+		f.ReadAt(head[:], 0)
+		f.Close()
+		if _, ok := perfdata.ParseMagic(head[:], nil); ok && errors.Is(err, ErrSnapshotFormat) {
+			return nil, fmt.Errorf("%w: a perf.data recording (-i reads a recording)", ErrSnapshotFormat)
+		}
+		return nil, err
+	}
+	return snap, nil
 }
 
 // OpenSnapshot reads the snapshot in file f, of size bytes: it checks

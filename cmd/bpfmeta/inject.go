@@ -13,9 +13,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
-	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
@@ -157,59 +155,12 @@ func openSource(path string) (bpfprog.Source, func(), error) {
 		}
 		return live, func() {}, nil
 	}
-	snap, err := readSnapshot(path)
+	snap, err := bpfprog.OpenSnapshotFile(path, os.TempDir())
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fileError(safetext.Quote(path), err)
 	}
 	return snap, func() { snap.Close() }, nil
 }
-
-// readSnapshot reads a snapshot file (a pipe, such as <(bpfmeta snapshot -o -),
-// is copied to an unnamed file first: a snapshot is read by offset).
-func readSnapshot(path string) (*bpfprog.Snapshot, error) {
-	name := safetext.Quote(path)
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fileError(name, err)
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, fileError(name, err)
-	}
-	size := st.Size()
-	if !st.Mode().IsRegular() {
-		tmp, err := outfile.Unnamed(os.TempDir())
-		if err != nil {
-			f.Close()
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		size, err = io.Copy(tmp, io.LimitReader(f, maxSnapshotSpool+1))
-		f.Close()
-		f = tmp
-		if err == nil && size > maxSnapshotSpool {
-			err = fmt.Errorf("more than %d MiB from a pipe", maxSnapshotSpool>>20)
-		}
-		if err != nil {
-			tmp.Close()
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	snap, err := bpfprog.OpenSnapshot(f, size)
-	if err != nil {
-		var head [8]byte
-		f.ReadAt(head[:], 0)
-		f.Close()
-		if _, ok := perfdata.ParseMagic(head[:], nil); ok && errors.Is(err, bpfprog.ErrSnapshotFormat) {
-			return nil, fmt.Errorf("%s is a perf.data recording, not a snapshot (-i reads a recording)", name)
-		}
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	return snap, nil
-}
-
-// maxSnapshotSpool bounds a snapshot read from a pipe.
-const maxSnapshotSpool = 1 << 30
 
 // report is what the summary says about an injection.
 type report struct {
