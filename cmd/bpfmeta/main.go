@@ -26,12 +26,9 @@ const (
 	exitUsage   = 2
 	// A signal N that ends bpfmeta ends it as it ends any process: the
 	// shell reports 128+N (130 for SIGINT, 141 for SIGPIPE, 143 for
-	// SIGTERM).
-	exitSignalBase = 128
-	// bpfmeta watch -- CMD exits with CMD's status; these when CMD cannot
-	// be run, as env(1) and the shells have them.
-	exitCannotExec = 126
-	exitNotFound   = 127
+	// SIGTERM). bpfmeta watch -- CMD exits with CMD's status, or
+	// cliutil.ExitCannotExec (126) or ExitNotFound (127).
+	exitSignalBase = cliutil.ExitSignalBase
 )
 
 func main() {

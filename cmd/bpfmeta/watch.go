@@ -1,20 +1,17 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/watch"
+	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
@@ -82,63 +79,40 @@ func runWatch(c *cli.Context) (status int, err error) {
 			return 0, err
 		}
 	}
-	dst := out.dest()
-
 	// From here on SIGINT, SIGTERM and SIGHUP stop the watch, or go to CMD.
 	sigs := make(chan os.Signal, 4)
 	defer s.claimSignals(sigs)()
-
 	live, err := bpfprog.NewLive()
 	if err != nil {
 		return 0, err
 	}
-	sw, err := bpfprog.NewSnapshotWriter(dst, live.System(), time.Now())
-	if err != nil {
+	w, err := watch.StartSnapshot(live, out.dest())
+	var werr *watch.WriteError
+	if errors.As(err, &werr) {
 		return 0, out.writeError(err)
-	}
-	written := 0
-	w, err := watch.New(live, watch.Options{Emit: func(p *bpfprog.Program) error {
-		if err := sw.Add(p); err != nil {
-			return err
-		}
-		written++
-		return nil
-	}})
-	if err != nil {
+	} else if err != nil {
 		return 0, err
 	}
-	defer w.Close()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var runErr error
-	stopped := make(chan struct{})
-	go func() {
-		runErr = w.Run(ctx)
-		close(stopped)
-	}()
-
 	if len(argv) > 0 {
-		status, err = runCommand(c, argv, sigs, stopped, &runErr)
+		cmd := cliutil.Command{Argv: argv, Stdin: c.App.Reader, Stdout: c.App.Writer, Stderr: c.App.ErrWriter}
+		status, err = cmd.Run(sigs, w.Stopped(), func() {
+			fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: %s; waiting for %s to exit\n", safetext.Clean(fmt.Sprint(w.Err())), safetext.Quote(argv[0]))
+		})
 		if err != nil {
-			cancel()
-			<-stopped
-			return status, err
+			w.Stop()
+			return status, fmt.Errorf("watch: %w", err)
 		}
 	} else {
 		if !c.Bool("quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: following BPF program loads (%d loaded); SIGINT, SIGTERM or SIGHUP stops\n", w.Stats().AtStart)
+			fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: following BPF program loads (%d loaded); SIGINT, SIGTERM or SIGHUP stops\n", w.AtStart())
 		}
 		select {
 		case <-sigs:
-		case <-stopped:
+		case <-w.Stopped():
 		}
 	}
-	cancel()
-	<-stopped
-	st := w.Stats()
-	endErr := sw.Close(bpfprog.SnapshotEnd{Until: time.Now(), Missed: st.Lost + st.Failed})
-	if runErr != nil || endErr != nil {
-		err := errors.Join(runErr, endErr)
+	st, written, err := w.Stop()
+	if err != nil {
 		if written == 0 || out.file == nil {
 			return status, fmt.Errorf("watch: %w; no snapshot written", err)
 		}
@@ -158,53 +132,6 @@ func runWatch(c *cli.Context) (status int, err error) {
 		printWatchSummary(c.App.ErrWriter, out.name, st, c.Bool("verbose"))
 	}
 	return status, nil
-}
-
-// runCommand starts CMD, passes the signals on to it until it exits, and
-// returns its exit status. It says at once if the watch fails meanwhile, but
-// lets CMD run on.
-func runCommand(c *cli.Context, argv []string, sigs <-chan os.Signal, stopped <-chan struct{}, runErr *error) (int, error) {
-	stderr := c.App.ErrWriter
-	select {
-	case s := <-sigs:
-		return exitSignalBase + int(s.(syscall.Signal)), fmt.Errorf("watch: %v before %s was started", s, safetext.Quote(argv[0]))
-	default:
-	}
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, stderr
-	if err := cmd.Start(); err != nil {
-		status := exitCannotExec
-		if errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist) {
-			status = exitNotFound
-		}
-		return status, fmt.Errorf("watch: %s: %v", safetext.Quote(argv[0]), errors.Unwrap(err))
-	}
-	exited := make(chan struct{})
-	go func() {
-		cmd.Wait()
-		close(exited)
-	}()
-	for {
-		select {
-		case s := <-sigs:
-			// An error means CMD has just exited: exited tells.
-			cmd.Process.Signal(s)
-		case <-stopped:
-			fmt.Fprintf(stderr, "bpfmeta: watch: %s; waiting for %s to exit\n", safetext.Clean(fmt.Sprint(*runErr)), safetext.Quote(argv[0]))
-			stopped = nil
-		case <-exited:
-			return exitStatus(cmd.ProcessState), nil
-		}
-	}
-}
-
-// exitStatus is a shell's $? for a process: its exit code, or 128+N if
-// signal N ended it.
-func exitStatus(ps *os.ProcessState) int {
-	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return exitSignalBase + int(ws.Signal())
-	}
-	return ps.ExitCode()
 }
 
 // maxIDsListed is how many lost programs the summary names by id.

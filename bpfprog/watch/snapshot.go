@@ -1,0 +1,85 @@
+package watch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+)
+
+// Snapshotter is a Watcher that writes every program it reads to a
+// snapshot (bpfprog.SnapshotWriter) as it goes: what bpfmeta watch does.
+// The snapshot is complete once Stop has closed it; one cut short (the
+// process killed) holds every program read before, which inject reads.
+type Snapshotter struct {
+	w       *Watcher
+	sw      *bpfprog.SnapshotWriter
+	cancel  context.CancelFunc
+	done    chan struct{}
+	err     error
+	written int
+}
+
+// StartSnapshot writes the start of a snapshot of live to out, opens the
+// events and reads every program loaded (New), and follows the loads in a
+// goroutine until Stop. Once it returns, no load can be missed.
+func StartSnapshot(live *bpfprog.Live, out io.Writer) (*Snapshotter, error) {
+	sw, err := bpfprog.NewSnapshotWriter(out, live.System(), time.Now())
+	if err != nil {
+		return nil, &WriteError{err}
+	}
+	s := &Snapshotter{sw: sw, done: make(chan struct{})}
+	s.w, err = New(live, Options{Emit: func(p *bpfprog.Program) error {
+		if err := sw.Add(p); err != nil {
+			return &WriteError{err}
+		}
+		s.written++
+		return nil
+	}})
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	go func() {
+		s.err = s.w.Run(ctx)
+		close(s.done)
+	}()
+	return s, nil
+}
+
+// WriteError is an error writing the snapshot, as opposed to one of the
+// kernel's.
+type WriteError struct{ Err error }
+
+func (e *WriteError) Error() string { return e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// Stopped is closed when the watch stops by itself, on an error; Err then
+// says which.
+func (s *Snapshotter) Stopped() <-chan struct{} { return s.done }
+
+// Err is the error that stopped the watch (after Stopped is closed).
+func (s *Snapshotter) Err() error { return s.err }
+
+// AtStart is how many programs were loaded when the watch started.
+func (s *Snapshotter) AtStart() int { return s.w.Stats().AtStart }
+
+// Stop ends the watch, reads what is left (see Watcher.Run), closes the
+// snapshot with its end (the time, and how many programs were missed) and
+// the events, and returns the statistics and how many programs the
+// snapshot holds. An error leaves those programs in the snapshot, which is
+// then incomplete.
+func (s *Snapshotter) Stop() (Stats, int, error) {
+	s.cancel()
+	<-s.done
+	st := s.w.Stats()
+	var endErr error
+	if err := s.sw.Close(bpfprog.SnapshotEnd{Until: time.Now(), Missed: st.Lost + st.Failed}); err != nil {
+		endErr = &WriteError{err}
+	}
+	s.w.Close()
+	return st, s.written, errors.Join(s.err, endErr)
+}
