@@ -46,6 +46,7 @@ type Reader struct {
 	src     io.ReaderAt          // the file, in file mode
 
 	s       *scanner
+	counts  Counts
 	end     int64 // file mode: end of the data section; pipe: -1
 	rec     perfdata.Record
 	payload payloadReader
@@ -233,8 +234,32 @@ func (r *Reader) Close() error {
 	return nil
 }
 
+// Counts are how many records a Reader has handed out.
+type Counts struct {
+	Records int64 // stored in the data section or stream
+	// Inner records were decoded from compressed records, of InnerBytes
+	// bytes (their data included).
+	Inner, InnerBytes int64
+}
+
+// Counts returns how many records Next has handed out so far.
+func (r *Reader) Counts() Counts { return r.counts }
+
 // Next advances to the next record and reports whether there is one.
 func (r *Reader) Next() bool {
+	ok := r.next()
+	if ok {
+		if r.rec.Outer >= 0 {
+			r.counts.Inner++
+			r.counts.InnerBytes += int64(len(r.rec.Raw)) + r.rec.PayloadSize
+		} else {
+			r.counts.Records++
+		}
+	}
+	return ok
+}
+
+func (r *Reader) next() bool {
 	if r.err != nil || r.done {
 		return false
 	}

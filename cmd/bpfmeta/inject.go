@@ -110,8 +110,12 @@ func runInject(c *cli.Context) error {
 	warnUnfinished(notes(c), in)
 	rec := &hostCheck{input: in, src: src, w: notes(c)}
 	prog := newProgress(s, in, c.Bool("quiet"))
-	sum, err := inject.Run(rec, prog.wrap(w), src, inject.Options{PerfNames: c.Bool("perf-names"), RecordedOnly: c.Bool("recorded-only")})
-	prog.done()
+	var iw inject.RecordWriter = w
+	if prog.Size > 0 {
+		iw = &progressWriter{RecordWriter: w, p: prog}
+	}
+	sum, err := inject.Run(rec, iw, src, inject.Options{PerfNames: c.Bool("perf-names"), RecordedOnly: c.Bool("recorded-only")})
+	prog.Done()
 	var werr *inject.WriteError
 	switch {
 	case errors.As(err, &werr):

@@ -20,9 +20,6 @@ type input struct {
 	name    string   // for messages: the path (quoted as needed), or "stdin"
 	file    *os.File // the file the reader reads, when it has random access
 	cleanup []func()
-
-	records, inner int64 // read so far: top level, inside compressed records
-	innerBytes     int64 // the bytes of the records inside compressed records
 }
 
 func (in *input) Close() {

@@ -3,11 +3,12 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -41,25 +42,14 @@ func warnUnfinished(w io.Writer, in *input) {
 	}
 }
 
-// Next reads the next record, counting them.
-func (in *input) Next() bool {
-	ok := in.Reader.Next()
-	if ok && in.Record().Compressed() {
-		in.inner++
-		in.innerBytes += int64(len(in.Record().Raw)) + in.Record().PayloadSize
-	} else if ok {
-		in.records++
-	}
-	return ok
-}
-
 // summary says, for -v, what was read: records, bytes, format, and the
 // recording's origin.
 func (in *input) summary(w io.Writer, start time.Time) {
 	var b strings.Builder
-	fmt.Fprintf(&b, "bpfmeta: %s: %s", in.name, plural(int(in.records), "record"))
-	if in.inner > 0 {
-		fmt.Fprintf(&b, " (and %d records, %d bytes, inside compressed records)", in.inner, in.innerBytes)
+	n := in.Counts()
+	fmt.Fprintf(&b, "bpfmeta: %s: %s", in.name, plural(int(n.Records), "record"))
+	if n.Inner > 0 {
+		fmt.Fprintf(&b, " (and %d records, %d bytes, inside compressed records)", n.Inner, n.InnerBytes)
 	}
 	size := in.Offset()
 	if l := in.Layout(); l != nil {
@@ -92,7 +82,7 @@ type hostCheck struct {
 }
 
 func (h *hostCheck) Next() bool {
-	ok := h.input.Next()
+	ok := h.Reader.Next()
 	if h.done {
 		return ok
 	}
@@ -162,79 +152,27 @@ func copyRecords(s *session, in *input, out *output, opts writer.Options, keep f
 	return dropped, nil
 }
 
-// Progress is shown only on a terminal, for a file-mode input, once a run
-// has taken progressDelay.
-const (
-	progressDelay    = time.Second
-	progressInterval = 200 * time.Millisecond
-)
-
-// progress draws "bpfmeta: 42% of in.data (130 of 310 MB)" on a terminal's
-// stderr while a long file is copied.
-type progress struct {
-	w     io.Writer
-	name  string
-	size  int64
-	in    *input
-	start time.Time
-	next  time.Time
-	shown bool
-}
-
-func newProgress(s *session, in *input, quiet bool) *progress {
-	p := &progress{w: s.stderr, name: in.name, in: in, start: time.Now()}
-	f, ok := s.stderr.(*quietWriter)
-	if quiet || !ok || in.Layout() == nil {
-		return p
+// newProgress is inject's progress line: on a terminal's stderr, for a
+// file-mode input, not with -q.
+func newProgress(s *session, in *input, quiet bool) *cliutil.Progress {
+	if quiet || in.Layout() == nil || !cliutil.IsTerminal(s.stderr) {
+		return &cliutil.Progress{}
 	}
-	if sf, ok := f.w.(*os.File); !ok || !isTerminal(sf) {
-		return p
-	}
-	p.size = in.Layout().Size
-	p.next = p.start.Add(progressDelay)
-	return p
+	return &cliutil.Progress{W: s.stderr, Prefix: "bpfmeta", Name: in.name, Size: in.Layout().Size, Offset: in.Offset}
 }
 
-// recordWriter is where inject writes.
-type recordWriter interface {
-	WriteRecord(rec *perfdata.Record) error
-}
-
-func (p *progress) wrap(w recordWriter) recordWriter {
-	if p.size == 0 {
-		return w
-	}
-	return &progressWriter{w: w, p: p}
-}
-
+// progressWriter updates a progress line every 4096 records written.
 type progressWriter struct {
-	w recordWriter
-	p *progress
+	inject.RecordWriter
+	p *cliutil.Progress
 	n int
 }
 
 func (w *progressWriter) WriteRecord(rec *perfdata.Record) error {
 	if w.n++; w.n%4096 == 0 {
-		w.p.update()
+		w.p.Update()
 	}
-	return w.w.WriteRecord(rec)
-}
-
-func (p *progress) update() {
-	now := time.Now()
-	if now.Before(p.next) {
-		return
-	}
-	p.next = now.Add(progressInterval)
-	off := p.in.Offset()
-	fmt.Fprintf(p.w, "\rbpfmeta: %3d%% of %s (%d of %d MB)", 100*off/p.size, p.name, off>>20, p.size>>20)
-	p.shown = true
-}
-
-func (p *progress) done() {
-	if p.shown {
-		fmt.Fprint(p.w, "\r\033[K")
-	}
+	return w.RecordWriter.WriteRecord(rec)
 }
 
 // trailingAt is where the bytes after a pipe stream's last record start.

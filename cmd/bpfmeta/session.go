@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -9,9 +8,9 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
+	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
@@ -21,7 +20,7 @@ import (
 type session struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	out            *stdoutWriter // stdout, watched for a broken pipe
+	out            *cliutil.Stdout // stdout, watched for a broken pipe
 	// stdoutClosed: fd 1 was closed when bpfmeta started (the Go runtime
 	// then opens /dev/null on it, read-write).
 	stdoutClosed bool
@@ -41,14 +40,14 @@ type session struct {
 // SIGPIPE would have ended it, quietly. A closed stderr is ignored.
 func newProcessSession() *session {
 	s := &session{
-		stdin:        os.Stdin,
-		stderr:       &quietWriter{w: os.Stderr},
-		stdoutClosed: reopenedStdout(),
+		stdin:          os.Stdin,
+		stderr:         &cliutil.Stderr{W: os.Stderr},
+		stdoutClosed:   cliutil.StdoutClosed(),
+		out:            &cliutil.Stdout{W: os.Stdout},
+		stdinTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
+		stdoutTerminal: term.IsTerminal(int(os.Stdout.Fd())),
 	}
-	s.out = &stdoutWriter{w: os.Stdout}
 	s.stdout = s.out
-	s.stdinTerminal = term.IsTerminal(int(os.Stdin.Fd()))
-	s.stdoutTerminal = term.IsTerminal(int(os.Stdout.Fd()))
 	// SIGPIPE: write errors instead of a sudden death (and, handled rather
 	// than ignored, it is back to the default in a program watch starts).
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
@@ -58,7 +57,7 @@ func newProcessSession() *session {
 
 // newSession is a session over streams of the caller's (tests).
 func newSession(stdin io.Reader, stdout, stderr io.Writer) *session {
-	out := &stdoutWriter{w: stdout}
+	out := &cliutil.Stdout{W: stdout}
 	return &session{stdin: stdin, stdout: out, out: out, stderr: stderr}
 }
 
@@ -99,49 +98,4 @@ func (s *session) errorf(format string, args ...any) {
 }
 
 // stdoutBroken reports whether a write to stdout found its pipe closed.
-func (s *session) stdoutBroken() bool { return s.out.broken }
-
-// stdoutWriter is stdout, noting a broken pipe.
-type stdoutWriter struct {
-	w      io.Writer
-	broken bool
-}
-
-func (w *stdoutWriter) Write(p []byte) (int, error) {
-	n, err := w.w.Write(p)
-	if errors.Is(err, syscall.EPIPE) {
-		w.broken = true
-	}
-	return n, err
-}
-
-// File returns the *os.File under stdout, if it is one.
-func (w *stdoutWriter) File() (*os.File, bool) {
-	f, ok := w.w.(*os.File)
-	return f, ok
-}
-
-// quietWriter is stderr: a write that fails (a closed pipe) is dropped,
-// and the run goes on.
-type quietWriter struct{ w io.Writer }
-
-func (q *quietWriter) Write(p []byte) (int, error) {
-	q.w.Write(p)
-	return len(p), nil
-}
-
-// reopenedStdout reports whether fd 1 is the /dev/null the Go runtime opens
-// read-write on a standard descriptor that was closed when the process
-// started (runtime.checkfds): a shell's >&-. A >/dev/null opens it
-// write-only.
-func reopenedStdout() bool {
-	var st unix.Stat_t
-	if unix.Fstat(1, &st) != nil {
-		return true
-	}
-	fl, err := unix.FcntlInt(1, unix.F_GETFL, 0)
-	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == unix.Mkdev(1, 3) && fl&unix.O_ACCMODE == unix.O_RDWR
-}
-
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+func (s *session) stdoutBroken() bool { return s.out.Broken() }

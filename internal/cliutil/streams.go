@@ -1,0 +1,69 @@
+package cliutil
+
+import (
+	"errors"
+	"io"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+	"golang.org/x/term"
+)
+
+// Stdout is a command's standard output that notes a write that found its
+// pipe closed (EPIPE), so that the command can end as SIGPIPE would have
+// ended it once it has cleaned up.
+type Stdout struct {
+	W      io.Writer
+	broken bool
+}
+
+func (w *Stdout) Write(p []byte) (int, error) {
+	n, err := w.W.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		w.broken = true
+	}
+	return n, err
+}
+
+// Broken reports whether a write found the pipe closed.
+func (w *Stdout) Broken() bool { return w.broken }
+
+// File returns the *os.File under it, if it is one.
+func (w *Stdout) File() (*os.File, bool) {
+	f, ok := w.W.(*os.File)
+	return f, ok
+}
+
+// Stderr is a command's standard error: a write that fails (a closed pipe)
+// is dropped, and the command goes on.
+type Stderr struct{ W io.Writer }
+
+func (q *Stderr) Write(p []byte) (int, error) {
+	q.W.Write(p)
+	return len(p), nil
+}
+
+// IsTerminal reports whether w is a terminal (under a Stdout or Stderr).
+func IsTerminal(w io.Writer) bool {
+	switch s := w.(type) {
+	case *Stdout:
+		w = s.W
+	case *Stderr:
+		w = s.W
+	}
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// StdoutClosed reports whether fd 1 was closed when the process started (a
+// shell's >&-): the Go runtime then opens /dev/null on it read-write
+// (runtime.checkfds), where a >/dev/null opens it write-only.
+func StdoutClosed() bool {
+	var st unix.Stat_t
+	if unix.Fstat(1, &st) != nil {
+		return true
+	}
+	fl, err := unix.FcntlInt(1, unix.F_GETFL, 0)
+	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == unix.Mkdev(1, 3) && fl&unix.O_ACCMODE == unix.O_RDWR
+}
