@@ -42,16 +42,16 @@ Examples:
 			if err != nil {
 				return err
 			}
-			defer out.abort()
+			defer out.Abort()
 			// A file output is a file-mode recording, whatever the input.
 			opts := writer.Options{Format: perfdata.FormatPipe}
-			if out.file != nil && out.file.Regular() {
+			if out.File != nil && out.File.Regular() {
 				opts = writer.Options{Format: perfdata.FormatFile, SpoolDir: filepath.Dir(c.String("output"))}
 			}
 			if _, err := copyRecords(sessionOf(c), in, out, opts, nil, notes(c), verbose(c)); err != nil {
 				return err
 			}
-			if err := out.commit(); err != nil {
+			if err := out.Commit(); err != nil {
 				return err
 			}
 			if verbose(c) {

@@ -94,16 +94,16 @@ func runInject(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer out.abort()
-	if c.Bool("strict") && !out.regular() {
+	defer out.Abort()
+	if c.Bool("strict") && !out.Regular() {
 		// until the summary shows that nothing is missing
 		if err := out.hold("the output"); err != nil {
 			return fmt.Errorf("--strict: %w", err)
 		}
 	}
-	w, err := writer.New(out.dest(), in, writer.Options{Format: out.recordFormat()})
+	w, err := writer.New(out.Dest(), in, writer.Options{Format: out.recordFormat()})
 	if err != nil {
-		return out.writeError(err)
+		return out.Error(err)
 	}
 	defer w.Abort() // stops the writer when an error ends the command early
 	printOmitted(notes(c), in, w, verbose(c))
@@ -119,12 +119,12 @@ func runInject(c *cli.Context) error {
 	var werr *inject.WriteError
 	switch {
 	case errors.As(err, &werr):
-		return out.writeError(werr.Err)
+		return out.Error(werr.Err)
 	case err != nil:
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
 	if err := w.Close(); err != nil {
-		return out.writeError(err)
+		return out.Error(err)
 	}
 	rep := summarize(sum, c.String("snapshot") != "")
 	if !c.Bool("quiet") {
@@ -134,10 +134,10 @@ func runInject(c *cli.Context) error {
 	if n := rep.tally.WithSamples; c.Bool("strict") && n > 0 {
 		return fmt.Errorf("--strict: %s with samples in the recording got no metadata (see above); no output written", plural(n, "BPF program"))
 	}
-	if err := out.release(); err != nil {
+	if err := out.Release(); err != nil {
 		return err
 	}
-	if err := out.commit(); err != nil {
+	if err := out.Commit(); err != nil {
 		return err
 	}
 	if sum.Injected > 0 && !c.Bool("quiet") {

@@ -2,11 +2,7 @@ package main
 
 import (
 	"errors"
-	"fmt"
-	"io"
 	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -33,16 +29,8 @@ func verboseFlag(what string) cli.Flag {
 	return &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: what}
 }
 
-// output is where a command writes: a file bpfmeta creates (under a
-// temporary name until committed, see package outfile), a device or FIFO
-// written through, or stdout.
-type output struct {
-	name    string
-	file    *outfile.File // nil for stdout
-	w       io.Writer
-	untrack func()
-	held    *os.File // what is written to a stream until release (hold)
-}
+// output is where a command writes (outfile.Output).
+type output struct{ *outfile.Output }
 
 // outputKind says what a command writes, for the checks on stdout.
 type outputKind int
@@ -60,7 +48,7 @@ const (
 func openOutput(c *cli.Context, in *input, kind outputKind, journal bool) (*output, error) {
 	s := sessionOf(c)
 	path := c.String("output")
-	if path == "-" || isOwnStdout(path) {
+	if path == "-" || outfile.IsStdout(path) {
 		switch {
 		case s.stdoutClosed:
 			return nil, errors.New("stdout is closed (-o FILE writes to a file)")
@@ -70,7 +58,7 @@ func openOutput(c *cli.Context, in *input, kind outputKind, journal bool) (*outp
 		if f, ok := s.out.File(); ok && kind == binaryOutput {
 			outfile.GrowPipe(f)
 		}
-		return &output{name: "stdout", w: s.stdout}, nil
+		return &output{outfile.NewStream("stdout", s.stdout)}, nil
 	}
 	name := safetext.Quote(path)
 	if in != nil && in.file != nil {
@@ -80,100 +68,22 @@ func openOutput(c *cli.Context, in *input, kind outputKind, journal bool) (*outp
 			}
 		}
 	}
-	f, err := outfile.Create(path, outfile.Options{Force: c.Bool("force"), Journal: journal})
+	o, err := outfile.Open(path, name, outfile.Options{Force: c.Bool("force"), Journal: journal}, s.track)
 	if err != nil {
 		return nil, fileError(name, err)
 	}
-	return &output{name: name, file: f, w: f, untrack: s.track(f)}, nil
+	return &output{o}, nil
 }
 
-// isOwnStdout tells the names of bpfmeta's own stdout (/dev/stdout, fd 1):
-// written to as stdout is, never replaced.
-func isOwnStdout(path string) bool {
-	p := filepath.Clean(path)
-	return p == "/dev/stdout" || p == "/dev/fd/1" || p == "/proc/self/fd/1"
-}
-
-// commit finishes a file: synced, then put under its name.
-func (o *output) commit() error {
-	if o.file == nil {
-		return nil
-	}
-	defer o.untrack()
-	if err := o.file.Commit(); err != nil {
-		return fileError(o.name, err)
-	}
-	return nil
-}
-
-// abort removes a file that is not committed, and what was held.
-func (o *output) abort() {
-	if o.held != nil {
-		o.held.Close()
-		o.held = nil
-	}
-	if o.file != nil {
-		o.file.Abort()
-		o.untrack()
-	}
-}
-
-// regular reports whether the output is a regular file: one that appears
-// only when complete (commit), so needs no holding.
-func (o *output) regular() bool { return o.file != nil && o.file.Regular() }
-
-// hold keeps what the command writes in an unnamed file in $TMPDIR until
-// release: a stream cannot take back what it was given. what names it
-// in an error.
-func (o *output) hold(what string) error {
-	f, err := outfile.Unnamed(os.TempDir())
-	if err != nil {
-		return fmt.Errorf("holding %s back in %s: %w", what, os.TempDir(), err)
-	}
-	o.held = f
-	return nil
-}
-
-// dest is where the command writes: the held file, the output file (which
-// a recording's writer can seek in), or stdout.
-func (o *output) dest() io.Writer {
-	switch {
-	case o.held != nil:
-		return o.held
-	case o.file != nil:
-		return o.file.File
-	}
-	return o.w
-}
+// hold holds a stream output back until release, in $TMPDIR.
+func (o *output) hold(what string) error { return o.Hold(os.TempDir(), what) }
 
 // recordFormat is the format a recording written to the output must have
 // (writer.Options.Format): the input's (0) for a regular file, a pipe
 // stream for anything else, held or not.
 func (o *output) recordFormat() perfdata.Format {
-	if o.regular() {
+	if o.Regular() {
 		return 0
 	}
 	return perfdata.FormatPipe
-}
-
-// release writes what was held to the output.
-func (o *output) release() error {
-	if o.held == nil {
-		return nil
-	}
-	if _, err := o.held.Seek(0, io.SeekStart); err != nil {
-		return err
-	}
-	if _, err := io.Copy(o.w, o.held); err != nil {
-		return o.writeError(err)
-	}
-	return nil
-}
-
-// writeError names the output in an error writing it.
-func (o *output) writeError(err error) error {
-	if strings.HasPrefix(err.Error(), o.name) {
-		return err
-	}
-	return fmt.Errorf("%s: %w", o.name, err)
 }

@@ -124,9 +124,9 @@ func copyRecords(s *session, in *input, out *output, opts writer.Options, keep f
 	if opts.Format == 0 {
 		opts.Format = out.recordFormat()
 	}
-	w, err := writer.New(out.dest(), in, opts)
+	w, err := writer.New(out.Dest(), in, opts)
 	if err != nil {
-		return 0, out.writeError(err)
+		return 0, out.Error(err)
 	}
 	defer w.Abort() // stops the writer when an error ends the command early
 	printOmitted(notes, in, w, verbose)
@@ -139,14 +139,14 @@ func copyRecords(s *session, in *input, out *output, opts writer.Options, keep f
 		}
 		if err := w.WriteRecord(rec); err != nil {
 			// the record's offset is the input's
-			return dropped, fmt.Errorf("%s: writing %s: %w", in.name, out.name, err)
+			return dropped, fmt.Errorf("%s: writing %s: %w", in.name, out.Name, err)
 		}
 	}
 	if err := in.Err(); err != nil {
 		return dropped, fmt.Errorf("%s: %w", in.name, err)
 	}
 	if err := w.Close(); err != nil {
-		return dropped, out.writeError(err)
+		return dropped, out.Error(err)
 	}
 	warnTrailingDropped(notes, in, w)
 	return dropped, nil

@@ -49,25 +49,25 @@ func runSnapshot(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	defer out.abort()
-	if !out.regular() {
+	defer out.Abort()
+	if !out.Regular() {
 		// A half snapshot on a stream would be taken for a whole one.
 		if err := out.hold("the snapshot"); err != nil {
 			return err
 		}
 	}
-	n, err := writeSnapshot(out.dest(), live)
+	n, err := writeSnapshot(out.Dest(), live)
 	if err != nil {
-		return out.writeError(err)
+		return out.Error(err)
 	}
-	if err := out.release(); err != nil {
+	if err := out.Release(); err != nil {
 		return err
 	}
-	if err := out.commit(); err != nil {
+	if err := out.Commit(); err != nil {
 		return err
 	}
 	if c.Bool("verbose") && !c.Bool("quiet") {
-		fmt.Fprintf(c.App.ErrWriter, "bpfmeta: %s: %s saved\n", out.name, plural(n, "BPF program"))
+		fmt.Fprintf(c.App.ErrWriter, "bpfmeta: %s: %s saved\n", out.Name, plural(n, "BPF program"))
 	}
 	return nil
 }

@@ -43,7 +43,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			defer out.abort()
+			defer out.Abort()
 			kept := 0
 			removed, err := copyRecords(sessionOf(c), in, out, writer.Options{}, func(rec *perfdata.Record) bool {
 				switch {
@@ -62,7 +62,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			if err := out.commit(); err != nil {
+			if err := out.Commit(); err != nil {
 				return err
 			}
 			fmt.Fprintf(notes(c), "bpfmeta: %s: removed %s\n", in.name, plural(removed, "BPF_METADATA record"))

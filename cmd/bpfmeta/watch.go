@@ -72,8 +72,8 @@ func runWatch(c *cli.Context) (status int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	defer out.abort()
-	if out.file == nil {
+	defer out.Abort()
+	if out.File == nil {
 		// stdout: after CMD's own output
 		if err := out.hold("the snapshot"); err != nil {
 			return 0, err
@@ -86,10 +86,10 @@ func runWatch(c *cli.Context) (status int, err error) {
 	if err != nil {
 		return 0, err
 	}
-	w, err := watch.StartSnapshot(live, out.dest())
+	w, err := watch.StartSnapshot(live, out.Dest())
 	var werr *watch.WriteError
 	if errors.As(err, &werr) {
-		return 0, out.writeError(err)
+		return 0, out.Error(err)
 	} else if err != nil {
 		return 0, err
 	}
@@ -113,23 +113,23 @@ func runWatch(c *cli.Context) (status int, err error) {
 	}
 	st, written, err := w.Stop()
 	if err != nil {
-		if written == 0 || out.file == nil {
+		if written == 0 || out.File == nil {
 			return status, fmt.Errorf("watch: %w; no snapshot written", err)
 		}
 		// What was captured stays: an incomplete snapshot inject reads.
-		if cerr := out.commit(); cerr != nil {
+		if cerr := out.Commit(); cerr != nil {
 			return status, fmt.Errorf("watch: %w; %v", err, cerr)
 		}
-		return status, fmt.Errorf("watch: %w; %s holds the %s read before (an incomplete snapshot)", err, out.name, plural(written, "program"))
+		return status, fmt.Errorf("watch: %w; %s holds the %s read before (an incomplete snapshot)", err, out.Name, plural(written, "program"))
 	}
-	if err := out.release(); err != nil {
+	if err := out.Release(); err != nil {
 		return status, err
 	}
-	if err := out.commit(); err != nil {
+	if err := out.Commit(); err != nil {
 		return status, err
 	}
 	if !c.Bool("quiet") {
-		printWatchSummary(c.App.ErrWriter, out.name, st, c.Bool("verbose"))
+		printWatchSummary(c.App.ErrWriter, out.Name, st, c.Bool("verbose"))
 	}
 	return status, nil
 }

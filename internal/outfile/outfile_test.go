@@ -1,7 +1,9 @@
 package outfile_test
 
 import (
+	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -308,5 +310,30 @@ func TestJournal(t *testing.T) {
 	g.Abort()
 	if got := entries(t, dir); len(got) != 0 {
 		t.Errorf("after Abort the directory holds %q", got)
+	}
+}
+
+// An Output held back writes nothing to its stream until Release, and
+// nothing at all if aborted.
+func TestOutputHold(t *testing.T) {
+	for _, release := range []bool{true, false} {
+		var stream bytes.Buffer
+		o := outfile.NewStream("stdout", &stream)
+		if err := o.Hold(t.TempDir(), "the output"); err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(o.Dest(), "all or nothing")
+		if stream.Len() != 0 {
+			t.Fatalf("%q written before Release", stream.String())
+		}
+		if release {
+			if err := o.Release(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		o.Abort()
+		if want := map[bool]string{true: "all or nothing", false: ""}[release]; stream.String() != want {
+			t.Errorf("release %v: %q written, want %q", release, stream.String(), want)
+		}
 	}
 }

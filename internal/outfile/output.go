@@ -1,0 +1,121 @@
+package outfile
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Output is where a command writes: a File it creates (Create's policy),
+// or a stream (stdout) it cannot take back what it gave, which Hold can
+// make wait.
+type Output struct {
+	Name string // for messages
+	File *File  // nil for a stream
+	w    io.Writer
+	held *os.File // what is written until Release (Hold)
+	done func()   // called once the file is committed or aborted
+}
+
+// NewStream is an output to w, named name.
+func NewStream(name string, w io.Writer) *Output { return &Output{Name: name, w: w} }
+
+// Open creates the file at path by Create's policy; track, if not nil, is
+// called with it and returns what to call once it is committed or aborted
+// (a Guard's Track).
+func Open(path, name string, opts Options, track func(*File) func()) (*Output, error) {
+	f, err := Create(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	o := &Output{Name: name, File: f, w: f, done: func() {}}
+	if track != nil {
+		o.done = track(f)
+	}
+	return o, nil
+}
+
+// IsStdout tells the names of the process's own stdout (/dev/stdout, fd
+// 1): written to as stdout is, never replaced.
+func IsStdout(path string) bool {
+	p := filepath.Clean(path)
+	return p == "/dev/stdout" || p == "/dev/fd/1" || p == "/proc/self/fd/1"
+}
+
+// Regular reports whether the output is a regular file: one that appears
+// only when complete (Commit), so needs no holding.
+func (o *Output) Regular() bool { return o.File != nil && o.File.Regular() }
+
+// Hold keeps what is written in an unnamed file in dir until Release: a
+// stream cannot take back what it was given. what names it in an error.
+func (o *Output) Hold(dir, what string) error {
+	f, err := Unnamed(dir)
+	if err != nil {
+		return fmt.Errorf("holding %s back in %s: %w", what, dir, err)
+	}
+	o.held = f
+	return nil
+}
+
+// Dest is where to write: the held file, the output file (which a
+// recording's writer can seek in), or the stream.
+func (o *Output) Dest() io.Writer {
+	switch {
+	case o.held != nil:
+		return o.held
+	case o.File != nil:
+		return o.File.File
+	}
+	return o.w
+}
+
+// Release writes what was held to the output.
+func (o *Output) Release() error {
+	if o.held == nil {
+		return nil
+	}
+	if _, err := o.held.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	if _, err := io.Copy(o.w, o.held); err != nil {
+		return o.Error(err)
+	}
+	return nil
+}
+
+// Commit finishes a file (File.Commit).
+func (o *Output) Commit() error {
+	if o.File == nil {
+		return nil
+	}
+	defer o.done()
+	if err := o.File.Commit(); err != nil {
+		if pe, ok := err.(*os.PathError); ok {
+			err = pe.Err // the name is o.Name
+		}
+		return fmt.Errorf("%s: %w", o.Name, err)
+	}
+	return nil
+}
+
+// Abort removes a file that is not committed, and what was held.
+func (o *Output) Abort() {
+	if o.held != nil {
+		o.held.Close()
+		o.held = nil
+	}
+	if o.File != nil {
+		o.File.Abort()
+		o.done()
+	}
+}
+
+// Error names the output in an error writing it.
+func (o *Output) Error(err error) error {
+	if strings.HasPrefix(err.Error(), o.Name) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", o.Name, err)
+}
