@@ -1,6 +1,7 @@
 package reader
 
 import (
+	"encoding/binary"
 	"io"
 
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -113,30 +114,49 @@ func readAttrs(ra io.ReaderAt, l *perfdata.FileLayout) error {
 }
 
 // readFeatureTable reads the table of feature sections that starts right
-// after the data section: one perf_file_section per set feature bit.
+// after the data section, and checks that every section is in the file.
 func readFeatureTable(ra io.ReaderAt, l *perfdata.FileLayout) error {
-	feats := l.Header.FeatureList()
-	if len(feats) == 0 {
-		return nil
+	feats, err := featureSections(ra, &l.Header, l.Order, l.Size)
+	if err != nil {
+		return err
 	}
-	at := int64(l.Header.FeatureTableOffset())
-	n := int64(len(feats)) * perfdata.SectionSize
-	if at+n > l.Size {
-		return truncated(at, "feature table of %d entries: %d bytes left in the file", len(feats), max(l.Size-at, 0))
+	for _, f := range feats {
+		if int64(f.End()) > l.Size {
+			return truncated(f.TableOffset, "%v feature section [%#x, %#x) ends past the end of the file (%d bytes)", f.ID, f.Offset, f.End(), l.Size)
+		}
+	}
+	l.Features = feats
+	return nil
+}
+
+// featureSections reads the feature table of header h from ra, of size
+// bytes (perf_file_header__read_features(): one perf_file_section per set
+// feature bit, in bit order, at FeatureTableOffset), and checks that no
+// section wraps around.
+func featureSections(ra io.ReaderAt, h *perfdata.FileHeader, bo binary.ByteOrder, size int64) ([]perfdata.FeatureSection, error) {
+	ids := h.FeatureList()
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	at := int64(h.FeatureTableOffset())
+	n := int64(len(ids)) * perfdata.SectionSize
+	if at < 0 || at+n > size {
+		return nil, truncated(at, "feature table of %d entries: %d bytes left in the file", len(ids), max(size-at, 0))
 	}
 	buf := make([]byte, n)
 	if _, err := ra.ReadAt(buf, at); err != nil {
-		return truncated(at, "feature table: %v", err)
+		return nil, truncated(at, "feature table: %v", err)
 	}
-	for i, f := range feats {
-		s := perfdata.DecodeSection(buf[i*perfdata.SectionSize:], l.Order)
+	feats := make([]perfdata.FeatureSection, len(ids))
+	for i, id := range ids {
+		s := perfdata.DecodeSection(buf[i*perfdata.SectionSize:], bo)
 		off := at + int64(i)*perfdata.SectionSize
-		if s.End() < s.Offset || int64(s.End()) > l.Size {
-			return truncated(off, "%v feature section [%#x, %#x) ends past the end of the file (%d bytes)", f, s.Offset, s.End(), l.Size)
+		if s.End() < s.Offset || s.End() > 1<<62 {
+			return nil, corrupt(off, "%v feature section [%#x, %#x) ends past 2^62 bytes", id, s.Offset, s.End())
 		}
-		l.Features = append(l.Features, perfdata.FeatureSection{ID: f, Section: s, TableOffset: off})
+		feats[i] = perfdata.FeatureSection{ID: id, Section: s, TableOffset: off}
 	}
-	return nil
+	return feats, nil
 }
 
 // readEvents reads the events' sample ids (each attr's ids section) into

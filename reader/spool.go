@@ -75,17 +75,13 @@ func Spool(dst SpoolFile, src io.Reader, limit int64) (int64, error) {
 	if err := copyTo(max(end, tableEnd)); err != nil {
 		return copied, err
 	}
-	table := make([]byte, h.NumFeatures()*perfdata.SectionSize)
-	if _, err := dst.ReadAt(table, int64(h.Data.End())); err != nil {
+	feats, err := featureSections(dst, &h, m.Order, copied)
+	if err != nil {
 		return copied, err
 	}
 	featEnd := uint64(0)
-	for i := range h.NumFeatures() {
-		s := perfdata.DecodeSection(table[i*perfdata.SectionSize:], m.Order)
-		if s.End() < s.Offset || s.End() > most {
-			return copied, corrupt(int64(h.Data.End())+int64(i*perfdata.SectionSize), "a feature section ends past 2^62 bytes")
-		}
-		featEnd = max(featEnd, s.End())
+	for _, f := range feats {
+		featEnd = max(featEnd, f.End())
 	}
 	if limit > 0 && featEnd > uint64(limit) {
 		return copied, fmt.Errorf("the feature table says the recording is %d bytes, more than the %d there is room for", featEnd, limit)
