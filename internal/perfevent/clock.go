@@ -1,12 +1,9 @@
 package perfevent
 
 import (
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"os"
 	"runtime"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -32,25 +29,17 @@ import (
 func PerfClockOffset() (time.Duration, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	a := &unix.PerfEventAttr{
-		Type:        unix.PERF_TYPE_SOFTWARE,
-		Config:      unix.PERF_COUNT_SW_DUMMY,
-		Sample_type: unix.PERF_SAMPLE_TIME,
-		Bits:        unix.PerfBitSampleIDAll | unix.PerfBitComm,
-	}
-	a.Size = uint32(unsafe.Sizeof(*a))
+	a := attr() // the side band's sample_id (tid, time), comm records only
+	a.Bits = unix.PerfBitSampleIDAll | unix.PerfBitComm
 	fd, err := unix.PerfEventOpen(a, 0, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
 		return 0, fmt.Errorf("perf_event_open for the clock: %w", err)
 	}
-	defer unix.Close(fd)
-	page := os.Getpagesize()
-	mem, err := unix.Mmap(fd, 0, 2*page, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	r, err := mapRing(fd, -1, "the clock's event", 1)
 	if err != nil {
-		return 0, fmt.Errorf("mmap for the clock: %w", err)
+		return 0, err
 	}
-	defer unix.Munmap(mem)
-	meta := (*unix.PerfEventMmapPage)(unsafe.Pointer(&mem[0]))
+	defer r.close()
 
 	var name [16]byte
 	if err := unix.Prctl(unix.PR_GET_NAME, uintptr(unsafe.Pointer(&name[0])), 0, 0, 0); err != nil {
@@ -63,21 +52,17 @@ func PerfClockOffset() (time.Duration, error) {
 	if err != nil {
 		return 0, err
 	}
-
-	head := atomic.LoadUint64(&meta.Data_head)
-	data := mem[page:]
-	bo := binary.NativeEndian
-	for off := uint64(0); off+perfdata.EventHeaderSize <= head && off+perfdata.EventHeaderSize <= uint64(len(data)); {
-		h := perfdata.DecodeEventHeader(data[off:], bo)
-		if h.Size < perfdata.EventHeaderSize || off+uint64(h.Size) > uint64(len(data)) {
-			break
+	r.loadHead()
+	var rec Record
+	buf := make([]byte, perfdata.MaxRecordSize)
+	for r.tail != r.head {
+		if err := r.read(&rec, buf); err != nil {
+			return 0, err
 		}
-		if h.Type == perfdata.RecordComm && h.Size >= perfdata.EventHeaderSize+8+8 {
-			t := bo.Uint64(data[off+uint64(h.Size)-8:])
+		if rec.Header.Type == perfdata.RecordComm && rec.SampleID.Time != 0 {
 			mid := (before.Nano() + after.Nano()) / 2
-			return time.Duration(mid - int64(t)), nil
+			return time.Duration(mid - int64(rec.SampleID.Time)), nil
 		}
-		off += uint64(h.Size)
 	}
 	return 0, errors.New("no COMM record to read perf's clock from")
 }

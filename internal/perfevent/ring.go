@@ -28,6 +28,7 @@ import (
 // its end.
 type ring struct {
 	cpu  int
+	name string // "CPU 3", for errors
 	fd   int
 	mem  []byte                  // the whole mapping
 	meta *unix.PerfEventMmapPage // mem's first page
@@ -40,12 +41,18 @@ type ring struct {
 	wrapped int // records that wrapped around the end of data (for the tests)
 }
 
-func openRing(cpu, pages int) (_ *ring, err error) {
+func openRing(cpu, pages int) (*ring, error) {
 	fd, err := unix.PerfEventOpen(attr(), -1, cpu, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err != nil {
 		return nil, openError(cpu, err)
 	}
-	r := &ring{cpu: cpu, fd: fd}
+	return mapRing(fd, cpu, fmt.Sprintf("CPU %d", cpu), pages)
+}
+
+// mapRing maps the ring buffer of event fd (of CPU cpu, named name in
+// errors), 2^n data pages, and takes fd: closing the ring closes it.
+func mapRing(fd, cpu int, name string, pages int) (_ *ring, err error) {
+	r := &ring{cpu: cpu, name: name, fd: fd}
 	defer func() {
 		if err != nil {
 			r.close()
@@ -57,9 +64,9 @@ func openRing(cpu, pages int) (_ *ring, err error) {
 	r.mem, err = unix.Mmap(fd, 0, (1+pages)*pageSize, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 	if err != nil {
 		if errors.Is(err, unix.EPERM) {
-			return nil, fmt.Errorf("CPU %d: mmap of %d pages: %w (over kernel.perf_event_mlock_kb? run as root)", cpu, 1+pages, err)
+			return nil, fmt.Errorf("%s: mmap of %d pages: %w (over kernel.perf_event_mlock_kb? run as root)", name, 1+pages, err)
 		}
-		return nil, fmt.Errorf("CPU %d: mmap of %d pages: %w", cpu, 1+pages, err)
+		return nil, fmt.Errorf("%s: mmap of %d pages: %w", name, 1+pages, err)
 	}
 	r.meta = (*unix.PerfEventMmapPage)(unsafe.Pointer(&r.mem[0]))
 	off, size := r.meta.Data_offset, r.meta.Data_size
@@ -67,7 +74,7 @@ func openRing(cpu, pages int) (_ *ring, err error) {
 		off, size = uint64(pageSize), uint64(pages*pageSize)
 	}
 	if off+size > uint64(len(r.mem)) || size&(size-1) != 0 {
-		return nil, fmt.Errorf("CPU %d: kernel reports data at %d+%d in a %d-byte mapping", cpu, off, size, len(r.mem))
+		return nil, fmt.Errorf("%s: kernel reports data at %d+%d in a %d-byte mapping", name, off, size, len(r.mem))
 	}
 	r.data = r.mem[off : off+size]
 	r.mask = size - 1
@@ -176,7 +183,7 @@ func (r *ring) copyOut(dst []byte) bool {
 }
 
 func (r *ring) corrupt(what string) error {
-	return fmt.Errorf("CPU %d: ring buffer at %d (data_head %d): %s", r.cpu, r.tail, r.head, what)
+	return fmt.Errorf("%s: ring buffer at %d (data_head %d): %s", r.name, r.tail, r.head, what)
 }
 
 func (r *ring) close() error {
