@@ -70,10 +70,8 @@ func (w *file) WriteRecord(rec *perfdata.Record) error {
 		if _, err := w.sink.Write(rec.Raw); err != nil {
 			return recordError(rec, err)
 		}
-		if rec.PayloadSize > 0 {
-			if _, err := io.CopyN(w.sink, rec.Payload, rec.PayloadSize); err != nil {
-				return recordError(rec, err)
-			}
+		if err := writePayload(w.sink, rec); err != nil {
+			return err
 		}
 	}
 	w.out += n

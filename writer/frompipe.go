@@ -133,10 +133,8 @@ func (w *fromPipe) WriteRecord(rec *perfdata.Record) error {
 	if _, err := w.sink.Write(rec.Raw); err != nil {
 		return recordError(rec, err)
 	}
-	if rec.PayloadSize > 0 {
-		if _, err := io.CopyN(w.sink, rec.Payload, rec.PayloadSize); err != nil {
-			return recordError(rec, fmt.Errorf("copying %d bytes of data after it: %w", rec.PayloadSize, err))
-		}
+	if err := writePayload(w.sink, rec); err != nil {
+		return err
 	}
 	w.out += int64(len(rec.Raw)) + rec.PayloadSize
 	return w.sink.failed()

@@ -60,11 +60,8 @@ func (p *pipe) WriteRecord(rec *perfdata.Record) error {
 	} else if _, err := p.bw.Write(rec.Raw); err != nil {
 		return recordError(rec, err)
 	}
-	if rec.PayloadSize > 0 {
-		// read now: the reader moves on past it
-		if _, err := io.CopyN(p.bw, rec.Payload, rec.PayloadSize); err != nil {
-			return recordError(rec, fmt.Errorf("copying %d bytes of data after it: %w", rec.PayloadSize, err))
-		}
+	if err := writePayload(p.bw, rec); err != nil {
+		return err
 	}
 	return p.bw.failed()
 }

@@ -209,3 +209,15 @@ func recordError(rec *perfdata.Record, err error) error {
 	}
 	return fmt.Errorf("writing a new %v record: %w", rec.Header.Type, err)
 }
+
+// writePayload copies the data a record carries after it (AUX or trace
+// data) to w, read now: the reader moves on past it.
+func writePayload(w io.Writer, rec *perfdata.Record) error {
+	if rec.PayloadSize == 0 {
+		return nil
+	}
+	if _, err := io.CopyN(w, rec.Payload, rec.PayloadSize); err != nil {
+		return recordError(rec, fmt.Errorf("copying %d bytes of data after it: %w", rec.PayloadSize, err))
+	}
+	return nil
+}
