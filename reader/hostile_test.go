@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
@@ -315,4 +316,41 @@ func openBytes(t *testing.T, in []byte, file bool) *reader.Reader {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestZstdWindow: a frame that declares zstd's largest default window (512
+// MiB), and fills it with 500 MiB of run-length blocks from 16 KiB of
+// input, is an error at its record, in bounded memory: the decoder keeps
+// a window's worth of history.
+func TestZstdWindow(t *testing.T) {
+	bo := binary.LittleEndian
+	payload := []byte{0x28, 0xb5, 0x2f, 0xfd, 0x00, 19 << 3} // window 2^(10+19)
+	const blocks = 4000
+	for i := range blocks {
+		last := 0
+		if i == blocks-1 {
+			last = 1
+		}
+		h := uint32(128<<10)<<3 | 1<<1 | uint32(last) // an RLE block of 128 KiB
+		payload = append(payload, byte(h), byte(h>>8), byte(h>>16), 0x08)
+	}
+	s := testkit.NewStream(bo)
+	off := int64(s.Len())
+	s.Record(perfdata.RecordCompressed, payload)
+	runtime.GC()
+	var h heapWatch
+	h.sample()
+	r := openBytes(t, s.Bytes(), false)
+	defer r.Close()
+	for r.Next() {
+		h.sample()
+	}
+	h.sample()
+	var fe *reader.FormatError
+	if err := r.Err(); !errors.As(err, &fe) || fe.Offset != off && fe.Outer != off || !strings.Contains(err.Error(), "window") {
+		t.Errorf("error %v, want one about the window at %#x", err, off)
+	}
+	if h.peak > memoryBound {
+		t.Errorf("peak heap %d MiB, want < %d MiB", h.peak>>20, memoryBound>>20)
+	}
 }

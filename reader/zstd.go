@@ -54,6 +54,14 @@ type zstdChunk struct {
 	need bool // the decoder is waiting for the next payload
 }
 
+// maxZstdWindow bounds the window a frame may declare: the decoder keeps
+// that much history, which a 16 KiB file declaring the format's 512 MiB
+// default could make it allocate. perf record -z at levels up to 20 needs
+// at most 32 MiB (zstd's windowLog 25 for level 20, on a stream of unknown
+// size); levels 21 and 22 need 64 and 128 MiB, which perf reads (its
+// windowLogMax is zstd's default, 27) and bpfmeta refuses.
+const maxZstdWindow = 32 << 20
+
 // maxIdleReads is how many empty reads in a row the decoder may make.
 const maxIdleReads = 1000
 
@@ -118,6 +126,7 @@ func (z *zstdStream) run(yield func(zstdChunk) bool) {
 	dec, err := zstd.NewReader(src,
 		zstd.WithDecoderConcurrency(1), // sync mode: see the type comment
 		zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxWindow(maxZstdWindow),
 		zstd.IgnoreChecksum(true))
 	if err != nil {
 		yield(zstdChunk{err: err})
@@ -143,8 +152,11 @@ func (z *zstdStream) run(yield func(zstdChunk) bool) {
 			if errors.Is(err, errStreamClosed) {
 				return
 			}
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
+			switch {
+			case err == io.EOF || err == io.ErrUnexpectedEOF:
 				err = fmt.Errorf("zstd stream ended: %w", err)
+			case errors.Is(err, zstd.ErrWindowSizeExceeded):
+				err = fmt.Errorf("the zstd frame's window is over %d MiB, which bpfmeta does not keep (perf record -z above level 20?): %w", maxZstdWindow>>20, err)
 			}
 			yield(zstdChunk{err: err})
 			return
