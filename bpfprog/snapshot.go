@@ -211,11 +211,12 @@ func (s *Snapshot) Close() error {
 // MaxSnapshotSpool bounds a snapshot OpenSnapshotFile reads from a pipe.
 const MaxSnapshotSpool = 1 << 30
 
-// OpenSnapshotFile opens the snapshot at path (OpenSnapshot). One that
-// cannot be read by offset (a pipe, such as <(bpfmeta snapshot -o -)) is
-// copied to an unnamed file in dir first, up to MaxSnapshotSpool bytes.
-// A perf.data recording given for a snapshot is an error that says so.
-func OpenSnapshotFile(path, dir string) (*Snapshot, error) {
+// ReadSnapshotFile opens and reads the snapshot at path (OpenSnapshot).
+// One that cannot be read by offset (a pipe, such as <(bpfmeta snapshot -o
+// -)) is copied to an unnamed file in $TMPDIR first, up to
+// MaxSnapshotSpool bytes. A perf.data recording given for a snapshot is an
+// error that says so.
+func ReadSnapshotFile(path string) (*Snapshot, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -227,7 +228,7 @@ func OpenSnapshotFile(path, dir string) (*Snapshot, error) {
 	}
 	size := st.Size()
 	if !st.Mode().IsRegular() {
-		tmp, err := outfile.Unnamed(dir)
+		tmp, err := outfile.Unnamed(os.TempDir())
 		if err != nil {
 			f.Close()
 			return nil, err
@@ -496,25 +497,6 @@ func checkProgram(p *Program) error {
 		}
 	}
 	return nil
-}
-
-// ReadSnapshotFile opens and reads the snapshot file at path.
-func ReadSnapshotFile(path string) (*Snapshot, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	s, err := OpenSnapshot(f, st.Size())
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	return s, nil
 }
 
 // SnapshotWriter writes a snapshot one program at a time, a line each, so

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -159,7 +158,7 @@ func openSource(path string) (bpfprog.Source, func(), error) {
 		}
 		return live, func() {}, nil
 	}
-	snap, err := bpfprog.OpenSnapshotFile(path, os.TempDir())
+	snap, err := bpfprog.ReadSnapshotFile(path)
 	if err != nil {
 		return nil, nil, fileError(safetext.Quote(path), err)
 	}
