@@ -141,8 +141,10 @@ type Tracker struct {
 	pending map[int][]*Func
 	// byAddr are the registered functions by address.
 	byAddr []*Func
-	// loaded are the programs loaded and not unloaded, by id.
-	loaded map[uint32]*Program
+	// loaded are the programs loaded and not unloaded, by id;
+	// loadedFuncs counts their functions.
+	loaded      map[uint32]*Program
+	loadedFuncs int
 	// history are all functions ever registered, by name (History).
 	history    map[string][]*Func
 	historyLen int
@@ -214,9 +216,19 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 		delete(t.pending, stream)
 		switch e.Type {
 		case perfdata.BPFEventProgLoad:
-			if _, ok := t.loaded[e.ID]; !ok && len(t.loaded) >= MaxPrograms {
+			old := t.loaded[e.ID] // a load of an id not unloaded replaces it
+			switch {
+			case old == nil && len(t.loaded) >= MaxPrograms:
 				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d programs loaded at once)", rec.Offset, ErrTooMany, MaxPrograms)
+			case old != nil:
+				t.loadedFuncs -= len(old.Funcs)
 			}
+			// The functions of the loaded programs are kept, registered or
+			// not: they count against MaxFuncs too.
+			if t.loadedFuncs+len(funcs) > MaxFuncs {
+				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxFuncs)
+			}
+			t.loadedFuncs += len(funcs)
 			p := &Program{ID: e.ID, Tag: e.Tag, Funcs: funcs, Offset: rec.Offset, Outer: rec.Outer, Synthesized: t.synthesized(rec)}
 			for _, f := range funcs {
 				f.Program = p
@@ -230,6 +242,7 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 			}
 			p.Unloaded = true
 			delete(t.loaded, e.ID)
+			t.loadedFuncs -= len(p.Funcs)
 			return Update{Unloaded: p}, nil
 		}
 	}

@@ -316,6 +316,37 @@ func TestTooManyPrograms(t *testing.T) {
 	}
 }
 
+// The functions of the programs loaded at once count against MaxFuncs
+// even once unregistered (the programs keep them): a recording that
+// registers and unregisters them to stay under the bound of registered
+// functions is an error all the same.
+func TestTooManyLoadedFuncs(t *testing.T) {
+	const perProgram = 200
+	s := testkit.NewStream(binary.LittleEndian)
+	for i := range bpftrack.MaxFuncs/perProgram + 1 {
+		base := 0xffffffffc0000000 + uint64(i)*perProgram*0x40
+		for j := range perProgram {
+			s.KSymbol(base+uint64(j)*0x40, 0x40, "bpf_prog_0000000000000000_f", false, true)
+		}
+		s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tag(1), true)
+		for j := range perProgram {
+			s.KSymbol(base+uint64(j)*0x40, 0x40, "bpf_prog_0000000000000000_f", true, true)
+		}
+	}
+	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := bpftrack.New(r, bpftrack.Options{})
+	var ferr error
+	for r.Next() && ferr == nil {
+		_, ferr = tr.Feed(r.Record())
+	}
+	if !errors.Is(ferr, bpftrack.ErrTooMany) {
+		t.Errorf("%d programs of %d functions, unregistered: %v, want ErrTooMany", bpftrack.MaxFuncs/perProgram+1, perProgram, ferr)
+	}
+}
+
 // RecordFuncs finds a BPF_METADATA record's functions: the program it
 // follows, else every function of the name, else by the function name
 // after the tag when that is unambiguous.
