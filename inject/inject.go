@@ -296,8 +296,10 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 		sum:    &Summary{},
 		byTP:   map[*bpftrack.Program]*Program{},
 
-		claimable: map[string][]*Program{},
-		known:     map[uint32]bool{},
+		claimable:   map[string][]*Program{},
+		known:       map[uint32]bool{},
+		atEndByName: map[string][]int{},
+		orphans:     map[string]int{},
 	}
 	if _, ok := src.(bpfprog.Lister); ok && !opts.RecordedOnly {
 		j.timed = true
@@ -338,8 +340,10 @@ type injector struct {
 	// after are records to write right after the current BPF_EVENT, once the
 	// records that follow it show the recording does not have them already.
 	after []pending
-	// atEnd are records for programs loaded during the recording.
-	atEnd []pending
+	// atEnd are records for programs loaded during the recording;
+	// atEndByName their indexes by each of their names.
+	atEnd       []pending
+	atEndByName map[string][]int
 	// cur is the program whose BPF_EVENT the records since are right
 	// after (only BPF_METADATA records came since), or nil.
 	cur *Program
@@ -351,13 +355,18 @@ type injector struct {
 	// has no record of are looked for).
 	first, last uint64
 	timed       bool
+	// nOrphans counts them (at most MaxAtEnd are kept).
+	nOrphans int
+	// listedFuncs counts the functions of the listed programs, which
+	// they keep (claim).
+	listedFuncs int
 	// unrecordedProgs are the programs the recording has no record of,
 	// listed once their records are written.
 	unrecordedProgs []*Program
 	// orphans are the names of the recording's BPF_METADATA records that
 	// stand for no program of its BPF_EVENTs: perf's records of programs
 	// it has no record of.
-	orphans []string
+	orphans map[string]int
 }
 
 // pending is a BPF_METADATA record not yet written.
@@ -365,6 +374,7 @@ type pending struct {
 	prog  *Program
 	names []string // names that make an existing record the same (KSYMBOL, perf, kernel)
 	raw   []byte
+	done  bool // the recording has it already (atEnd)
 }
 
 func (j *injector) record(rec *perfdata.Record) error {
@@ -472,15 +482,53 @@ func (j *injector) existing(name string) {
 		}
 		return
 	}
-	if j.cancel(&j.atEnd, name) {
+	if j.cancelAtEnd(name) {
 		return
 	}
-	for _, p := range j.claimable[name] {
-		if j.claim(p, name) {
+	// A program that cannot claim the name now never can: each is asked
+	// once per name.
+	for ps := j.claimable[name]; len(ps) > 0; ps = ps[1:] {
+		if j.claim(ps[0], name) {
+			j.claimable[name] = ps[1:]
 			return
 		}
 	}
-	j.orphans = append(j.orphans, name)
+	delete(j.claimable, name)
+	if j.nOrphans < MaxAtEnd { // more stand for nothing inject would write
+		j.orphans[name]++
+		j.nOrphans++
+	}
+}
+
+// cancelAtEnd drops the first record to write at the end that the
+// recording's record named name stands for.
+func (j *injector) cancelAtEnd(name string) bool {
+	idx := j.atEndByName[name]
+	for len(idx) > 0 {
+		p := &j.atEnd[idx[0]]
+		idx = idx[1:]
+		if !p.done {
+			p.done = true
+			j.atEndByName[name] = idx
+			p.prog.setOutcome(AlreadyPresent, nil, j)
+			p.prog.present = append(p.prog.present, name)
+			return true
+		}
+	}
+	delete(j.atEndByName, name)
+	return false
+}
+
+// queueAtEnd adds a record to write at the end.
+func (j *injector) queueAtEnd(pr pending) error {
+	if len(j.atEnd) == MaxAtEnd {
+		return fmt.Errorf("program %d: %w (%d)", pr.prog.ID, ErrTooMany, MaxAtEnd)
+	}
+	for _, n := range pr.names {
+		j.atEndByName[n] = append(j.atEndByName[n], len(j.atEnd))
+	}
+	j.atEnd = append(j.atEnd, pr)
+	return nil
 }
 
 // cancel drops one pending record that the recording's record named name
@@ -569,7 +617,11 @@ func (j *injector) finish() error {
 		return err
 	}
 	slices.SortStableFunc(j.atEnd, func(a, b pending) int { return cmp.Compare(a.prog.ID, b.prog.ID) })
+	j.atEndByName = nil // the indexes are the order's before the sort
 	for _, p := range j.atEnd {
+		if p.done {
+			continue
+		}
 		if err := j.write(p); err != nil {
 			return err
 		}
@@ -605,15 +657,13 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	if len(tp.Funcs) > 0 {
 		p.Name = tp.Funcs[0].Name
 	}
-	if len(j.sum.Programs) < MaxListed {
+	// Listed while the list and the functions its programs keep are
+	// within bounds.
+	if len(j.sum.Programs) < MaxListed && j.listedFuncs+len(tp.Funcs) <= bpftrack.MaxFuncs {
 		p.listed = true
+		j.listedFuncs += len(tp.Funcs)
 		j.sum.Programs = append(j.sum.Programs, p)
 		j.known[p.ID] = true
-		if !tp.Synthesized {
-			for _, f := range tp.Funcs {
-				j.claimable[f.Name] = append(j.claimable[f.Name], p)
-			}
-		}
 	}
 	j.byTP[tp] = p
 	j.cur = p
@@ -626,18 +676,20 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	case Mismatch, Failed:
 		j.known[p.ID] = true
 	}
-	if !tp.Synthesized && len(recs) > 0 {
-		if len(j.atEnd)+len(recs) > MaxAtEnd {
-			return fmt.Errorf("program %d: %w (%d)", p.ID, ErrTooMany, MaxAtEnd)
+	// A record at the end may be one of a listed program's the source
+	// could not resolve (claim).
+	if p.listed && !tp.Synthesized && outcome != Injected && outcome != NoMetadata {
+		for _, f := range tp.Funcs {
+			j.claimable[f.Name] = append(j.claimable[f.Name], p)
 		}
-		p.atEnd = true
 	}
+	p.atEnd = !tp.Synthesized && len(recs) > 0
 	for _, r := range recs {
 		pr := pending{prog: p, names: r.names, raw: r.raw}
 		if tp.Synthesized {
 			j.after = append(j.after, pr)
-		} else {
-			j.atEnd = append(j.atEnd, pr)
+		} else if err := j.queueAtEnd(pr); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -743,9 +795,9 @@ func (j *injector) unrecorded() error {
 		for i, f := range sp.Funcs {
 			// no KSYMBOL to name it after: perf's name
 			names := uniq(m.ProgNames[i], f.PerfName, f.KernelName)
-			if k := slices.IndexFunc(j.orphans, func(o string) bool { return slices.Contains(names, o) }); k >= 0 {
+			if k := slices.IndexFunc(names, func(n string) bool { return j.orphans[n] > 0 }); k >= 0 {
 				// write() makes it Injected if other records are added
-				j.orphans = slices.Delete(j.orphans, k, k+1)
+				j.orphans[names[k]]--
 				p.Outcome = AlreadyPresent
 				continue
 			}
@@ -754,10 +806,9 @@ func (j *injector) unrecorded() error {
 			if err != nil {
 				return err
 			}
-			if len(j.atEnd) == MaxAtEnd {
-				return fmt.Errorf("program %d: %w (%d)", p.ID, ErrTooMany, MaxAtEnd)
+			if err := j.queueAtEnd(pending{prog: p, names: names, raw: raw}); err != nil {
+				return err
 			}
-			j.atEnd = append(j.atEnd, pending{prog: p, names: names, raw: raw})
 		}
 	}
 	return nil

@@ -204,6 +204,8 @@ func TestHostileMemory(t *testing.T) {
 		{"500,000 program loads and unloads, inject", nil,
 			[]string{"inject", "-q", "--snapshot", snap, "-i", progFlood(t, dir, true), "-o", "OUT"}, ""},
 		{"500,000 program loads and unloads, show", nil, []string{"show", "-i", progFlood(t, dir, true)}, ""},
+		{"16,384 loads of one program, then 1,000,000 of its BPF_METADATA records, inject", nil,
+			[]string{"inject", "-q", "--snapshot", snap, "-i", claimFlood(t, dir), "-o", "OUT"}, ""},
 		{"500,000 programs loaded at once, inject", nil,
 			[]string{"inject", "-q", "--snapshot", snap, "-i", progFlood(t, dir, false), "-o", "OUT"}, "programs"},
 		{"a snapshot with a 100 MB value", nil,
@@ -277,6 +279,36 @@ func progFlood(t testing.TB, dir string, unload bool) string {
 		if unload {
 			s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tag, true)
 		}
+	}
+	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// claimFlood writes a pipe recording in which 16,384 programs the source
+// does not know, all with a function of one name, are loaded while
+// recording, and then come 1,000,000 BPF_METADATA records of that name:
+// each record may be any of theirs (a record perf wrote at the end).
+func claimFlood(t testing.TB, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "claims.data")
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	s := testkit.NewStream(binary.LittleEndian)
+	const name = "bpf_prog_0123456789abcdef_f"
+	for i := range 1 << 14 {
+		addr := 0xffffffffc0000000 + uint64(i)*0x40
+		tag := perfdata.BPFTag{byte(i), byte(i >> 8)}
+		s.KSymbol(addr, 0x40, name, false, true)
+		s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tag, true)
+		s.KSymbol(addr, 0x40, name, true, true)
+		s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tag, true)
+	}
+	m := perfdata.BPFMetadata{ProgName: name, Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}}
+	for range 1_000_000 {
+		s.Metadata(m)
 	}
 	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
