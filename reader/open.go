@@ -64,7 +64,7 @@ func OpenStream(src io.Reader, dir string, opts Options) (*Reader, error) {
 	if err == nil {
 		var r *Reader
 		if r, err = NewFile(f, size, opts); err == nil {
-			r.file = f
+			r.files = append(r.files, f)
 			return r, nil
 		}
 	}

@@ -66,7 +66,7 @@ type Reader struct {
 	started     bool // a record has been read: the dialect is known
 	origin      Origin
 	originDone  bool     // a pipe stream's origin is complete
-	file        *os.File // closed by Close, when Open opened it
+	files       []*os.File // closed by Close: what Open opened, a spool
 }
 
 // NewFile reads a recording stored in a file (or anything with random
@@ -102,24 +102,20 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 	return r, nil
 }
 
-// Open opens the named file and reads the recording in it. Closing the
-// Reader closes the file.
+// Open opens the named file and reads the recording in it, as OpenFile
+// does (a FIFO or device as a stream, with $TMPDIR to spool to). Closing
+// the Reader closes the file.
 func Open(name string, opts Options) (*Reader, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
 	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, err
-	}
-	r, err := NewFile(f, st.Size(), opts)
+	r, err := OpenFile(f, os.TempDir(), opts)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	r.file = f
+	r.files = append(r.files, f)
 	return r, nil
 }
 
@@ -226,12 +222,14 @@ func (r *Reader) Trailing() (off int64, b []byte) { return r.trailingOff, r.trai
 // it does not close an input the caller passed in.
 func (r *Reader) Close() error {
 	r.stopDecoder()
-	if r.file != nil {
-		f := r.file
-		r.file = nil
-		return f.Close()
+	var err error
+	for _, f := range r.files {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
 	}
-	return nil
+	r.files = nil
+	return err
 }
 
 // Counts are how many records a Reader has handed out.
