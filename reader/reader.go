@@ -65,7 +65,7 @@ type Reader struct {
 	done        bool
 	started     bool // a record has been read: the dialect is known
 	origin      Origin
-	originDone  bool     // a pipe stream's origin is complete
+	originDone  bool       // a pipe stream's origin is complete
 	files       []*os.File // closed by Close: what Open opened, a spool
 }
 
