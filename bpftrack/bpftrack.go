@@ -28,7 +28,10 @@
 //
 // It keeps the programs that are loaded and the functions that are
 // registered, so its memory follows what is loaded at one time, not the
-// length of the recording; History keeps every function ever registered.
+// length of the recording, within MaxPrograms and MaxFuncs; History keeps
+// every function ever registered, within MaxFuncs. ReadMetadata reads a
+// whole recording for the BPF_METADATA records it has and what they
+// belong to (bpfmeta show).
 package bpftrack
 
 import (
