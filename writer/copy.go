@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -82,12 +83,33 @@ type writeback struct {
 // writebackChunk is how much is written before writeback is started for it.
 const writebackChunk = 8 << 20
 
-func newWriteback(dst io.WriterAt) *writeback {
+func newWriteback(dst any) *writeback {
 	wb := &writeback{fd: -1}
-	if f, ok := dst.(fder); ok {
+	switch f := dst.(type) {
+	case fder:
 		wb.fd = int(f.Fd())
+	case interface{ File() (*os.File, bool) }: // a command's stdout
+		if of, ok := f.File(); ok {
+			wb.fd = int(of.Fd())
+		}
 	}
 	return wb
+}
+
+// streamWriteback is writeback for a stream written from where its file
+// offset is (a pipe stream written to a regular file, > out): nothing
+// for anything else.
+func streamWriteback(w io.Writer) (wb *writeback, at int64) {
+	wb = newWriteback(w)
+	if wb.fd >= 0 {
+		var st unix.Stat_t
+		off, err := unix.Seek(wb.fd, 0, io.SeekCurrent)
+		if err != nil || unix.Fstat(wb.fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
+			wb.fd = -1
+		}
+		at = off
+	}
+	return wb, at
 }
 
 // written notes n bytes written at off, and starts the writeback of what
