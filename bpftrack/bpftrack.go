@@ -142,8 +142,8 @@ type Tracker struct {
 	// pending are, per stream, the functions registered since the
 	// stream's last BPF_EVENT.
 	pending map[int][]*Func
-	// byAddr are the registered functions by address.
-	byAddr []*Func
+	// registered are the registered functions, by address.
+	registered addrIndex
 	// loaded are the programs loaded and not unloaded, by id;
 	// loadedFuncs counts their functions.
 	loaded      map[uint32]*Program
@@ -262,15 +262,10 @@ func isTrampoline(name string) bool {
 
 // register adds a function; one at the same address replaces it.
 func (t *Tracker) register(f *Func) error {
-	i, found := slices.BinarySearchFunc(t.byAddr, f.Addr, func(g *Func, a uint64) int { return cmp.Compare(g.Addr, a) })
-	if !found && len(t.byAddr) >= MaxFuncs || t.opts.History && t.historyLen >= MaxFuncs {
+	if t.registered.n >= MaxFuncs && t.registered.get(f.Addr) == nil || t.opts.History && t.historyLen >= MaxFuncs {
 		return ErrTooMany
 	}
-	if found {
-		t.byAddr[i] = f
-	} else {
-		t.byAddr = slices.Insert(t.byAddr, i, f)
-	}
+	t.registered.put(f)
 	if t.opts.History {
 		t.history[f.Name] = append(t.history[f.Name], f)
 		t.historyLen++
@@ -283,13 +278,11 @@ func (t *Tracker) register(f *Func) error {
 
 // unregister removes the function registered at k's address with k's name.
 func (t *Tracker) unregister(k perfdata.KSymbol) *Func {
-	i, found := slices.BinarySearchFunc(t.byAddr, k.Addr, func(g *Func, a uint64) int { return cmp.Compare(g.Addr, a) })
-	if !found || t.byAddr[i].Name != k.Name {
-		return nil // not a later symbol at that address
+	// Not a later symbol at that address.
+	f := t.registered.remove(k.Addr, func(f *Func) bool { return f.Name == k.Name })
+	if f != nil {
+		f.Unregistered = true
 	}
-	f := t.byAddr[i]
-	f.Unregistered = true
-	t.byAddr = slices.Delete(t.byAddr, i, i+1)
 	return f
 }
 
@@ -323,20 +316,7 @@ func (t *Tracker) synthesized(rec *perfdata.Record) bool {
 
 // FuncAt returns the registered function that address addr is in, or nil.
 func (t *Tracker) FuncAt(addr uint64) *Func {
-	n := len(t.byAddr)
-	if n == 0 || addr < t.byAddr[0].Addr || addr > t.byAddr[n-1].Addr && !t.byAddr[n-1].Contains(addr) {
-		return nil // most samples: outside the BPF functions' range
-	}
-	i, _ := slices.BinarySearchFunc(t.byAddr, addr, func(g *Func, a uint64) int {
-		if g.Addr > a {
-			return 1
-		}
-		return -1
-	})
-	if i == 0 {
-		return nil
-	}
-	if f := t.byAddr[i-1]; f.Contains(addr) {
+	if f := t.registered.floor(addr); f != nil && f.Contains(addr) {
 		return f
 	}
 	return nil
@@ -344,11 +324,7 @@ func (t *Tracker) FuncAt(addr uint64) *Func {
 
 // Func returns the function registered at addr, or nil.
 func (t *Tracker) Func(addr uint64) *Func {
-	i, found := slices.BinarySearchFunc(t.byAddr, addr, func(g *Func, a uint64) int { return cmp.Compare(g.Addr, a) })
-	if !found {
-		return nil
-	}
-	return t.byAddr[i]
+	return t.registered.get(addr)
 }
 
 // Loaded returns the program with id loaded now, or nil.
