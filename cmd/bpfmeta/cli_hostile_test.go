@@ -201,6 +201,9 @@ func TestHostileMemory(t *testing.T) {
 			[]string{"inject", "-q", "--snapshot", snap, "-i", ksymbolFlood(t, dir), "-o", "OUT"}, "KSYMBOL"},
 		{"a KSYMBOL flood, show", nil, []string{"show", "-i", ksymbolFlood(t, dir)}, "KSYMBOL"},
 		{"a BPF_METADATA flood, show", nil, []string{"show", "-i", metadataFlood(t, dir)}, "more than"},
+		{"1,000 BPF_METADATA records of 64 KiB, show", nil, []string{"show", "-i", bigMetadataFlood(t, dir)}, "MiB"},
+		{"131,071 KSYMBOLs of one name and 65,536 records of it, show", nil, []string{"show", "-i", sameNameFlood(t, dir)}, ""},
+		{"131,071 KSYMBOLs of one name and 65,536 records of it, show --json", nil, []string{"show", "--json", "-i", sameNameFlood(t, dir)}, ""},
 		{"500,000 program loads and unloads, inject", nil,
 			[]string{"inject", "-q", "--snapshot", snap, "-i", progFlood(t, dir, true), "-o", "OUT"}, ""},
 		{"500,000 program loads and unloads, show", nil, []string{"show", "-i", progFlood(t, dir, true)}, ""},
@@ -308,6 +311,50 @@ func claimFlood(t testing.TB, dir string) string {
 	}
 	m := perfdata.BPFMetadata{ProgName: name, Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}}
 	for range 1_000_000 {
+		s.Metadata(m)
+	}
+	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// bigMetadataFlood writes a pipe recording of 1,000 BPF_METADATA records
+// of nearly 64 KiB each (perf's 202 variables, 63-byte keys and 255-byte
+// values): more bytes than show keeps.
+func bigMetadataFlood(t testing.TB, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "big-metadata.data")
+	s := testkit.NewStream(binary.LittleEndian)
+	m := perfdata.BPFMetadata{ProgName: "bpf_prog_0123456789abcdef_f"}
+	for i := range perfdata.MaxBPFMetadataEntries {
+		m.Entries = append(m.Entries, perfdata.BPFMetadataEntry{Key: fmt.Sprintf("%063d", i), Value: strings.Repeat("v", 255)})
+	}
+	for range 1000 {
+		s.Metadata(m)
+	}
+	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// sameNameFlood writes a pipe recording with as many BPF KSYMBOLs of one
+// name as package bpftrack keeps, and as many BPF_METADATA records of that
+// name as show keeps: each record may be any of the functions.
+func sameNameFlood(t testing.TB, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "same-name.data")
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	s := testkit.NewStream(binary.LittleEndian)
+	const name = "bpf_prog_0123456789abcdef_f"
+	for i := range bpftrack.MaxFuncs - 1 {
+		s.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, name, false, true)
+	}
+	m := perfdata.BPFMetadata{ProgName: name, Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}}
+	for range bpftrack.MaxMetadataRecords {
 		s.Metadata(m)
 	}
 	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {

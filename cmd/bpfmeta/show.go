@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -65,15 +67,13 @@ func runShow(c *cli.Context) error {
 	case err != nil:
 		return fmt.Errorf("%s: %w", in.name, err)
 	}
-	recs := []shownRecord{}
-	for i := range found {
-		recs = append(recs, shown(&found[i]))
-	}
+	// Printed one record at a time: what a record says of its functions
+	// can be many times the record.
 	w := bufio.NewWriter(c.App.Writer)
 	if c.Bool("json") {
-		err = printJSON(w, showJSON{FormatVersion: bpfprog.FormatVersion, Kind: "show", Records: recs})
+		err = printShowJSON(w, found)
 	} else {
-		printMetadata(w, recs)
+		printMetadata(w, found)
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
@@ -81,6 +81,37 @@ func runShow(c *cli.Context) error {
 	if err == nil && verbose(c) {
 		in.summary(notes(c), start)
 	}
+	return err
+}
+
+// printShowJSON writes show --json's document (showJSON, as printJSON
+// writes it) a record at a time.
+func printShowJSON(w io.Writer, found []bpftrack.MetadataRecord) error {
+	head, err := json.MarshalIndent(showJSON{FormatVersion: bpfprog.FormatVersion, Kind: "show", Records: []shownRecord{}}, "", "  ")
+	if err != nil {
+		return err
+	}
+	// head ends in `"records": []` and `}`: the records go between the brackets.
+	open, ok := bytes.CutSuffix(head, []byte("[]\n}"))
+	if !ok || len(found) == 0 {
+		_, err := w.Write(append(head, '\n'))
+		return err
+	}
+	w.Write(open)
+	w.Write([]byte("[\n"))
+	for i := range found {
+		b, err := json.MarshalIndent(shown(&found[i]), "    ", "  ")
+		if err != nil {
+			return err
+		}
+		w.Write([]byte("    "))
+		w.Write(b)
+		if i < len(found)-1 {
+			w.Write([]byte(","))
+		}
+		w.Write([]byte("\n"))
+	}
+	_, err = w.Write([]byte("  ]\n}\n"))
 	return err
 }
 
@@ -103,8 +134,10 @@ type shownRecord struct {
 	// Samples counts the samples in KSymbol and Others.
 	Samples int `json:"samples"`
 	// Others are further KSYMBOLs of the same name (the same function in
-	// several loads of a program) the record may belong to.
-	Others []shownKSymbol `json:"others,omitempty"`
+	// several loads of a program) the record may belong to, the first 15;
+	// MoreOthers counts the rest.
+	Others     []shownKSymbol `json:"others,omitempty"`
+	MoreOthers int            `json:"more_others,omitempty"`
 }
 
 type shownEntry struct {
@@ -132,7 +165,7 @@ func (a hexAddr) MarshalJSON() ([]byte, error) {
 
 // shown is what show prints of a record bpftrack.ReadMetadata found.
 func shown(m *bpftrack.MetadataRecord) shownRecord {
-	r := shownRecord{Offset: m.Offset, ProgName: m.Metadata.ProgName, Entries: []shownEntry{}, Samples: m.Samples}
+	r := shownRecord{Offset: m.Offset, ProgName: m.Metadata.ProgName, Entries: []shownEntry{}, Samples: m.Samples, MoreOthers: m.MoreFuncs}
 	for _, e := range m.Metadata.Entries {
 		r.Entries = append(r.Entries, shownEntry{e.Key, e.Value})
 	}
@@ -144,7 +177,7 @@ func shown(m *bpftrack.MetadataRecord) shownRecord {
 		k := shownKSymbol{Addr: hexAddr(f.Addr), Len: f.Len, Name: f.Name, Matched: how}
 		if j == 0 {
 			r.KSymbol = &k
-			if len(m.Funcs) == 1 && f.Program != nil {
+			if len(m.Funcs) == 1 && m.MoreFuncs == 0 && f.Program != nil {
 				id := f.Program.ID
 				r.Program = &id
 			}
@@ -155,12 +188,13 @@ func shown(m *bpftrack.MetadataRecord) shownRecord {
 	return r
 }
 
-func printMetadata(w io.Writer, recs []shownRecord) {
-	if len(recs) == 0 {
+func printMetadata(w io.Writer, found []bpftrack.MetadataRecord) {
+	if len(found) == 0 {
 		fmt.Fprintln(w, "no BPF_METADATA records")
 		return
 	}
-	for i, r := range recs {
+	for i := range found {
+		r := shown(&found[i])
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
@@ -184,6 +218,9 @@ func printMetadata(w io.Writer, recs []shownRecord) {
 		fmt.Fprintf(w, "  ksymbol%s addr %#x len %d%s", how, k.Addr, k.Len, prog)
 		for _, o := range r.Others {
 			fmt.Fprintf(w, ", or addr %#x len %d", o.Addr, o.Len)
+		}
+		if r.MoreOthers > 0 {
+			fmt.Fprintf(w, ", or %d more of the name", r.MoreOthers)
 		}
 		fmt.Fprintf(w, ": %s\n", plural(r.Samples, "sample"))
 	}
