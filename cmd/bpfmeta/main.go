@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -31,7 +32,16 @@ const (
 	exitSignalBase = cliutil.ExitSignalBase
 )
 
+// memoryLimit is the soft limit of the Go heap (GOMEMLIMIT overrides it):
+// what bpfmeta keeps is bounded well under it, and near it the garbage
+// collector runs before the heap doubles (GOGC), so that the process's
+// peak stays close to what it holds.
+const memoryLimit = 40 << 20
+
 func main() {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(memoryLimit)
+	}
 	s := newProcessSession()
 	code := run(os.Args, s)
 	s.exit(code)
