@@ -3,6 +3,7 @@ package bpfprog
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -98,17 +99,21 @@ type Snapshot struct {
 	indexOnce sync.Once
 	index     map[uint32]*Program
 
-	file    io.ReaderAt
-	closer  io.Closer
-	spans   map[uint32]span
+	file   io.ReaderAt
+	closer io.Closer
+	// spans index the file's programs by id, 16 bytes each: sorted once
+	// read (sorted says whether they still are while reading).
+	spans   []span
+	indexed bool
+	sorted  bool
 	version int
 }
 
-// span is where a program is in the file, and its tag.
+// span is where a program is in the file.
 type span struct {
 	off int64
 	n   int32
-	tag perfdata.BPFTag
+	id  uint32
 }
 
 // System describes the machine and boot the snapshot was taken on.
@@ -116,15 +121,19 @@ func (s *Snapshot) System() System { return s.Sys }
 
 // Lookup returns the program with id from the snapshot if its tag is tag.
 func (s *Snapshot) Lookup(id uint32, tag perfdata.BPFTag) (*Program, error) {
-	if s.spans != nil {
-		sp, ok := s.spans[id]
+	if s.indexed {
+		i, ok := slices.BinarySearchFunc(s.spans, id, func(sp span, id uint32) int { return cmp.Compare(sp.id, id) })
 		if !ok {
 			return nil, notFound(id)
 		}
-		if err := checkTag(id, tag, sp.tag); err != nil {
+		p, err := s.read(s.spans[i])
+		if err != nil {
 			return nil, err
 		}
-		return s.read(sp)
+		if err := checkTag(id, tag, p.Tag); err != nil {
+			return nil, err
+		}
+		return p, nil
 	}
 	s.indexOnce.Do(func() {
 		s.index = make(map[uint32]*Program, len(s.Programs))
@@ -145,7 +154,7 @@ func (s *Snapshot) Lookup(id uint32, tag perfdata.BPFTag) (*Program, error) {
 // All yields every program of the snapshot, in ascending id order.
 func (s *Snapshot) All() iter.Seq2[*Program, error] {
 	return func(yield func(*Program, error) bool) {
-		if s.spans == nil {
+		if !s.indexed {
 			ps := slices.Clone(s.Programs)
 			slices.SortFunc(ps, func(a, b *Program) int { return int(a.ID) - int(b.ID) })
 			for _, p := range ps {
@@ -155,13 +164,8 @@ func (s *Snapshot) All() iter.Seq2[*Program, error] {
 			}
 			return
 		}
-		ids := make([]uint32, 0, len(s.spans))
-		for id := range s.spans {
-			ids = append(ids, id)
-		}
-		slices.Sort(ids)
-		for _, id := range ids {
-			p, err := s.read(s.spans[id])
+		for _, sp := range s.spans {
+			p, err := s.read(sp)
 			if !yield(p, err) {
 				return
 			}
@@ -171,7 +175,7 @@ func (s *Snapshot) All() iter.Seq2[*Program, error] {
 
 // Len is the number of programs in the snapshot.
 func (s *Snapshot) Len() int {
-	if s.spans != nil {
+	if s.indexed {
 		return len(s.spans)
 	}
 	return len(s.Programs)
@@ -262,16 +266,22 @@ func ReadSnapshotFile(path string) (*Snapshot, error) {
 // file; Lookup then reads the program it is asked for. The Snapshot uses f
 // until it is closed (closing it closes f, if f is an io.Closer).
 func OpenSnapshot(f io.ReaderAt, size int64) (*Snapshot, error) {
-	s := &Snapshot{file: f, spans: map[uint32]span{}}
+	s := &Snapshot{file: f, indexed: true, sorted: true}
 	if c, ok := f.(io.Closer); ok {
 		s.closer = c
 	}
 	var head [64]byte
 	n, _ := f.ReadAt(head[:], 0)
+	var err error
 	if bytes.HasPrefix(bytes.TrimLeft(head[:n], " \t\r\n"), []byte("{\n")) || isV1(head[:n]) {
-		return s, s.readV1(size)
+		err = s.readV1(size)
+	} else {
+		err = s.readLines(size)
 	}
-	return s, s.readLines(size)
+	if err == nil {
+		err = s.sortSpans()
+	}
+	return s, err
 }
 
 // isV1 tells a version 1 snapshot: one JSON object, indented, starting
@@ -388,14 +398,32 @@ func (s *Snapshot) add(p *Program, sp span, where int) error {
 	if err := checkProgram(p); err != nil {
 		return fmt.Errorf("snapshot: line %d: %w: %v", where, ErrSnapshotFormat, err)
 	}
-	if _, dup := s.spans[p.ID]; dup {
-		return fmt.Errorf("snapshot: line %d: %w: program %d appears twice", where, ErrSnapshotFormat, p.ID)
+	if n := len(s.spans); n > 0 && s.sorted && s.spans[n-1].id >= p.ID {
+		if s.spans[n-1].id == p.ID {
+			return fmt.Errorf("snapshot: line %d: %w: program %d appears twice", where, ErrSnapshotFormat, p.ID)
+		}
+		s.sorted = false // a watch writes in the order programs are read
 	}
 	if len(s.spans) >= maxSnapshotPrograms {
 		return fmt.Errorf("snapshot: more than %d programs (bpfmeta reads at most that many)", maxSnapshotPrograms)
 	}
-	sp.tag = p.Tag
-	s.spans[p.ID] = sp
+	sp.id = p.ID
+	s.spans = append(s.spans, sp)
+	return nil
+}
+
+// sortSpans sorts the index by id, once read, and finds a duplicate id.
+func (s *Snapshot) sortSpans() error {
+	if s.sorted {
+		return nil
+	}
+	slices.SortFunc(s.spans, func(a, b span) int { return cmp.Compare(a.id, b.id) })
+	s.sorted = true
+	for i := 1; i < len(s.spans); i++ {
+		if s.spans[i].id == s.spans[i-1].id {
+			return fmt.Errorf("snapshot: %w: program %d appears twice", ErrSnapshotFormat, s.spans[i].id)
+		}
+	}
 	return nil
 }
 

@@ -211,6 +211,10 @@ func TestHostileMemory(t *testing.T) {
 			[]string{"inject", "-q", "--snapshot", snap, "-i", claimFlood(t, dir), "-o", "OUT"}, ""},
 		{"500,000 programs loaded at once, inject", nil,
 			[]string{"inject", "-q", "--snapshot", snap, "-i", progFlood(t, dir, false), "-o", "OUT"}, "programs"},
+		{"a snapshot of 1,000,000 programs, in descending ids", nil,
+			[]string{"inject", "-q", "--snapshot", manyProgramsSnapshot(t, dir, 1_000_000), "-i", corpusPath(t, bpfFile), "-o", "OUT"}, ""},
+		{"a snapshot of 1,048,577 programs", nil,
+			[]string{"inject", "-q", "--snapshot", manyProgramsSnapshot(t, dir, 1<<20+1), "-i", corpusPath(t, bpfFile), "-o", "OUT"}, "programs"},
 		{"a snapshot with a 100 MB value", nil,
 			[]string{"inject", "-q", "--snapshot", bigValueSnapshot(t, dir, 100<<20), "-i", corpusPath(t, bpfFile), "-o", "OUT"}, "MiB"},
 	} {
@@ -373,6 +377,29 @@ func metadataFlood(t testing.TB, dir string) string {
 		s.Metadata(perfdata.BPFMetadata{ProgName: "bpf_prog_0123456789abcdef_f", Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
 	}
 	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// manyProgramsSnapshot writes a snapshot of n programs, the highest id
+// first.
+func manyProgramsSnapshot(t testing.TB, dir string, n int) string {
+	t.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("programs-%d.jsonl", n))
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprintln(w, `{"format_version":2,"kind":"snapshot","system":{"kernel_release":"x","boot_id":"b","hostname":"h","boot_time":"2026-12-03T09:32:53Z","perf_clock_offset_ns":1},"taken":"2026-12-03T13:17:06Z"}`)
+	for i := n; i > 0; i-- {
+		fmt.Fprintf(w, "{\"program\":{\"id\":%d,\"tag\":\"e21be2de8fc54252\",\"type\":\"socket_filter\"}}\n", i)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return path
