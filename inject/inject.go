@@ -383,8 +383,7 @@ func (j *injector) record(rec *perfdata.Record) error {
 		if m, err := perfdata.DecodeBPFMetadata(rec.Raw, j.r.ByteOrder()); err == nil {
 			j.existing(m.ProgName)
 		}
-	} else {
-		j.cur = nil
+	} else if j.cur = nil; len(j.after) > 0 {
 		if err := j.flushAfter(); err != nil {
 			return err
 		}

@@ -54,9 +54,6 @@ func newFile(dst io.WriterAt, src io.ReaderAt, l *perfdata.FileLayout) *file {
 }
 
 func (w *file) WriteRecord(rec *perfdata.Record) error {
-	if rec.Outer >= 0 {
-		return nil
-	}
 	n := int64(len(rec.Raw)) + rec.PayloadSize
 	if rec.Offset >= 0 {
 		d := w.l.DataOffset() + w.out - rec.Offset

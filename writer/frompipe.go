@@ -64,9 +64,6 @@ func (w *fromPipe) spoolFor(f perfdata.Feature) (*spool, error) {
 }
 
 func (w *fromPipe) WriteRecord(rec *perfdata.Record) error {
-	if rec.Outer >= 0 {
-		return nil
-	}
 	switch rec.Header.Type {
 	case perfdata.RecordHeaderAttr:
 		if w.started {

@@ -42,9 +42,6 @@ func (p *pipe) attach(r Retainer) {
 }
 
 func (p *pipe) WriteRecord(rec *perfdata.Record) error {
-	if rec.Outer >= 0 {
-		return nil
-	}
 	if p.dialect == perfdata.DialectSimpleperf && rec.Header.Type == perfdata.RecordHeaderTracingData {
 		// simpleperf keeps the trace data inside its record (header | u32
 		// size | data, padded to 64); a stream frames it as perf does.

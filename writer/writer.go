@@ -163,8 +163,11 @@ func (w *Writer) Omitted() []Omitted { return w.omitted }
 // from a compressed record (rec.Outer >= 0) are skipped: the compressed
 // record carries them.
 func (w *Writer) WriteRecord(rec *perfdata.Record) error {
-	if w.closed {
+	switch {
+	case w.closed:
 		return errors.New("writer: WriteRecord after Close")
+	case rec.Outer >= 0:
+		return nil
 	}
 	return w.w.WriteRecord(rec)
 }
