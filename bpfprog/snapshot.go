@@ -291,6 +291,13 @@ func isV1(head []byte) bool {
 }
 
 func (s *Snapshot) readLines(size int64) error {
+	// The index takes its size from the number of lines, so that it is
+	// not copied as it grows.
+	n, err := countLines(io.NewSectionReader(s.file, 0, size))
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	s.spans = make([]span, 0, min(n, maxSnapshotPrograms+1))
 	br := bufio.NewReaderSize(io.NewSectionReader(s.file, 0, size), 64<<10)
 	var off int64
 	lineNo := 0
@@ -410,6 +417,22 @@ func (s *Snapshot) add(p *Program, sp span, where int) error {
 	sp.id = p.ID
 	s.spans = append(s.spans, sp)
 	return nil
+}
+
+// countLines counts the newlines r holds.
+func countLines(r io.Reader) (int, error) {
+	buf := make([]byte, 64<<10)
+	n := 0
+	for {
+		m, err := r.Read(buf)
+		n += bytes.Count(buf[:m], []byte{'\n'})
+		if err == io.EOF {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+	}
 }
 
 // sortSpans sorts the index by id, once read, and finds a duplicate id.
