@@ -37,19 +37,10 @@ type edit struct {
 
 func newFile(dst io.WriterAt, src io.ReaderAt, l *perfdata.FileLayout) *file {
 	w := &file{dst: dst, src: src, l: l, bo: l.Order}
-	wb := newWriteback(dst)
 	w.sink = newSink(
-		func(b []byte, off int64) error {
-			_, err := dst.WriteAt(b, off)
-			wb.written(off, int64(len(b)))
-			return err
-		},
-		func(off, srcOff, n int64) error {
-			err := copyRange(dst, off, src, srcOff, n)
-			wb.written(off, n)
-			return err
-		},
-		l.DataOffset())
+		func(b []byte, off int64) error { _, err := dst.WriteAt(b, off); return err },
+		func(off, srcOff, n int64) error { return copyRange(dst, off, src, srcOff, n) },
+		l.DataOffset(), writebackOf(dst, false))
 	return w
 }
 

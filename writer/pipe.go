@@ -21,15 +21,10 @@ type pipe struct {
 
 func newPipe(w io.Writer, bo binary.ByteOrder, dialect perfdata.Dialect) *pipe {
 	p := &pipe{bo: orderOf(bo), dialect: dialect}
-	wb, at := streamWriteback(w)
 	p.bw = newSink(
-		func(b []byte, off int64) error {
-			_, err := w.Write(b)
-			wb.written(at+off, int64(len(b)))
-			return err
-		},
+		func(b []byte, _ int64) error { _, err := w.Write(b); return err },
 		func(_, _, _ int64) error { return errors.New("writer: a pipe stream has no input file to copy from") },
-		0)
+		0, writebackOf(w, true))
 	p.bw.Write(perfdata.PipeHeader(bo))
 	return p
 }
