@@ -355,8 +355,6 @@ type injector struct {
 	// has no record of are looked for).
 	first, last uint64
 	timed       bool
-	// nOrphans counts them (at most MaxAtEnd are kept).
-	nOrphans int
 	// listedFuncs counts the functions of the listed programs, which
 	// they keep (claim).
 	listedFuncs int
@@ -367,6 +365,8 @@ type injector struct {
 	// stand for no program of its BPF_EVENTs: perf's records of programs
 	// it has no record of.
 	orphans map[string]int
+	// nOrphans counts them (at most MaxAtEnd are kept).
+	nOrphans int
 }
 
 // pending is a BPF_METADATA record not yet written.
@@ -383,7 +383,8 @@ func (j *injector) record(rec *perfdata.Record) error {
 		if m, err := perfdata.DecodeBPFMetadata(rec.Raw, j.r.ByteOrder()); err == nil {
 			j.existing(m.ProgName)
 		}
-	} else if j.cur = nil; len(j.after) > 0 {
+	} else {
+		j.cur = nil
 		if err := j.flushAfter(); err != nil {
 			return err
 		}
@@ -426,7 +427,7 @@ func (j *injector) record(rec *perfdata.Record) error {
 			if !p.hasMetadata() {
 				j.missing--
 			}
-			if !p.listed && !p.atEnd && p != j.cur {
+			if !p.listed && !p.atEnd {
 				j.sum.Unlisted.add(p) // settled
 			}
 		}
@@ -476,7 +477,10 @@ func (p *Program) hasMetadata() bool {
 func (j *injector) existing(name string) {
 	j.sum.Kept++
 	if j.cur != nil {
-		if !j.cancel(&j.after, name) {
+		if k := slices.IndexFunc(j.after, func(p pending) bool { return slices.Contains(p.names, name) }); k >= 0 {
+			j.stands(j.after[k].prog, name)
+			j.after = slices.Delete(j.after, k, k+1)
+		} else {
 			j.claim(j.cur, name)
 		}
 		return
@@ -509,8 +513,7 @@ func (j *injector) cancelAtEnd(name string) bool {
 		if !p.done {
 			p.done = true
 			j.atEndByName[name] = idx
-			p.prog.setOutcome(AlreadyPresent, nil, j)
-			p.prog.present = append(p.prog.present, name)
+			j.stands(p.prog, name)
 			return true
 		}
 	}
@@ -530,18 +533,11 @@ func (j *injector) queueAtEnd(pr pending) error {
 	return nil
 }
 
-// cancel drops one pending record that the recording's record named name
-// stands for.
-func (j *injector) cancel(ps *[]pending, name string) bool {
-	for k, p := range *ps {
-		if slices.Contains(p.names, name) {
-			p.prog.setOutcome(AlreadyPresent, nil, j)
-			p.prog.present = append(p.prog.present, name)
-			*ps = slices.Delete(*ps, k, k+1)
-			return true
-		}
-	}
-	return false
+// stands notes that the recording's record named name is one of
+// program p's.
+func (j *injector) stands(p *Program, name string) {
+	p.setOutcome(AlreadyPresent, nil, j)
+	p.present = append(p.present, name)
 }
 
 // claim takes the recording's record named name for program p, which the
@@ -551,13 +547,10 @@ func (j *injector) claim(p *Program, name string) bool {
 	if slices.Contains(p.present, name) || !slices.ContainsFunc(p.tracked.Funcs, func(f *bpftrack.Func) bool { return f.Name == name }) {
 		return false
 	}
-	switch {
-	case !p.Outcome.Resolved() || p.Outcome == TooLarge:
-		p.setOutcome(AlreadyPresent, nil, j)
-	case p.Outcome != AlreadyPresent:
+	if p.Outcome.Resolved() && p.Outcome != TooLarge && p.Outcome != AlreadyPresent {
 		return false
 	}
-	p.present = append(p.present, name)
+	j.stands(p, name)
 	return true
 }
 
