@@ -64,7 +64,7 @@ func (j *jsonDumper) value(t btf.Type, off int64, bitOff, bitSize uint8, depth i
 	switch t := t.(type) {
 	case *btf.Int:
 		if bitSize != 0 {
-			v, err := j.bits(off, bitOff, bitSize, int(t.Size))
+			v, err := j.bits(off, bitOff, bitSize)
 			if err != nil {
 				return err
 			}
@@ -80,7 +80,7 @@ func (j *jsonDumper) value(t btf.Type, off int64, bitOff, bitSize uint8, depth i
 		var v uint64
 		var err error
 		if bitSize != 0 {
-			v, err = j.bits(off, bitOff, bitSize, int(t.Size))
+			v, err = j.bits(off, bitOff, bitSize)
 		} else {
 			v, err = j.uint(off, int(t.Size))
 		}
@@ -256,9 +256,9 @@ func (j *jsonDumper) uint(off int64, n int) (uint64, error) {
 	return readUint(j.bo, j.data[off:off+int64(n)]), nil
 }
 
-// bits reads a bitfield of size bits at bit offset bitOff of the n-byte
-// integer at off.
-func (j *jsonDumper) bits(off int64, bitOff, size uint8, n int) (uint64, error) {
+// bits reads a bitfield of size bits at bit offset bitOff of the integer
+// at off.
+func (j *jsonDumper) bits(off int64, bitOff, size uint8) (uint64, error) {
 	if int(bitOff)+int(size) > 64 {
 		return 0, fmt.Errorf("btf: a bitfield past 64 bits: %w", ErrInvalidType)
 	}

@@ -32,7 +32,7 @@ func readLayout(ra io.ReaderAt, size int64, head []byte) (*perfdata.FileLayout, 
 		if v := string(head[:8]); v == "PERFFILE" || v == "ELIFFREP" {
 			return nil, corrupt(16, "version 1 header whose attr_size is no known perf_event_attr size")
 		}
-		return nil, notPerfData(head[:8])
+		return nil, notPerfData()
 	}
 	bo := m.Order
 	h, err := perfdata.DecodeFileHeader(head, bo)

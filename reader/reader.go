@@ -132,7 +132,7 @@ func NewStream(src io.Reader, opts Options) (*Reader, error) {
 	}
 	m, ok := perfdata.ParseMagic(head[:8], nil)
 	if !ok {
-		return nil, notPerfData(head[:8])
+		return nil, notPerfData()
 	}
 	if !isPipe(head[:]) {
 		return nil, &FormatError{Offset: 8, Outer: -1, Err: ErrCorrupt,
@@ -153,7 +153,7 @@ func NewStream(src io.Reader, opts Options) (*Reader, error) {
 // notPerfData says the input is not a recording. It does not quote the
 // input's bytes: they may be anything (a secret, if someone points bpfmeta
 // at one).
-func notPerfData(magic []byte) error {
+func notPerfData() error {
 	return &FormatError{Offset: 0, Outer: -1, Err: ErrNotPerfData,
 		Msg: "no perf.data magic number (PERFILE2, 2ELIFREP or PERFFILE)"}
 }

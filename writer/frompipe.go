@@ -45,9 +45,9 @@ type spooled struct{ off, n int64 }
 // features that many records make up.
 const featureSpool perfdata.Feature = perfdata.FeatureBits
 
-func newFromPipe(dst io.WriterAt, bo binary.ByteOrder, spoolDir string) (*fromPipe, error) {
+func newFromPipe(dst io.WriterAt, bo binary.ByteOrder, spoolDir string) *fromPipe {
 	return &fromPipe{dst: dst, bo: orderOf(bo), spoolDir: spoolDir, next: perfdata.FileHeaderSize,
-		features: map[perfdata.Feature]spooled{}, spool: map[perfdata.Feature]*spool{}}, nil
+		features: map[perfdata.Feature]spooled{}, spool: map[perfdata.Feature]*spool{}}
 }
 
 // spoolFor returns the spool of a feature, made when first needed.

@@ -105,11 +105,7 @@ func New(out io.Writer, in Input, opts Options) (*Writer, error) {
 		}
 		w.w = newFile(wa, in.Source(), in.Layout())
 	case format == perfdata.FormatFile:
-		fp, err := newFromPipe(wa, in.ByteOrder(), opts.SpoolDir)
-		if err != nil {
-			return nil, err
-		}
-		w.w = fp
+		w.w = newFromPipe(wa, in.ByteOrder(), opts.SpoolDir)
 	default:
 		p := newPipe(out, in.ByteOrder(), in.Dialect())
 		if l := in.Layout(); l != nil {

@@ -48,7 +48,7 @@ Examples:
 			if out.File != nil && out.File.Regular() {
 				opts = writer.Options{Format: perfdata.FormatFile, SpoolDir: filepath.Dir(c.String("output"))}
 			}
-			if _, err := copyRecords(sessionOf(c), in, out, opts, nil, notes(c), verbose(c)); err != nil {
+			if _, err := copyRecords(in, out, opts, nil, notes(c), verbose(c)); err != nil {
 				return err
 			}
 			if err := out.Commit(); err != nil {

@@ -120,7 +120,7 @@ func machine(host, release string) string {
 
 // copyRecords copies the records of in to out unchanged, all of them or
 // those keep keeps, and says how many it left out.
-func copyRecords(s *session, in *input, out *output, opts writer.Options, keep func(*perfdata.Record) bool, notes io.Writer, verbose bool) (dropped int, err error) {
+func copyRecords(in *input, out *output, opts writer.Options, keep func(*perfdata.Record) bool, notes io.Writer, verbose bool) (dropped int, err error) {
 	if opts.Format == 0 {
 		opts.Format = out.recordFormat()
 	}

@@ -45,7 +45,7 @@ Examples:
 			}
 			defer out.Abort()
 			kept := 0
-			removed, err := copyRecords(sessionOf(c), in, out, writer.Options{}, func(rec *perfdata.Record) bool {
+			removed, err := copyRecords(in, out, writer.Options{}, func(rec *perfdata.Record) bool {
 				switch {
 				case rec.Header.Type != perfdata.RecordBPFMetadata:
 					return true
