@@ -195,14 +195,6 @@ const idCacheSize = 64
 // read: the recording's.
 func (e *Events) SetOrder(bo binary.ByteOrder) { e.big = bo == binary.BigEndian }
 
-// order is the records' byte order.
-func (e *Events) order() binary.ByteOrder {
-	if e.big {
-		return binary.BigEndian
-	}
-	return binary.LittleEndian
-}
-
 // Add adds an event and its sample ids.
 func (e *Events) Add(a Attr, ids []uint64) {
 	e.attrs = append(e.attrs, a)
@@ -362,7 +354,7 @@ func (e *Events) Time(raw []byte) (uint64, bool) {
 	if len(e.attrs) == 0 || len(raw) < EventHeaderSize {
 		return 0, false
 	}
-	switch t := RecordType(e.order().Uint32(raw)); {
+	switch t := DecodeEventHeaderBig(raw, e.big).Type; {
 	case t == RecordSample:
 		f := e.Sample(raw)
 		return f.Time, f.HasTime
