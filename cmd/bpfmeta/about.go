@@ -21,7 +21,7 @@ func versionCommand() *cli.Command {
 			"   bpfmeta version | cut -d' ' -f2     (the version alone)",
 		Action: func(c *cli.Context) error {
 			if c.Args().Present() {
-				return usagef("version takes no arguments")
+				return cliutil.Usagef("version takes no arguments")
 			}
 			_, err := fmt.Fprintln(c.App.Writer, cliutil.Version("bpfmeta"))
 			return err
@@ -43,11 +43,11 @@ func completionCommand() *cli.Command {
 			"   bpfmeta completion fish > ~/.config/fish/completions/bpfmeta.fish",
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() != 1 {
-				return usagef("completion: name one shell: bash, zsh or fish")
+				return cliutil.Usagef("completion: name one shell: bash, zsh or fish")
 			}
 			script, err := cliutil.Completion(c.App, c.Args().First())
 			if err != nil {
-				return usagef("completion: %v", err)
+				return cliutil.Usagef("completion: %v", err)
 			}
 			_, err = io.WriteString(c.App.Writer, script)
 			return err

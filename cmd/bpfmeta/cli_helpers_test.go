@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -90,7 +91,7 @@ func bpfmeta(t testing.TB, stdin *os.File, args ...string) result {
 		in = stdin
 	}
 	var stdout, stderr bytes.Buffer
-	code := run(append([]string{"bpfmeta"}, args...), newSession(in, &stdout, &stderr))
+	code := run(append([]string{"bpfmeta"}, args...), cliutil.NewSession(in, &stdout, &stderr))
 	return result{code, stdout.String(), stderr.String()}
 }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -822,8 +823,8 @@ func TestCLISignal(t *testing.T) {
 func TestCLITerminal(t *testing.T) {
 	run := func(stdinTerm, stdoutTerm bool, args ...string) result {
 		var stdout, stderr bytes.Buffer
-		s := newSession(strings.NewReader(""), &stdout, &stderr)
-		s.stdinTerminal, s.stdoutTerminal = stdinTerm, stdoutTerm
+		s := cliutil.NewSession(strings.NewReader(""), &stdout, &stderr)
+		s.StdinTerminal, s.StdoutTerminal = stdinTerm, stdoutTerm
 		code := run(append([]string{"bpfmeta"}, args...), s)
 		return result{code, stdout.String(), stderr.String()}
 	}

@@ -38,7 +38,7 @@ Examples:
 				return err
 			}
 			defer in.Close()
-			out, err := openOutput(c, in, binaryOutput, false)
+			out, err := openOutput(c, in)
 			if err != nil {
 				return err
 			}
@@ -55,7 +55,7 @@ Examples:
 				return err
 			}
 			if verbose(c) {
-				in.summary(notes(c), start)
+				printSummary(notes(c), in, start)
 			}
 			return nil
 		},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -58,16 +59,16 @@ Examples:
 				err = ferr
 			}
 			if err == nil && verbose(c) {
-				in.summary(notes(c), start)
+				printSummary(notes(c), in, start)
 			}
 			return err
 		},
 	}
 }
 
-func dumpRecords(w io.Writer, in *input, hex bool) error {
+func dumpRecords(w io.Writer, in *cliutil.Input, hex bool) error {
 	bo := in.ByteOrder()
-	fmt.Fprintf(w, "# %s: %v format, %s\n", safetext.Clean(in.name), in.Format(), orderName(bo))
+	fmt.Fprintf(w, "# %s: %v format, %s\n", safetext.Clean(in.Name), in.Format(), orderName(bo))
 	if l := in.Layout(); l != nil {
 		h := &l.Header
 		fmt.Fprintf(w, "# attrs [%#x, +%#x) %d of %d bytes, data [%#x, +%#x), id_hdr_size %d\n",
@@ -88,7 +89,7 @@ func dumpRecords(w io.Writer, in *input, hex bool) error {
 		}
 	}
 	if err := in.Err(); err != nil {
-		return fmt.Errorf("%s: %w", in.name, err)
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	if off, b := in.Trailing(); len(b) > 0 {
 		fmt.Fprintf(w, "%#x: %s after the last record that are not a record: %s\n", off, plural(len(b), "byte"), safetext.Quote(string(b[:min(len(b), 40)])))
@@ -143,7 +144,7 @@ func describe(rec *perfdata.Record, bo binary.ByteOrder) string {
 	return ""
 }
 
-func dumpStats(w io.Writer, in *input) error {
+func dumpStats(w io.Writer, in *cliutil.Input) error {
 	counts := map[perfdata.RecordType]int{}
 	total := 0
 	for in.Next() {
@@ -151,7 +152,7 @@ func dumpStats(w io.Writer, in *input) error {
 		total++
 	}
 	if err := in.Err(); err != nil {
-		return fmt.Errorf("%s: %w", in.name, err)
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	types := make([]perfdata.RecordType, 0, len(counts))
 	for t := range counts {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -89,25 +91,25 @@ func runInject(c *cli.Context) error {
 		return err
 	}
 	defer in.Close()
-	out, err := openOutput(c, in, binaryOutput, false)
+	out, err := openOutput(c, in)
 	if err != nil {
 		return err
 	}
 	defer out.Abort()
 	if c.Bool("strict") && !out.Regular() {
 		// until the summary shows that nothing is missing
-		if err := out.hold("the output"); err != nil {
+		if err := out.Hold(os.TempDir(), "the output"); err != nil {
 			return fmt.Errorf("--strict: %w", err)
 		}
 	}
-	w, err := writer.New(out.Dest(), in, writer.Options{Format: out.recordFormat()})
+	w, err := writer.New(out.Dest(), in, writer.Options{Format: recordFormat(out)})
 	if err != nil {
 		return out.Error(err)
 	}
 	defer w.Abort() // stops the writer when an error ends the command early
 	printOmitted(notes(c), in, w, verbose(c))
 	warnUnfinished(notes(c), in)
-	rec := &hostCheck{input: in, src: src, w: notes(c)}
+	rec := &hostCheck{Input: in, src: src, w: notes(c)}
 	prog := newProgress(s, in, c.Bool("quiet"))
 	var iw inject.RecordWriter = w
 	if prog.Size > 0 {
@@ -120,14 +122,14 @@ func runInject(c *cli.Context) error {
 	case errors.As(err, &werr):
 		return out.Error(werr.Err)
 	case err != nil:
-		return fmt.Errorf("%s: %w", in.name, err)
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	if err := w.Close(); err != nil {
 		return out.Error(err)
 	}
 	rep := summarize(sum, c.String("snapshot") != "")
 	if !c.Bool("quiet") {
-		rep.print(notes(c), in.name, c.Bool("verbose"))
+		rep.print(notes(c), in.Name, c.Bool("verbose"))
 		warnTrailingDropped(notes(c), in, w)
 	}
 	if n := rep.tally.WithSamples; c.Bool("strict") && n > 0 {
@@ -160,7 +162,7 @@ func openSource(path string) (bpfprog.Source, func(), error) {
 	}
 	snap, err := bpfprog.ReadSnapshotFile(path)
 	if err != nil {
-		return nil, nil, fileError(safetext.Quote(path), err)
+		return nil, nil, cliutil.FileError(safetext.Quote(path), err)
 	}
 	return snap, func() { snap.Close() }, nil
 }

@@ -7,7 +7,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -20,16 +19,15 @@ import (
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
-// Exit statuses, as the README and the man page list them.
+// Exit statuses, as the README and the man page list them. A signal N
+// that ends bpfmeta ends it as it ends any process: the shell reports
+// 128+N (130 for SIGINT, 141 for SIGPIPE, 143 for SIGTERM). bpfmeta watch
+// -- CMD exits with CMD's status, or cliutil.ExitCannotExec (126) or
+// ExitNotFound (127).
 const (
-	exitOK      = 0
-	exitFailure = 1
-	exitUsage   = 2
-	// A signal N that ends bpfmeta ends it as it ends any process: the
-	// shell reports 128+N (130 for SIGINT, 141 for SIGPIPE, 143 for
-	// SIGTERM). bpfmeta watch -- CMD exits with CMD's status, or
-	// cliutil.ExitCannotExec (126) or ExitNotFound (127).
-	exitSignalBase = cliutil.ExitSignalBase
+	exitOK      = cliutil.ExitOK
+	exitFailure = cliutil.ExitFailure
+	exitUsage   = cliutil.ExitUsage
 )
 
 // memoryLimit is the soft limit of the Go heap (GOMEMLIMIT overrides it):
@@ -42,59 +40,15 @@ func main() {
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimit)
 	}
-	s := newProcessSession()
-	code := run(os.Args, s)
-	s.exit(code)
+	s := cliutil.NewProcessSession()
+	s.Exit(run(os.Args, s))
 }
 
 // run is main without the process: tests call it with a session of their
 // own streams.
-func run(args []string, s *session) int {
+func run(args []string, s *cliutil.Session) int {
 	app := newApp(s)
-	err := app.Run(cliutil.ReorderFlags(app, args, "watch"))
-	if err == nil {
-		return exitOK
-	}
-	var st exitStatusError
-	if errors.As(err, &st) {
-		if st.err != nil {
-			s.errorf("%v", st.err)
-		}
-		return st.status
-	}
-	if s.stdoutBroken() {
-		return exitSignalBase + 13 // as SIGPIPE: quietly, as perf does
-	}
-	var uerr usageError
-	s.errorf("%v", err)
-	if errors.As(err, &uerr) {
-		return exitUsage
-	}
-	return exitFailure
-}
-
-// usageError marks errors in how the command was called (exit 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, args ...any) error {
-	return usageError{fmt.Errorf(format, args...)}
-}
-
-// exitStatusError makes run exit with status, after printing err if it
-// is not nil: bpfmeta watch -- CMD exits with CMD's status.
-type exitStatusError struct {
-	status int
-	err    error
-}
-
-func (e exitStatusError) Error() string {
-	if e.err != nil {
-		return e.err.Error()
-	}
-	return fmt.Sprintf("exit status %d", e.status)
+	return s.Run(app, cliutil.ReorderFlags(app, args, "watch"))
 }
 
 // appDescription is bpfmeta -h's text, and the man page's DESCRIPTION.
@@ -119,7 +73,7 @@ Environment: TMPDIR, where a file-format recording read from a pipe, and the
 output --strict holds back, are kept meanwhile (unnamed files, gone with
 bpfmeta).`
 
-func newApp(s *session) *cli.App {
+func newApp(s *cliutil.Session) *cli.App {
 	cmds := commands()
 	for _, c := range cmds {
 		// "bpfmeta dump help" is a stray argument, not a help command.
@@ -132,9 +86,9 @@ func newApp(s *session) *cli.App {
 		Usage:       "add BPF program metadata (PERF_RECORD_BPF_METADATA) to perf.data recordings",
 		UsageText:   "bpfmeta COMMAND [options]   (bpfmeta COMMAND -h explains one)",
 		Description: appDescription,
-		Reader:      s.stdin,
-		Writer:      s.stdout,
-		ErrWriter:   s.stderr,
+		Reader:      s.Stdin,
+		Writer:      s.Stdout,
+		ErrWriter:   s.Stderr,
 		// --version is handled by noCommand, so that -v stays free for
 		// the commands' --verbose.
 		HideVersion:          true,
@@ -146,7 +100,7 @@ func newApp(s *session) *cli.App {
 		// Errors are printed once, by run, as "bpfmeta: ...".
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return usageError{err}
+			return cliutil.UsageError{Err: err}
 		},
 		// Runs when no command matched.
 		Action:   noCommand,
@@ -175,12 +129,14 @@ func commands() []*cli.Command {
 // sessionKey is where a command finds its session in the app's Metadata.
 const sessionKey = "session"
 
-func sessionOf(c *cli.Context) *session { return c.App.Metadata[sessionKey].(*session) }
+func sessionOf(c *cli.Context) *cliutil.Session {
+	return c.App.Metadata[sessionKey].(*cliutil.Session)
+}
 
 // commandUsageError makes a command's flag errors usage errors (exit 2,
 // one line) instead of urfave/cli's "Incorrect Usage" and the whole help.
 func commandUsageError(c *cli.Context, err error, _ bool) error {
-	return usagef("%s: %v (bpfmeta %s -h shows the options)", c.Command.Name, err, c.Command.Name)
+	return cliutil.Usagef("%s: %v (bpfmeta %s -h shows the options)", c.Command.Name, err, c.Command.Name)
 }
 
 // noCommand handles what names no command: --version, help, a bare
@@ -190,7 +146,7 @@ func noCommand(c *cli.Context) error {
 	args := c.Args()
 	if c.Bool("version") {
 		if args.Present() {
-			return usagef("--version takes no arguments")
+			return cliutil.Usagef("--version takes no arguments")
 		}
 		_, err := fmt.Fprintln(c.App.Writer, cliutil.Version("bpfmeta"))
 		return err
@@ -198,13 +154,13 @@ func noCommand(c *cli.Context) error {
 	switch {
 	case !args.Present():
 		cli.HelpPrinter(c.App.ErrWriter, cli.AppHelpTemplate, c.App)
-		return usagef("no command given (bpfmeta -h lists them)")
+		return cliutil.Usagef("no command given (bpfmeta -h lists them)")
 	case args.First() == "help" && args.Len() == 1:
 		return cli.ShowAppHelp(c)
 	case args.First() == "help" && args.Len() == 2 && c.App.Command(args.Get(1)) != nil:
 		return cli.ShowCommandHelp(c, args.Get(1))
 	case args.First() == "help":
-		return usagef("help: no command %s (bpfmeta -h lists them)", safetext.Quote(strings.Join(args.Tail(), " ")))
+		return cliutil.Usagef("help: no command %s (bpfmeta -h lists them)", safetext.Quote(strings.Join(args.Tail(), " ")))
 	}
 	msg := fmt.Sprintf("no command %s", safetext.Quote(args.First()))
 	if cli.SuggestCommand != nil {
@@ -212,13 +168,13 @@ func noCommand(c *cli.Context) error {
 			msg += "; d" + strings.TrimPrefix(sug, "D") // "Did you mean ...?"
 		}
 	}
-	return usagef("%s (bpfmeta -h lists them)", msg)
+	return cliutil.Usagef("%s (bpfmeta -h lists them)", msg)
 }
 
 // noArgs fails a command that takes no arguments but got some.
 func noArgs(c *cli.Context, how string) error {
 	if c.Args().Present() {
-		return usagef("%s takes no arguments (%s); got %s", c.Command.Name, how, safetext.Quote(c.Args().First()))
+		return cliutil.Usagef("%s takes no arguments (%s); got %s", c.Command.Name, how, safetext.Quote(c.Args().First()))
 	}
 	return nil
 }
@@ -229,7 +185,7 @@ func verbose(c *cli.Context) bool { return c.Bool("verbose") && !c.Bool("quiet")
 // quietAndVerbose fails a command given both -q and -v.
 func quietAndVerbose(c *cli.Context) error {
 	if c.Bool("quiet") && c.Bool("verbose") {
-		return usagef("%s: -q and -v contradict each other", c.Command.Name)
+		return cliutil.Usagef("%s: -q and -v contradict each other", c.Command.Name)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
@@ -56,11 +57,11 @@ func runPrograms(c *cli.Context) error {
 	for _, a := range c.Args().Slice() {
 		id, err := strconv.ParseUint(a, 10, 32)
 		if err != nil {
-			return usagef("programs: %s is not a program id", safetext.Quote(a))
+			return cliutil.Usagef("programs: %s is not a program id", safetext.Quote(a))
 		}
 		ids = append(ids, uint32(id))
 	}
-	if sessionOf(c).stdoutClosed {
+	if sessionOf(c).StdoutClosed {
 		return fmt.Errorf("stdout is closed")
 	}
 	live, err := bpfprog.NewLive()

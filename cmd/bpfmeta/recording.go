@@ -9,6 +9,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -17,37 +18,37 @@ import (
 
 // printOmitted notes the header sections of a file a pipe output left out
 // (AUXTRACE, which perf rebuilds, and empty ones, only with -v).
-func printOmitted(w io.Writer, in *input, wr *writer.Writer, verbose bool) {
+func printOmitted(w io.Writer, in *cliutil.Input, wr *writer.Writer, verbose bool) {
 	for _, f := range wr.Omitted() {
 		if verbose || f.Feature != perfdata.FeatAuxtrace && f.Size > 0 {
-			fmt.Fprintf(w, "bpfmeta: note: %s: feature %v (%s) is not in the pipe stream: %s\n", in.name, f.Feature, plural(int(f.Size), "byte"), f.Why)
+			fmt.Fprintf(w, "bpfmeta: note: %s: feature %v (%s) is not in the pipe stream: %s\n", in.Name, f.Feature, plural(int(f.Size), "byte"), f.Why)
 		}
 	}
 }
 
 // warnTrailingDropped warns that a file output left out the bytes after a
 // pipe stream's last record that are not a record.
-func warnTrailingDropped(w io.Writer, in *input, wr *writer.Writer) {
+func warnTrailingDropped(w io.Writer, in *cliutil.Input, wr *writer.Writer) {
 	if n := wr.TrailingDropped(); n > 0 {
-		fmt.Fprintf(w, "bpfmeta: warning: %s: dropped %s at %#x after the last record that are not a record (a file holds only records)\n", in.name, plural(n, "byte"), trailingAt(in))
+		fmt.Fprintf(w, "bpfmeta: warning: %s: dropped %s at %#x after the last record that are not a record (a file holds only records)\n", in.Name, plural(n, "byte"), trailingAt(in))
 	}
 }
 
 // warnUnfinished warns, as perf does, about a file whose header says its
 // data section is empty: perf record writes the header last, so the
 // recording was not finished.
-func warnUnfinished(w io.Writer, in *input) {
+func warnUnfinished(w io.Writer, in *cliutil.Input) {
 	if l := in.Layout(); l != nil && l.Header.Data.Size == 0 && l.Size > l.DataOffset() {
-		fmt.Fprintf(w, "bpfmeta: warning: %s: its header says it holds no records (was the perf record that wrote it properly terminated?)\n", in.name)
+		fmt.Fprintf(w, "bpfmeta: warning: %s: its header says it holds no records (was the perf record that wrote it properly terminated?)\n", in.Name)
 	}
 }
 
 // summary says, for -v, what was read: records, bytes, format, and the
 // recording's origin.
-func (in *input) summary(w io.Writer, start time.Time) {
+func printSummary(w io.Writer, in *cliutil.Input, start time.Time) {
 	var b strings.Builder
 	n := in.Counts()
-	fmt.Fprintf(&b, "bpfmeta: %s: %s", in.name, plural(int(n.Records), "record"))
+	fmt.Fprintf(&b, "bpfmeta: %s: %s", in.Name, plural(int(n.Records), "record"))
 	if n.Inner > 0 {
 		fmt.Fprintf(&b, " (and %d records, %d bytes, inside compressed records)", n.Inner, n.InnerBytes)
 	}
@@ -75,7 +76,7 @@ func (in *input) summary(w io.Writer, start time.Time) {
 // machine's programs almost never share; the warning says why nothing
 // matched.
 type hostCheck struct {
-	*input
+	*cliutil.Input
 	src  bpfprog.Source
 	w    io.Writer
 	done bool
@@ -101,7 +102,7 @@ func (h *hostCheck) check(o reader.Origin) {
 			from = "the snapshot"
 		}
 		fmt.Fprintf(h.w, "bpfmeta: warning: %s was recorded on %s; %s is of %s: programs of another machine do not match\n",
-			h.name, machine(o.Hostname, o.OSRelease), from, machine(sys.Hostname, sys.KernelRelease))
+			h.Name, machine(o.Hostname, o.OSRelease), from, machine(sys.Hostname, sys.KernelRelease))
 	}
 }
 
@@ -120,9 +121,9 @@ func machine(host, release string) string {
 
 // copyRecords copies the records of in to out unchanged, all of them or
 // those keep keeps, and says how many it left out.
-func copyRecords(in *input, out *output, opts writer.Options, keep func(*perfdata.Record) bool, notes io.Writer, verbose bool) (dropped int, err error) {
+func copyRecords(in *cliutil.Input, out *outfile.Output, opts writer.Options, keep func(*perfdata.Record) bool, notes io.Writer, verbose bool) (dropped int, err error) {
 	if opts.Format == 0 {
-		opts.Format = out.recordFormat()
+		opts.Format = recordFormat(out)
 	}
 	w, err := writer.New(out.Dest(), in, opts)
 	if err != nil {
@@ -139,11 +140,11 @@ func copyRecords(in *input, out *output, opts writer.Options, keep func(*perfdat
 		}
 		if err := w.WriteRecord(rec); err != nil {
 			// the record's offset is the input's
-			return dropped, fmt.Errorf("%s: writing %s: %w", in.name, out.Name, err)
+			return dropped, fmt.Errorf("%s: writing %s: %w", in.Name, out.Name, err)
 		}
 	}
 	if err := in.Err(); err != nil {
-		return dropped, fmt.Errorf("%s: %w", in.name, err)
+		return dropped, fmt.Errorf("%s: %w", in.Name, err)
 	}
 	if err := w.Close(); err != nil {
 		return dropped, out.Error(err)
@@ -154,11 +155,11 @@ func copyRecords(in *input, out *output, opts writer.Options, keep func(*perfdat
 
 // newProgress is inject's progress line: on a terminal's stderr, for a
 // file-mode input, not with -q.
-func newProgress(s *session, in *input, quiet bool) *cliutil.Progress {
-	if quiet || in.Layout() == nil || !cliutil.IsTerminal(s.stderr) {
+func newProgress(s *cliutil.Session, in *cliutil.Input, quiet bool) *cliutil.Progress {
+	if quiet || in.Layout() == nil || !cliutil.IsTerminal(s.Stderr) {
 		return &cliutil.Progress{}
 	}
-	return &cliutil.Progress{W: s.stderr, Prefix: "bpfmeta", Name: in.name, Size: in.Layout().Size, Offset: in.Offset}
+	return &cliutil.Progress{W: s.Stderr, Prefix: "bpfmeta", Name: in.Name, Size: in.Layout().Size, Offset: in.Offset}
 }
 
 // progressWriter updates a progress line every 4096 records written.
@@ -176,7 +177,7 @@ func (w *progressWriter) WriteRecord(rec *perfdata.Record) error {
 }
 
 // trailingAt is where the bytes after a pipe stream's last record start.
-func trailingAt(in *input) int64 {
+func trailingAt(in *cliutil.Input) int64 {
 	off, _ := in.Trailing()
 	return off
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -50,7 +49,7 @@ func runShow(c *cli.Context) error {
 		return err
 	}
 	s := sessionOf(c)
-	if s.stdoutClosed {
+	if s.StdoutClosed {
 		return fmt.Errorf("stdout is closed")
 	}
 	start := time.Now()
@@ -63,9 +62,9 @@ func runShow(c *cli.Context) error {
 	found, err := bpftrack.ReadMetadata(in)
 	switch {
 	case errors.Is(err, bpftrack.ErrTooManyRecords):
-		return fmt.Errorf("%s: %w; bpfmeta dump lists them one by one", in.name, err)
+		return fmt.Errorf("%s: %w; bpfmeta dump lists them one by one", in.Name, err)
 	case err != nil:
-		return fmt.Errorf("%s: %w", in.name, err)
+		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	// Printed one record at a time: what a record says of its functions
 	// can be many times the record.
@@ -79,7 +78,7 @@ func runShow(c *cli.Context) error {
 		err = ferr
 	}
 	if err == nil && verbose(c) {
-		in.summary(notes(c), start)
+		printSummary(notes(c), in, start)
 	}
 	return err
 }
@@ -87,7 +86,7 @@ func runShow(c *cli.Context) error {
 // printShowJSON writes show --json's document (showJSON, as printJSON
 // writes it) a record at a time.
 func printShowJSON(w io.Writer, found []bpftrack.MetadataRecord) error {
-	head, err := json.MarshalIndent(showJSON{FormatVersion: bpfprog.FormatVersion, Kind: "show", Records: []shownRecord{}}, "", "  ")
+	head, err := json.MarshalIndent(showJSON{FormatVersion: bpfprog.FormatVersion, Kind: "show", Records: []bpftrack.MetadataRecord{}}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -100,7 +99,7 @@ func printShowJSON(w io.Writer, found []bpftrack.MetadataRecord) error {
 	w.Write(open)
 	w.Write([]byte("[\n"))
 	for i := range found {
-		b, err := json.MarshalIndent(shown(&found[i]), "    ", "  ")
+		b, err := json.MarshalIndent(&found[i], "    ", "  ")
 		if err != nil {
 			return err
 		}
@@ -117,110 +116,44 @@ func printShowJSON(w io.Writer, found []bpftrack.MetadataRecord) error {
 
 // showJSON is show --json's document.
 type showJSON struct {
-	FormatVersion int           `json:"format_version"`
-	Kind          string        `json:"kind"`
-	Records       []shownRecord `json:"records"`
+	FormatVersion int                       `json:"format_version"`
+	Kind          string                    `json:"kind"`
+	Records       []bpftrack.MetadataRecord `json:"records"`
 }
 
-// shownRecord is one BPF_METADATA record and what it belongs to.
-type shownRecord struct {
-	Offset   int64        `json:"offset"`
-	ProgName string       `json:"prog_name"`
-	Entries  []shownEntry `json:"entries"`
-	// KSymbol is the function the record belongs to, null if the
-	// recording has none of its name.
-	KSymbol *shownKSymbol `json:"ksymbol"`
-	Program *uint32       `json:"program_id,omitempty"`
-	// Samples counts the samples in KSymbol and Others.
-	Samples int `json:"samples"`
-	// Others are further KSYMBOLs of the same name (the same function in
-	// several loads of a program) the record may belong to, the first 15;
-	// MoreOthers counts the rest.
-	Others     []shownKSymbol `json:"others,omitempty"`
-	MoreOthers int            `json:"more_others,omitempty"`
-}
-
-type shownEntry struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
-}
-
-type shownKSymbol struct {
-	Addr hexAddr `json:"addr"`
-	Len  uint32  `json:"len"`
-	Name string  `json:"name"`
-	// Matched says how: "name" (the same name), or "function" (only the
-	// function name after the tag agrees, as for the main function of a
-	// program perf recorded while it was loaded).
-	Matched string `json:"matched"`
-}
-
-// hexAddr is a kernel address, "0x..." in JSON: kernel addresses are above
-// 2^53, where JSON readers that use doubles (jq, JavaScript) round a number.
-type hexAddr uint64
-
-func (a hexAddr) MarshalJSON() ([]byte, error) {
-	return []byte(`"0x` + strconv.FormatUint(uint64(a), 16) + `"`), nil
-}
-
-// shown is what show prints of a record bpftrack.ReadMetadata found.
-func shown(m *bpftrack.MetadataRecord) shownRecord {
-	r := shownRecord{Offset: m.Offset, ProgName: m.Metadata.ProgName, Entries: []shownEntry{}, Samples: m.Samples, MoreOthers: m.MoreFuncs}
-	for _, e := range m.Metadata.Entries {
-		r.Entries = append(r.Entries, shownEntry{e.Key, e.Value})
-	}
-	how := "name"
-	if m.ByFunction {
-		how = "function"
-	}
-	for j, f := range m.Funcs {
-		k := shownKSymbol{Addr: hexAddr(f.Addr), Len: f.Len, Name: f.Name, Matched: how}
-		if j == 0 {
-			r.KSymbol = &k
-			if len(m.Funcs) == 1 && m.MoreFuncs == 0 && f.Program != nil {
-				id := f.Program.ID
-				r.Program = &id
-			}
-		} else {
-			r.Others = append(r.Others, k)
-		}
-	}
-	return r
-}
-
+// printMetadata prints the records as perf script --show-bpf-events does,
+// each followed by the function it belongs to.
 func printMetadata(w io.Writer, found []bpftrack.MetadataRecord) {
 	if len(found) == 0 {
 		fmt.Fprintln(w, "no BPF_METADATA records")
 		return
 	}
 	for i := range found {
-		r := shown(&found[i])
+		r := &found[i]
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		fmt.Fprintf(w, "%s\n", safetext.Clean(r.ProgName))
-		for j, e := range r.Entries {
-			printEntry(w, "", j, e.Key, e.Value)
-		}
-		k := r.KSymbol
-		if k == nil {
+		fmt.Fprintf(w, "%s\n", safetext.Clean(r.Metadata.ProgName))
+		printRecordEntries(w, "", r.Metadata.Entries)
+		if len(r.Funcs) == 0 {
 			fmt.Fprintf(w, "  (no BPF KSYMBOL of this name in the recording)\n")
 			continue
 		}
+		k := r.Funcs[0]
 		prog := ""
-		if r.Program != nil {
-			prog = fmt.Sprintf(", program %d", *r.Program)
+		if p := r.Program(); p != nil {
+			prog = fmt.Sprintf(", program %d", p.ID)
 		}
 		how := ""
-		if k.Matched == "function" {
+		if r.ByFunction {
 			how = fmt.Sprintf(" %s (by function name)", safetext.Clean(k.Name))
 		}
 		fmt.Fprintf(w, "  ksymbol%s addr %#x len %d%s", how, k.Addr, k.Len, prog)
-		for _, o := range r.Others {
+		for _, o := range r.Funcs[1:] {
 			fmt.Fprintf(w, ", or addr %#x len %d", o.Addr, o.Len)
 		}
-		if r.MoreOthers > 0 {
-			fmt.Fprintf(w, ", or %d more of the name", r.MoreOthers)
+		if r.MoreFuncs > 0 {
+			fmt.Fprintf(w, ", or %d more of the name", r.MoreFuncs)
 		}
 		fmt.Fprintf(w, ": %s\n", plural(r.Samples, "sample"))
 	}

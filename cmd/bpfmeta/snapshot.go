@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -45,14 +46,14 @@ func runSnapshot(c *cli.Context) error {
 	if err := live.Check(); err != nil {
 		return fmt.Errorf("the running kernel: %w", err)
 	}
-	out, err := openOutput(c, nil, textOutput, false)
+	out, err := openSnapshotOutput(c, false)
 	if err != nil {
 		return err
 	}
 	defer out.Abort()
 	if !out.Regular() {
 		// A half snapshot on a stream would be taken for a whole one.
-		if err := out.hold("the snapshot"); err != nil {
+		if err := out.Hold(os.TempDir(), "the snapshot"); err != nil {
 			return err
 		}
 	}

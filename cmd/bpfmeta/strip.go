@@ -39,7 +39,7 @@ Examples:
 				return err
 			}
 			defer in.Close()
-			out, err := openOutput(c, in, binaryOutput, false)
+			out, err := openOutput(c, in)
 			if err != nil {
 				return err
 			}
@@ -65,12 +65,12 @@ Examples:
 			if err := out.Commit(); err != nil {
 				return err
 			}
-			fmt.Fprintf(notes(c), "bpfmeta: %s: removed %s\n", in.name, plural(removed, "BPF_METADATA record"))
+			fmt.Fprintf(notes(c), "bpfmeta: %s: removed %s\n", in.Name, plural(removed, "BPF_METADATA record"))
 			if kept > 0 {
-				fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s inside compressed records could not be removed: perf before 6.17 stops at them\n", in.name, plural(kept, "BPF_METADATA record"))
+				fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s inside compressed records could not be removed: perf before 6.17 stops at them\n", in.Name, plural(kept, "BPF_METADATA record"))
 			}
 			if verbose(c) {
-				in.summary(notes(c), start)
+				printSummary(notes(c), in, start)
 			}
 			return nil
 		},

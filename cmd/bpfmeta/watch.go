@@ -53,7 +53,7 @@ Examples:
 			if status == 0 {
 				return err
 			}
-			return exitStatusError{status: status, err: err} // CMD's
+			return cliutil.ExitStatusError{Status: status, Err: err} // CMD's
 		},
 	}
 }
@@ -68,20 +68,20 @@ func runWatch(c *cli.Context) (status int, err error) {
 	}
 	// Fail now, not after a long recording, if the snapshot cannot be
 	// written.
-	out, err := openOutput(c, nil, textOutput, true)
+	out, err := openSnapshotOutput(c, true)
 	if err != nil {
 		return 0, err
 	}
 	defer out.Abort()
 	if out.File == nil {
 		// stdout: after CMD's own output
-		if err := out.hold("the snapshot"); err != nil {
+		if err := out.Hold(os.TempDir(), "the snapshot"); err != nil {
 			return 0, err
 		}
 	}
 	// From here on SIGINT, SIGTERM and SIGHUP stop the watch, or go to CMD.
 	sigs := make(chan os.Signal, 4)
-	defer s.claimSignals(sigs)()
+	defer s.ClaimSignals(sigs)()
 	live, err := bpfprog.NewLive()
 	if err != nil {
 		return 0, err

@@ -1,7 +1,10 @@
-// Package cliutil is what bpfmeta's command line needs from urfave/cli v2
-// that v2 does not have: flags after arguments, shell completion scripts,
-// a man page that agrees with --help, and the version from the build info.
-// It knows nothing of bpfmeta's commands.
+// Package cliutil is the plumbing of bpfmeta's command line, apart from
+// what its commands do: a run's session (standard streams, signals that
+// must remove a half-written file first, exit statuses), opening -i and -o
+// by the project's policy, a progress line, running a child command, and
+// what urfave/cli v2 lacks (flags after arguments, shell completion
+// scripts, a man page that agrees with --help, the version from the build
+// info). It knows nothing of the commands themselves.
 package cliutil
 
 import (

@@ -1,6 +1,9 @@
 package cliutil
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -62,5 +65,29 @@ func TestManPage(t *testing.T) {
 func TestVersion(t *testing.T) {
 	if v := Version("prog"); !strings.HasPrefix(v, "prog ") {
 		t.Errorf("Version = %q", v)
+	}
+}
+
+// TestRunStatus: Session.Run maps a command's error to the documented exit
+// status, printing it once as "bpfmeta: ...".
+func TestRunStatus(t *testing.T) {
+	for _, tc := range []struct {
+		err    error
+		status int
+		stderr string
+	}{
+		{nil, ExitOK, ""},
+		{errors.New("no\x1b[2Jgood"), ExitFailure, "bpfmeta: no\\x1b[2Jgood\n"},
+		{fmt.Errorf("wrapped: %w", Usagef("bad %s", "flag")), ExitUsage, "bpfmeta: wrapped: bad flag\n"},
+		{ExitStatusError{Status: 7}, 7, ""},
+		{ExitStatusError{Status: 127, Err: errors.New("cmd not found")}, 127, "bpfmeta: cmd not found\n"},
+	} {
+		var stdout, stderr bytes.Buffer
+		s := NewSession(strings.NewReader(""), &stdout, &stderr)
+		app := &cli.App{Name: "bpfmeta", ExitErrHandler: func(*cli.Context, error) {},
+			Action: func(*cli.Context) error { return tc.err }}
+		if got := s.Run(app, []string{"bpfmeta"}); got != tc.status || stderr.String() != tc.stderr {
+			t.Errorf("%v: status %d, stderr %q; want %d, %q", tc.err, got, stderr.String(), tc.status, tc.stderr)
+		}
 	}
 }

@@ -1,0 +1,102 @@
+package cliutil
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
+)
+
+// Session is one run of the program: its standard streams, and what a
+// signal that ends it must undo first.
+type Session struct {
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	out            *Stdout // Stdout, watched for a broken pipe
+	// StdoutClosed: fd 1 was closed when the process started (the Go
+	// runtime then opens /dev/null on it, read-write).
+	StdoutClosed bool
+	// StdinTerminal, StdoutTerminal: the streams are terminals.
+	StdinTerminal, StdoutTerminal bool
+
+	// guard removes the output files when a signal ends the run (a
+	// process session only).
+	guard *outfile.Guard
+}
+
+// NewProcessSession is the session of the process: os.Stdin and
+// os.Stdout, and SIGINT, SIGTERM, SIGHUP and SIGQUIT handled so that no
+// temporary file survives them (they end the process as they would have,
+// after that). A write to a closed stdout pipe fails instead of killing the
+// process at once, so that the same cleanup happens; Exit then ends it as
+// SIGPIPE would have, quietly. A closed stderr is ignored.
+func NewProcessSession() *Session {
+	s := &Session{
+		Stdin:          os.Stdin,
+		Stderr:         &Stderr{W: os.Stderr},
+		StdoutClosed:   StdoutClosed(),
+		out:            &Stdout{W: os.Stdout},
+		StdinTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
+		StdoutTerminal: term.IsTerminal(int(os.Stdout.Fd())),
+	}
+	s.Stdout = s.out
+	// SIGPIPE: write errors instead of a sudden death (and, handled rather
+	// than ignored, it is back to the default in a program watch starts).
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+	s.guard = outfile.NewGuard(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	return s
+}
+
+// NewSession is a session over streams of the caller's (tests): no
+// signal is handled, no stream is a terminal.
+func NewSession(stdin io.Reader, stdout, stderr io.Writer) *Session {
+	out := &Stdout{W: stdout}
+	return &Session{Stdin: stdin, Stdout: out, out: out, Stderr: stderr}
+}
+
+// ClaimSignals has the ending signals sent to ch until the returned
+// function is called (watch: CMD gets them).
+func (s *Session) ClaimSignals(ch chan<- os.Signal) (release func()) {
+	if s.guard == nil {
+		return func() {}
+	}
+	return s.guard.Claim(ch)
+}
+
+// Track has f removed if a signal ends the run; the returned function
+// stops that (after a commit, or an abort).
+func (s *Session) Track(f *outfile.File) (untrack func()) {
+	if s.guard == nil {
+		return func() {}
+	}
+	return s.guard.Track(f)
+}
+
+// Exit ends the process with code, after removing the files a signal
+// would have; a run ended by a broken stdout pipe ends as SIGPIPE ends a
+// process.
+func (s *Session) Exit(code int) {
+	s.guard.AbortAll()
+	if s.StdoutBroken() {
+		signal.Reset(syscall.SIGPIPE)
+		syscall.Kill(os.Getpid(), syscall.SIGPIPE)
+		time.Sleep(time.Second)
+	}
+	os.Exit(code)
+}
+
+// Errorf prints one line "bpfmeta: ..." on stderr, with anything in it
+// that would act on a terminal escaped.
+func (s *Session) Errorf(format string, args ...any) {
+	fmt.Fprintf(s.Stderr, "bpfmeta: %s\n", safetext.Clean(fmt.Sprintf(format, args...)))
+}
+
+// StdoutBroken reports whether a write to stdout found its pipe closed.
+func (s *Session) StdoutBroken() bool { return s.out.Broken() }
