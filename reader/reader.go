@@ -328,7 +328,7 @@ func (r *Reader) nextTop() (bool, error) {
 		h := perfdata.DecodeEventHeaderBig(s.buf[s.r:], r.big)
 		if h.Type < perfdata.UserTypeStart && h.Size >= perfdata.EventHeaderSize && s.w-s.r >= int(h.Size) {
 			r.originDone = true // a kernel record: the features are behind
-			r.rec = perfdata.Record{Offset: s.off, Header: h, Raw: s.buf[s.r : s.r+int(h.Size)], Outer: -1}
+			r.setRecord(s.off, h, s.buf[s.r:s.r+int(h.Size)], -1)
 			s.consume(int(h.Size))
 			return true, nil
 		}
@@ -367,11 +367,24 @@ func (r *Reader) nextTop() (bool, error) {
 		return false, truncated(off, "truncated %v record: size %d, %d bytes left", h.Type, h.Size, len(raw))
 	}
 	r.s.consume(int(h.Size))
-	r.rec = perfdata.Record{Offset: off, Header: h, Raw: raw, Outer: -1}
+	r.setRecord(off, h, raw, -1)
 	if err := r.topLevel(&r.rec); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// setRecord makes the record handed out the one at off, field by field:
+// a struct literal is built aside and copied whole, with a write barrier
+// for its pointers, which cost a record 3-4 ns more (in innerRecord, 9% of
+// an inject of a -z recording before, 3% after).
+func (r *Reader) setRecord(off int64, h perfdata.EventHeader, raw []byte, outer int64) {
+	rec := &r.rec
+	rec.Offset, rec.Header, rec.Raw, rec.Outer = off, h, raw, outer
+	rec.PayloadSize = 0
+	if rec.Payload != nil {
+		rec.Payload = nil
+	}
 }
 
 // remaining is what is left of the data section after n peeked bytes.
@@ -532,7 +545,7 @@ func (r *Reader) innerRecord() (ok bool, err error) {
 		payload = b[total : total+n]
 		total += n
 	}
-	r.rec = perfdata.Record{Offset: r.innerOff, Header: h, Raw: raw, Outer: r.outer}
+	r.setRecord(r.innerOff, h, raw, r.outer)
 	if payload != nil {
 		r.rec.PayloadSize = int64(len(payload))
 		r.rec.Payload = &sliceReader{b: payload}
