@@ -243,9 +243,7 @@ func readProgram(id uint32, wantTag *perfdata.BPFTag) (*Program, error) {
 		nrJitedKsyms:    int(info.NrJitedKsyms),
 		funcInfoRecSize: info.FuncInfoRecSize,
 	}
-	for i, t := range info.ProgTags {
-		ni.progTags[i] = t
-	}
+	copy(ni.progTags, info.ProgTags)
 	for _, fi := range info.FuncInfos {
 		ni.funcTypeIDs = append(ni.funcTypeIDs, fi.TypeID)
 	}

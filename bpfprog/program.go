@@ -305,7 +305,7 @@ func (p Program) MarshalJSON() ([]byte, error) {
 	if md := p.Metadata; md != nil {
 		m := &metadataJSON{MapID: md.MapID, MapName: md.MapName, BTFID: md.BTFID, ProgNames: md.ProgNames, Entries: []entryJSON{}}
 		for _, e := range md.Entries {
-			m.Entries = append(m.Entries, entryJSON{e.Key, e.Value, e.Typed})
+			m.Entries = append(m.Entries, entryJSON(e))
 		}
 		j.Metadata = m
 	}
@@ -346,7 +346,7 @@ func (p *Program) UnmarshalJSON(b []byte) error {
 	if m := j.Metadata; m != nil {
 		md := &Metadata{MapID: m.MapID, MapName: m.MapName, BTFID: m.BTFID, ProgNames: m.ProgNames}
 		for _, e := range m.Entries {
-			md.Entries = append(md.Entries, Entry{Key: e.Key, Value: e.Value, Typed: e.Typed})
+			md.Entries = append(md.Entries, Entry(e))
 		}
 		p.Metadata = md
 	}

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -118,9 +117,11 @@ func TestMain(m *testing.M) {
 func buildBinary(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
+		// go test puts its GOROOT/bin first in the PATH it runs tests with.
 		goTool, err := exec.LookPath("go")
 		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+			binErr = fmt.Errorf("building bpfmeta: %v", err)
+			return
 		}
 		if binDir, binErr = os.MkdirTemp("", "bpfmeta-test-bin-"); binErr != nil {
 			return
