@@ -11,7 +11,8 @@
 // or raw BTF (btf__parse_raw), then answers one request a line:
 //   TYPE_ID COMPACT SKIP_NAMES EMIT_ZEROES EMIT_STRINGS INDENT_LEVEL INDENT_STR|- DATA_HEX|-
 // with "RET LEN\n" and the LEN bytes of output, then "\n". The data is
-// copied into a calloc()ed buffer, aligned as a map value is, as perf does.
+// copied into a calloc()ed buffer, aligned as a map value is, as perf does,
+// zeroed after the data to the type's size.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,7 +71,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, "bad request: %s", line);
 			return 2;
 		}
-		unsigned char *data = calloc(1, strlen(hex) / 2 + 16);
+		/* Zeroes after the data, as far as the type goes: libbpf's
+		 * check_zero() reads a member's bytes before its overflow check
+		 * does, so on data shorter than the type it would read whatever
+		 * follows in the heap. */
+		size_t cap = strlen(hex) / 2 + 16;
+		long long sz = btf__resolve_size(btf, id);
+		if (sz > 0 && (size_t)sz + 16 > cap)
+			cap = (size_t)sz + 16;
+		unsigned char *data = calloc(1, cap);
 		int n = unhex(hex, data);
 		LIBBPF_OPTS(btf_dump_type_data_opts, opts,
 			    .indent_str = strcmp(indent, "-") ? indent : NULL,
