@@ -18,7 +18,7 @@ import (
 )
 
 // fixtureObjects are the compiled objects in testdata/bpf the tests load.
-var fixtureObjects = []string{"meta", "nometa", "rodata", "manyfunc"}
+var fixtureObjects = []string{"meta", "nometa", "rodata", "manyfunc", "rich", "rich19"}
 
 // loadedProg is a program a test loaded, and how.
 type loadedProg = testkit.Loaded

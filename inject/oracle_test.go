@@ -45,12 +45,12 @@ type oracleRun struct {
 func TestOracle(t *testing.T) {
 	perfStock, perfModern := requireLive(t)
 	bpffs := testkit.MountBPFFS(t)
-	before := loadFixtures(t, filepath.Join(bpffs, "before"), "meta", "nometa", "many202", "many203")
+	before := loadFixtures(t, filepath.Join(bpffs, "before"), "meta", "nometa", "rich", "rich19", "many202", "many203")
 	dir := t.TempDir()
 	stopNeighbour := startNeighbour(t, perfStock, dir)
 	start := func(perf, who string, mode testkit.RecordMode) *oracleRun {
 		pin := filepath.Join(bpffs, who+"-"+string(mode))
-		w := loadCommand(t, pin, "meta", "nometa", "many202", "many203") + " && sleep 0.2"
+		w := loadCommand(t, pin, "meta", "nometa", "rich", "rich19", "many202", "many203") + " && sleep 0.2"
 		return &oracleRun{PerfRun: startRecord(t, perf, mode, filepath.Join(dir, who+"-"+string(mode)+".data"), w), pin: pin}
 	}
 	finish := func(r *oracleRun) {

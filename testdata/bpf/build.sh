@@ -9,13 +9,19 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 command -v clang >/dev/null || { echo "build.sh: clang missing: apt-get install -y clang llvm libbpf-dev" >&2; exit 1; }
 [ -f /usr/include/bpf/bpf_helpers.h ] || { echo "build.sh: libbpf-dev missing" >&2; exit 1; }
 ARCH_INC=/usr/include/$(uname -m)-linux-gnu   # <asm/types.h> under -target bpf
-for n in meta nometa rodata manyfunc; do
+for n in meta nometa rodata manyfunc rich; do
 	clang -O2 -g -target bpf -fdebug-prefix-map="$HERE"=. -I"$ARCH_INC" -c "$HERE/$n.bpf.c" -o "$HERE/$n.bpf.o"
 done
 # 202 and 203 bpf_metadata_ variables: the most perf writes a record for, and one more
 for n in 202 203; do
 	clang -O2 -g -target bpf -fdebug-prefix-map="$HERE"=. -I"$ARCH_INC" -DNVARS=$n -DPROG=bpfprogt_many$n -c "$HERE/manyvars.bpf.c" -o "$HERE/many$n.bpf.o"
 done
+# rich again with clang 19 (Debian 12's clang-19), whose BTF differs
+if command -v clang-19 >/dev/null; then
+	clang-19 -O2 -g -target bpf -fdebug-prefix-map="$HERE"=. -I"$ARCH_INC" -DPROG=bpfprogt_rich19 -DSALT=19 -c "$HERE/rich.bpf.c" -o "$HERE/rich19.bpf.o"
+else
+	echo "build.sh: clang-19 missing: rich19.bpf.o not rebuilt (apt-get install -y clang-19)" >&2
+fi
 # make demo's program, embedded in internal/demo
 DEMO=$HERE/../../internal/demo/bpf
 clang -O2 -g -target bpf -fdebug-prefix-map="$DEMO"=. -I"$ARCH_INC" -c "$DEMO/demo.bpf.c" -o "$DEMO/demo.bpf.o"
