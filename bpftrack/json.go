@@ -56,7 +56,9 @@ func (m *MetadataRecord) Program() *Program {
 	return nil
 }
 
-func (m *MetadataRecord) MarshalJSON() ([]byte, error) {
+// MarshalJSON writes the record as bpfmeta show --json does (a value
+// receiver, so that a MetadataRecord is written so wherever it is).
+func (m MetadataRecord) MarshalJSON() ([]byte, error) {
 	r := recordJSON{Offset: m.Offset, ProgName: m.Metadata.ProgName, Entries: []entryJSON{}, Samples: m.Samples, MoreOthers: m.MoreFuncs}
 	for _, e := range m.Metadata.Entries {
 		r.Entries = append(r.Entries, entryJSON{e.Key, e.Value})
