@@ -390,6 +390,9 @@ func (j *injector) record(rec *perfdata.Record) error {
 		}
 	}
 	if err := j.w.WriteRecord(rec); err != nil {
+		if rerr := j.r.Err(); rerr != nil {
+			return rerr // the input ended inside the data the record carries
+		}
 		return &WriteError{err}
 	}
 	if t == perfdata.RecordSample {

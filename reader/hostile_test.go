@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -352,5 +353,49 @@ func TestZstdWindow(t *testing.T) {
 	}
 	if h.peak > memoryBound {
 		t.Errorf("peak heap %d MiB, want < %d MiB", h.peak>>20, memoryBound>>20)
+	}
+}
+
+// TestPayloadCut: a pipe stream that ends inside the data a record carries
+// (TRACING_DATA, AUXTRACE) is the reader's truncation error, whether the
+// consumer copies the data (a writer: the read fails with it, and Err
+// reports it) or leaves it to Next to skip. Found by FuzzInject: inject
+// reported the cut as an error of its output.
+func TestPayloadCut(t *testing.T) {
+	var in bytes.Buffer
+	in.WriteString("PERFILE2")
+	binary.Write(&in, binary.LittleEndian, uint64(16))
+	rec := make([]byte, 16)
+	binary.LittleEndian.PutUint32(rec, uint32(perfdata.RecordHeaderTracingData))
+	binary.LittleEndian.PutUint16(rec[6:], 16)
+	binary.LittleEndian.PutUint32(rec[8:], 1<<20) // announced; 100 bytes follow
+	in.Write(rec)
+	in.Write(make([]byte, 100))
+	const want = "AUX or trace data of the TRACING_DATA record at 0x10 ends after 100 of 1048576 bytes"
+	for _, copyData := range []bool{true, false} {
+		r, err := reader.NewStream(bytes.NewReader(in.Bytes()), reader.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Next() {
+			t.Fatalf("no first record: %v", r.Err())
+		}
+		if copyData {
+			_, err := io.Copy(io.Discard, r.Record().Payload)
+			var fe *reader.FormatError
+			if !errors.As(err, &fe) || !errors.Is(err, reader.ErrTruncated) || !strings.Contains(err.Error(), want) {
+				t.Errorf("copying the data: %v, want the reader's truncation error %q", err, want)
+			}
+			if r.Err() == nil {
+				t.Errorf("copying the data failed, and Err() is nil")
+			}
+		}
+		if r.Next() {
+			t.Fatalf("a record after the cut")
+		}
+		if err := r.Err(); !errors.Is(err, reader.ErrTruncated) || !strings.Contains(err.Error(), want) {
+			t.Errorf("copy %v: Err() = %v, want %q", copyData, err, want)
+		}
+		r.Close()
 	}
 }

@@ -263,11 +263,11 @@ func (r *Reader) next() bool {
 	}
 	if r.payload.left > 0 {
 		n, err := r.s.skip(r.payload.left)
+		r.payload.left -= n
 		if err != nil {
-			r.fail(truncated(r.s.off, "AUX or trace data of the %v record at %#x ends after %d of %d bytes", r.rec.Header.Type, r.rec.Offset, n, r.payload.left))
+			r.fail(r.payloadCut())
 			return false
 		}
-		r.payload.left = 0
 	}
 	if r.inInner {
 		ok, err := r.nextInner()
@@ -419,6 +419,18 @@ func (r *Reader) trailingBytes(off int64) (bool, error) {
 	return false, nil
 }
 
+// payloadCut is the error of the record whose data the input ends in, and
+// the reader's from then on: a writer copying the data sees it first, and
+// the record is lost either way.
+func (r *Reader) payloadCut() error {
+	p := &r.payload
+	err := truncated(r.s.off, "AUX or trace data of the %v record at %#x ends after %d of %d bytes", r.rec.Header.Type, r.rec.Offset, p.size-p.left, p.size)
+	if r.err == nil {
+		r.err = err
+	}
+	return err
+}
+
 // topLevel does what a record means for framing and for the reader's state.
 func (r *Reader) topLevel(rec *perfdata.Record) error {
 	if r.format == perfdata.FormatPipe {
@@ -434,7 +446,7 @@ func (r *Reader) topLevel(rec *perfdata.Record) error {
 			return truncated(rec.Offset, "%v record announces %d bytes of data, %d bytes left", t, n, r.end-r.s.off)
 		}
 		rec.PayloadSize = n
-		r.payload = payloadReader{s: r.s, left: n}
+		r.payload = payloadReader{s: r.s, size: n, left: n, r: r}
 		rec.Payload = &r.payload
 	case t == perfdata.RecordHeaderAttr:
 		if r.format == perfdata.FormatPipe {

@@ -152,8 +152,11 @@ func (f readerFunc) Read(p []byte) (int, error) { return f(p) }
 
 // payloadReader reads the bytes a record carries beyond header.size.
 type payloadReader struct {
-	s    *scanner
-	left int64
+	s          *scanner
+	size, left int64
+	// r, if set, makes an input that ends inside the data the reader's
+	// error (Reader.payloadCut), whoever was reading the data.
+	r *Reader
 }
 
 func (p *payloadReader) Read(b []byte) (int, error) {
@@ -167,6 +170,9 @@ func (p *payloadReader) Read(b []byte) (int, error) {
 	p.left -= int64(n)
 	if err == io.EOF && p.left > 0 {
 		err = io.ErrUnexpectedEOF
+		if p.r != nil {
+			err = p.r.payloadCut()
+		}
 	}
 	return n, err
 }

@@ -605,6 +605,41 @@ func TestHostileDebris(t *testing.T) {
 		}
 	})
 
+	t.Run("a stream that ends inside a record's data", func(t *testing.T) {
+		// A TRACING_DATA record announcing 1 MiB of trace data, with 100
+		// bytes of it: the input's error, at its offset, whichever command
+		// copies the data (FuzzInject found inject blaming its output).
+		dir := t.TempDir()
+		var b bytes.Buffer
+		b.WriteString("PERFILE2")
+		binary.Write(&b, binary.LittleEndian, uint64(perfdata.PipeHeaderSize))
+		rec := make([]byte, 16)
+		binary.LittleEndian.PutUint32(rec, uint32(perfdata.RecordHeaderTracingData))
+		binary.LittleEndian.PutUint16(rec[6:], 16)
+		binary.LittleEndian.PutUint32(rec[8:], 1<<20)
+		b.Write(rec)
+		b.Write(make([]byte, 100))
+		path := filepath.Join(dir, "cut.pipe")
+		if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{
+			{"inject", "--snapshot", snap, "-i", path, "-o", filepath.Join(dir, "out.data")},
+			{"convert", "-i", path, "-o", filepath.Join(dir, "out.data")},
+			{"strip", "-i", path, "-o", filepath.Join(dir, "out.data")},
+			{"dump", "-i", path},
+		} {
+			r := bpfmeta(t, nil, args...)
+			if r.code != exitFailure {
+				t.Errorf("%s: %v, want exit 1", args[0], r)
+			}
+			oneLine(t, args[0], r, path+": AUX or trace data of the TRACING_DATA record at 0x10 ends after 100 of 1048576 bytes")
+			if names := dirNames(t, dir); len(names) != 1 {
+				t.Errorf("%s: the directory has %v, want no output", args[0], names)
+			}
+		}
+	})
+
 	t.Run("stdout closed", func(t *testing.T) {
 		sh := testkit.Command(t, "sh")
 		for _, args := range [][]string{

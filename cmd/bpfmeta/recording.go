@@ -139,6 +139,9 @@ func copyRecords(in *cliutil.Input, out *outfile.Output, opts writer.Options, ke
 			continue
 		}
 		if err := w.WriteRecord(rec); err != nil {
+			if rerr := in.Err(); rerr != nil {
+				break // the input ended inside the data the record carries
+			}
 			// the record's offset is the input's
 			return dropped, fmt.Errorf("%s: writing %s: %w", in.Name, out.Name, err)
 		}
