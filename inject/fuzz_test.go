@@ -9,8 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
@@ -35,13 +33,13 @@ func FuzzIdentity(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		// Files in memory (memfd): the file writer's copy_file_range and
 		// pwrite need a file, and the fuzzer runs thousands a second.
-		in, out := memFile(t, b), memFile(t, nil)
+		in, out := testkit.MemFile(t, b), testkit.MemFile(t, nil)
 		r, err := reader.NewFile(in, int64(len(b)), reader.Options{Decompress: true})
 		if err != nil {
 			readerError(t, "file", err)
 		} else {
 			defer r.Close()
-			if err := injectTo(r, out); err != nil {
+			if err := injectTo(r, out, &bpfprog.Snapshot{}); err != nil {
 				readerError(t, "file", err)
 			} else if got := fileBytes(t, out); !bytes.Equal(got, b) {
 				t.Fatalf("file: the output differs from the input: %s", firstDiff(got, b))
@@ -55,7 +53,7 @@ func FuzzIdentity(f *testing.F) {
 		}
 		defer s.Close()
 		var got bytes.Buffer
-		if err := injectTo(s, &got); err != nil {
+		if err := injectTo(s, &got, &bpfprog.Snapshot{}); err != nil {
 			readerError(t, "stream", err)
 		} else if !bytes.Equal(got.Bytes(), b) {
 			t.Fatalf("stream: the output differs from the input: %s", firstDiff(got.Bytes(), b))
@@ -109,21 +107,13 @@ func FuzzInject(f *testing.F) {
 
 // injected is b injected from src, in b's format.
 func injected(t *testing.T, b []byte, src bpfprog.Source) ([]byte, error) {
-	in, out := memFile(t, b), memFile(t, nil)
+	in, out := testkit.MemFile(t, b), testkit.MemFile(t, nil)
 	r, err := reader.NewFile(in, int64(len(b)), reader.Options{Decompress: true})
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	w, err := writer.New(out, r, writer.Options{})
-	if err != nil {
-		return nil, err
-	}
-	defer w.Abort()
-	if _, err := inject.Run(r, w, src, inject.Options{}); err != nil {
-		return nil, err
-	}
-	if err := w.Close(); err != nil {
+	if err := injectTo(r, out, src); err != nil {
 		return nil, err
 	}
 	return fileBytes(t, out), nil
@@ -131,7 +121,7 @@ func injected(t *testing.T, b []byte, src bpfprog.Source) ([]byte, error) {
 
 // stripped is b without its top-level BPF_METADATA records (bpfmeta strip).
 func stripped(t *testing.T, b []byte) []byte {
-	in, out := memFile(t, b), memFile(t, nil)
+	in, out := testkit.MemFile(t, b), testkit.MemFile(t, nil)
 	r, err := reader.NewFile(in, int64(len(b)), reader.Options{Decompress: true})
 	if err != nil {
 		t.Fatal(err)
@@ -158,35 +148,17 @@ func stripped(t *testing.T, b []byte) []byte {
 	return fileBytes(t, out)
 }
 
-// injectTo injects from an empty snapshot, r to out in r's format.
-func injectTo(r *reader.Reader, out io.Writer) error {
+// injectTo injects from src, r to out in r's format.
+func injectTo(r *reader.Reader, out io.Writer, src bpfprog.Source) error {
 	w, err := writer.New(out, r, writer.Options{})
 	if err != nil {
 		return err
 	}
 	defer w.Abort()
-	if _, err := inject.Run(r, w, &bpfprog.Snapshot{}, inject.Options{}); err != nil {
+	if _, err := inject.Run(r, w, src, inject.Options{}); err != nil {
 		return err
 	}
 	return w.Close()
-}
-
-// memFile is a file in memory holding b.
-func memFile(t *testing.T, b []byte) *os.File {
-	t.Helper()
-	fd, err := unix.MemfdCreate("fuzz", unix.MFD_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := os.NewFile(uintptr(fd), "memfd")
-	t.Cleanup(func() { f.Close() })
-	if _, err := f.Write(b); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		t.Fatal(err)
-	}
-	return f
 }
 
 func fileBytes(t *testing.T, f *os.File) []byte {

@@ -2,11 +2,8 @@ package writer_test
 
 import (
 	"bytes"
-	"os"
 	"slices"
 	"testing"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -31,7 +28,7 @@ func FuzzConvert(f *testing.F) {
 			return
 		}
 		defer r.Close()
-		out := memFile(t)
+		out := testkit.MemFile(t, nil)
 		w, err := writer.New(out, r, writer.Options{Format: perfdata.FormatFile, SpoolDir: t.TempDir()})
 		if err != nil {
 			t.Fatalf("writer.New: %v", err)
@@ -86,16 +83,4 @@ func kept(rec *perfdata.Record) bool {
 		return false
 	}
 	return true
-}
-
-// memFile is an empty file in memory.
-func memFile(t *testing.T) *os.File {
-	t.Helper()
-	fd, err := unix.MemfdCreate("fuzz", unix.MFD_CLOEXEC)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := os.NewFile(uintptr(fd), "memfd")
-	t.Cleanup(func() { f.Close() })
-	return f
 }
