@@ -94,10 +94,7 @@ func (w *fromPipe) WriteRecord(rec *perfdata.Record) error {
 		if err != nil {
 			return err
 		}
-		if _, err := io.CopyN(s, rec.Payload, rec.PayloadSize); err != nil {
-			return fmt.Errorf("trace data of the record at %#x: %w", rec.Offset, err)
-		}
-		return nil
+		return writePayload(s, rec)
 	case perfdata.RecordHeaderBuildID:
 		s, err := w.spoolFor(perfdata.FeatBuildID)
 		if err != nil {
