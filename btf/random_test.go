@@ -147,19 +147,20 @@ func alignOf(t btf.Type) int64 {
 	case *btf.Array:
 		return alignOf(t.Type)
 	case *btf.Struct:
-		a := int64(1)
-		for _, m := range t.Members {
-			a = max(a, alignOf(m.Type))
-		}
-		return a
+		return membersAlign(t.Members)
 	case *btf.Union:
-		a := int64(1)
-		for _, m := range t.Members {
-			a = max(a, alignOf(m.Type))
-		}
-		return a
+		return membersAlign(t.Members)
 	}
 	return min(max(resolveSize(t, defaultPtrSize), 1), 16)
+}
+
+// membersAlign is the alignment of a struct or union of ms.
+func membersAlign(ms []btf.Member) int64 {
+	a := int64(1)
+	for _, m := range ms {
+		a = max(a, alignOf(m.Type))
+	}
+	return a
 }
 
 // TestLibbpfRandom is TestLibbpf over types no fixture has: a few hundred

@@ -204,10 +204,7 @@ func (e *Events) Add(a Attr, ids []uint64) {
 
 // AddIDs adds sample ids of event i.
 func (e *Events) AddIDs(i int, ids []uint64) {
-	e.seen = [idCacheSize]struct {
-		id    uint64
-		index int
-	}{}
+	clear(e.seen[:])
 	for _, id := range ids {
 		if e.Full() {
 			e.partial = true

@@ -45,7 +45,7 @@ Examples:
 			defer out.Abort()
 			// A file output is a file-mode recording, whatever the input.
 			opts := writer.Options{Format: perfdata.FormatPipe}
-			if out.File != nil && out.File.Regular() {
+			if out.Regular() {
 				opts = writer.Options{Format: perfdata.FormatFile, SpoolDir: filepath.Dir(c.String("output"))}
 			}
 			if _, err := copyRecords(in, out, opts, nil, notes(c), verbose(c)); err != nil {
