@@ -457,6 +457,10 @@ REP=$W/BENCH.txt
 		ok "$2" "$3" || { printf '%-46s %8s %8s %9s %s\n' "$1" - - - "($(why "$2" "$3"))"; return; }
 		printf '%-46s %8s %8s %9s %s\n' "$1" "$(paired "$2" "$3")x" "$(ratio "${MIN[$2]}" "${MIN[$3]}")x" - info
 	}
+	info_cpu() { # text a b: CPU a/b (paired median), no target; nothing if either did not run
+		ok "$2" "$3" || return 0
+		printf '%-46s %8s %8s %9s %s\n' "$1" "$(paired_cpu "$2" "$3")x" "" - info
+	}
 	target_cpu() { # text a b op limit: CPU a/b (paired median) against limit
 		if ! ok "$2" "$3"; then
 			printf '%-46s %8s %8s %9s %s\n' "$1" - - "$4 $5" "FAIL ($(why "$2" "$3"))"
@@ -470,9 +474,9 @@ REP=$W/BENCH.txt
 	target "inject f2f / cp (wall)" inject_f2f cp "<=" 1.3
 	target_cpu "inject f2f / cp (CPU)" inject_f2f cp "<=" 1.5
 	info "inject f2f / cp + sync (wall; both on disk at the end)" inject_f2f cp_sync
-	ok inject_f2f cp_sync && printf '%-46s %8s %8s %9s %s\n' "inject f2f / cp + sync (CPU)" "$(paired_cpu inject_f2f cp_sync)x" "" - info
+	info_cpu "inject f2f / cp + sync (CPU)" inject_f2f cp_sync
 	target "inject p2p / cat | cat (wall)" inject_p2p catcat "<=" 1.15
-	ok inject_p2p catcat && printf '%-46s %8s %8s %9s %s\n' "inject p2p / cat | cat (CPU of the second stage)" "$(paired_cpu inject_p2p catcat)x" "" - info
+	info_cpu "inject p2p / cat | cat (CPU of the second stage)" inject_p2p catcat
 	target "perf 6.1 inject f2f / inject f2f (wall)" perf61_f2f inject_f2f ">=" 10
 	if ok inject_z; then
 		gbs=$(awk -v b="$ZBYTES" -v t="${MED[inject_z]}" 'BEGIN {printf "%.2f", b / 1e9 / t}')
