@@ -362,18 +362,10 @@ func TestZstdWindow(t *testing.T) {
 // reports it) or leaves it to Next to skip. Found by FuzzInject: inject
 // reported the cut as an error of its output.
 func TestPayloadCut(t *testing.T) {
-	var in bytes.Buffer
-	in.WriteString("PERFILE2")
-	binary.Write(&in, binary.LittleEndian, uint64(16))
-	rec := make([]byte, 16)
-	binary.LittleEndian.PutUint32(rec, uint32(perfdata.RecordHeaderTracingData))
-	binary.LittleEndian.PutUint16(rec[6:], 16)
-	binary.LittleEndian.PutUint32(rec[8:], 1<<20) // announced; 100 bytes follow
-	in.Write(rec)
-	in.Write(make([]byte, 100))
+	in := testkit.CutTracingData(binary.LittleEndian, 1<<20, 100)
 	const want = "AUX or trace data of the TRACING_DATA record at 0x10 ends after 100 of 1048576 bytes"
 	for _, copyData := range []bool{true, false} {
-		r, err := reader.NewStream(bytes.NewReader(in.Bytes()), reader.Options{})
+		r, err := reader.NewStream(bytes.NewReader(in), reader.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

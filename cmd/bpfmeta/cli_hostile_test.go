@@ -610,17 +610,8 @@ func TestHostileDebris(t *testing.T) {
 		// bytes of it: the input's error, at its offset, whichever command
 		// copies the data (FuzzInject found inject blaming its output).
 		dir := t.TempDir()
-		var b bytes.Buffer
-		b.WriteString("PERFILE2")
-		binary.Write(&b, binary.LittleEndian, uint64(perfdata.PipeHeaderSize))
-		rec := make([]byte, 16)
-		binary.LittleEndian.PutUint32(rec, uint32(perfdata.RecordHeaderTracingData))
-		binary.LittleEndian.PutUint16(rec[6:], 16)
-		binary.LittleEndian.PutUint32(rec[8:], 1<<20)
-		b.Write(rec)
-		b.Write(make([]byte, 100))
 		path := filepath.Join(dir, "cut.pipe")
-		if err := os.WriteFile(path, b.Bytes(), 0o600); err != nil {
+		if err := os.WriteFile(path, testkit.CutTracingData(binary.LittleEndian, 1<<20, 100), 0o600); err != nil {
 			t.Fatal(err)
 		}
 		for _, args := range [][]string{

@@ -148,6 +148,19 @@ func WriteFile(path string, bo binary.ByteOrder, records []byte, feats []FileFea
 	return f.Close()
 }
 
+// CutTracingData is a pipe stream (with no HEADER_ATTR) of one
+// HEADER_TRACING_DATA record at 0x10 that announces size bytes of trace
+// data and ends after have of them.
+func CutTracingData(bo binary.ByteOrder, size uint32, have int) []byte {
+	s := NewRecords(bo)
+	s.Write(perfdata.PipeHeader(bo))
+	body := make([]byte, 8) // u32 size, padding
+	bo.PutUint32(body, size)
+	s.Record(perfdata.RecordHeaderTracingData, body)
+	s.Write(make([]byte, have))
+	return s.Bytes()
+}
+
 // TracingData returns the start of trace data as perf's
 // tracing_data_get() writes it (version 0.6, little-endian, no event
 // formats) whose one ftrace format file is formatLen bytes long: the
