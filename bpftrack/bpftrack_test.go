@@ -38,6 +38,23 @@ func feed(t testing.TB, s *testkit.Stream, opts bpftrack.Options, each func(*bpf
 	return tr
 }
 
+// feedErr feeds the recording s to a new tracker until Feed fails, and
+// returns that error (nil if none did).
+func feedErr(t testing.TB, s *testkit.Stream, opts bpftrack.Options) error {
+	t.Helper()
+	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	tr := bpftrack.New(r, opts)
+	var ferr error
+	for r.Next() && ferr == nil {
+		_, ferr = tr.Feed(r.Record())
+	}
+	return ferr
+}
+
 func tag(b byte) perfdata.BPFTag { return perfdata.BPFTag{b, 1, 2, 3, 4, 5, 6, 7} }
 
 func name(tg perfdata.BPFTag, fn string) string { return perfdata.BPFProgName(tg, fn) }
@@ -274,15 +291,7 @@ func TestTooManyFuncs(t *testing.T) {
 			}
 			s.KSymbol(addr, 0x40, "bpf_prog_0000000000000000_f", false, true)
 		}
-		r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := bpftrack.New(r, bpftrack.Options{History: history})
-		var ferr error
-		for r.Next() && ferr == nil {
-			_, ferr = tr.Feed(r.Record())
-		}
+		ferr := feedErr(t, s, bpftrack.Options{History: history})
 		if !errors.Is(ferr, bpftrack.ErrTooMany) {
 			t.Errorf("History %v: %d functions: %v, want ErrTooMany", history, bpftrack.MaxFuncs+1, ferr)
 		}
@@ -301,15 +310,7 @@ func TestTooManyPrograms(t *testing.T) {
 				s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tag(byte(i)), true)
 			}
 		}
-		r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		tr := bpftrack.New(r, bpftrack.Options{})
-		var ferr error
-		for r.Next() && ferr == nil {
-			_, ferr = tr.Feed(r.Record())
-		}
+		ferr := feedErr(t, s, bpftrack.Options{})
 		if got := errors.Is(ferr, bpftrack.ErrTooMany); got == unload {
 			t.Errorf("unload %v: %d programs: %v", unload, bpftrack.MaxPrograms+1, ferr)
 		}
@@ -333,15 +334,7 @@ func TestTooManyLoadedFuncs(t *testing.T) {
 			s.KSymbol(base+uint64(j)*0x40, 0x40, "bpf_prog_0000000000000000_f", true, true)
 		}
 	}
-	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr := bpftrack.New(r, bpftrack.Options{})
-	var ferr error
-	for r.Next() && ferr == nil {
-		_, ferr = tr.Feed(r.Record())
-	}
+	ferr := feedErr(t, s, bpftrack.Options{})
 	if !errors.Is(ferr, bpftrack.ErrTooMany) {
 		t.Errorf("%d programs of %d functions, unregistered: %v, want ErrTooMany", bpftrack.MaxFuncs/perProgram+1, perProgram, ferr)
 	}
