@@ -152,8 +152,11 @@ type Tracker struct {
 	history    map[string][]*Func
 	historyLen int
 	// called are the same functions by the function name after the tag
-	// (History): FuncsCalled looks them up per BPF_METADATA record.
-	called       map[string][]*Func
+	// (History): RecordFuncs looks them up per BPF_METADATA record.
+	called map[string][]*Func
+	// calledCache is calledDuring's, dropped by every record that
+	// registers a function or loads a program.
+	calledCache  map[string]calledFuncs
 	finishedInit bool
 }
 
@@ -237,6 +240,7 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 				f.Program = p
 			}
 			t.loaded[e.ID] = p
+			t.calledCache = nil
 			return Update{Loaded: p}, nil
 		case perfdata.BPFEventProgUnload:
 			p := t.loaded[e.ID]
@@ -266,6 +270,7 @@ func (t *Tracker) register(f *Func) error {
 		return ErrTooMany
 	}
 	t.registered.put(f)
+	t.calledCache = nil
 	if t.opts.History {
 		t.history[f.Name] = append(t.history[f.Name], f)
 		t.historyLen++
@@ -343,39 +348,114 @@ func (t *Tracker) FuncsCalled(fn string) []*Func {
 	return out
 }
 
+// Match says how a BPF_METADATA record was given its functions.
+type Match int
+
+const (
+	// MatchNone: the recording has no function the record can belong to.
+	MatchNone Match = iota
+	// MatchName: the functions have the record's name.
+	MatchName
+	// MatchFunction: only the function name after the tag agrees. perf
+	// names the main function of a program loaded during a recording with
+	// the function's tag, the kernel's KSYMBOL with the program's
+	// (bpf_metadata_create() and the kernel's bpf_prog_ksym_set_name()).
+	MatchFunction
+	// MatchAmbiguous: the record belongs to one of the functions, or to a
+	// load the recording has no KSYMBOL of, and which cannot be told:
+	// several functions of other names have the function name, or more
+	// records at the end have the name than functions do.
+	MatchAmbiguous
+)
+
+func (m Match) String() string {
+	switch m {
+	case MatchNone:
+		return "none"
+	case MatchName:
+		return "name"
+	case MatchFunction:
+		return "function"
+	case MatchAmbiguous:
+		return "ambiguous"
+	}
+	return fmt.Sprintf("Match(%d)", int(m))
+}
+
 // RecordFuncs returns the functions a BPF_METADATA record with prog_name
-// name belongs to (Options.History), and whether they were found by the
-// function name alone. after is the program whose BPF_EVENT the record
-// follows (only BPF_METADATA records between), or nil: perf writes a
-// program's records right after its BPF_EVENT, so a function of that
-// program with the name is the one; else every function ever registered
-// with the name (the same function in several loads of a program); else,
-// when exactly one name has the same function name after the tag, its
-// functions: perf names the main function of a program loaded during a
-// recording with the function's tag, the kernel's KSYMBOL with the
-// program's (bpf_metadata_create() and the kernel's bpf_prog_ksym_set_name()).
-func (t *Tracker) RecordFuncs(name string, after *Program) (funcs []*Func, byFunction bool) {
+// name belongs to (Options.History), as perf's placement of the record
+// says. after is the program whose BPF_EVENT the record follows (only
+// BPF_METADATA records between), or nil: perf writes the records of a
+// program it found loaded right after its BPF_EVENT
+// (perf_event__synthesize_one_bpf_prog()), so a function of that program
+// with the name is the one. Any other record perf wrote at the end, for a
+// program loaded during the recording
+// (perf_event__synthesize_final_bpf_metadata() writes only those the
+// side-band thread saw loading): it belongs to the functions of such
+// programs with the name (several loads of one function), else to those
+// with the same function name after the tag; never to a program perf
+// found loaded, whose KSYMBOL can have the same name.
+func (t *Tracker) RecordFuncs(name string, after *Program) ([]*Func, Match) {
 	if after != nil {
 		for _, f := range after.Funcs {
 			if f.Name == name {
-				return []*Func{f}, false
+				return []*Func{f}, MatchName
 			}
 		}
 	}
-	if fs := t.FuncsNamed(name); len(fs) > 0 {
-		return fs, false
+	var fs []*Func
+	for _, f := range t.history[name] {
+		if loadedDuring(f) {
+			fs = append(fs, f)
+		}
+	}
+	if len(fs) > 0 {
+		return fs, MatchName
 	}
 	_, fn, ok := perfdata.ParseBPFProgName(name)
 	if !ok {
-		return nil, false
+		return nil, MatchNone
 	}
-	fs := t.FuncsCalled(fn)
-	names := map[string]bool{}
-	for _, f := range fs {
-		names[f.Name] = true
+	c := t.calledDuring(fn)
+	return c.funcs, c.match
+}
+
+// loadedDuring tells a function of a program the kernel announced loading
+// during the recording.
+func loadedDuring(f *Func) bool { return f.Program != nil && !f.Program.Synthesized }
+
+// calledFuncs are the functions of programs loaded during the recording
+// with one function name after the tag, and how a record of that function
+// name and no function's name matches them.
+type calledFuncs struct {
+	funcs []*Func
+	match Match
+}
+
+// calledDuring returns the functions of programs loaded during the
+// recording whose function name after the tag is fn, in recording order,
+// computed once per function name until the next record that registers a
+// function or loads a program.
+func (t *Tracker) calledDuring(fn string) calledFuncs {
+	if c, ok := t.calledCache[fn]; ok {
+		return c
 	}
-	if len(names) != 1 {
-		return nil, false
+	var c calledFuncs
+	for _, f := range t.called[fn] {
+		if loadedDuring(f) {
+			c.funcs = append(c.funcs, f)
+		}
 	}
-	return fs, true
+	slices.SortFunc(c.funcs, func(a, b *Func) int { return cmp.Compare(a.Offset, b.Offset) })
+	if len(c.funcs) > 0 {
+		c.match = MatchFunction
+		if slices.ContainsFunc(c.funcs, func(f *Func) bool { return f.Name != c.funcs[0].Name }) {
+			c.match = MatchAmbiguous
+		}
+	}
+	if t.calledCache == nil {
+		t.calledCache = map[string]calledFuncs{}
+	}
+	t.calledCache[fn] = c
+	return c
 }

@@ -3,7 +3,9 @@ package bpftrack_test
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -53,6 +55,20 @@ func feedErr(t testing.TB, s *testkit.Stream, opts bpftrack.Options) error {
 		_, ferr = tr.Feed(r.Record())
 	}
 	return ferr
+}
+
+// readMetadata is bpftrack.ReadMetadata of the recording s.
+func readMetadata(t *testing.T, s *testkit.Stream) []bpftrack.MetadataRecord {
+	t.Helper()
+	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs, err := bpftrack.ReadMetadata(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }
 
 func tag(b byte) perfdata.BPFTag { return perfdata.BPFTag{b, 1, 2, 3, 4, 5, 6, 7} }
@@ -341,31 +357,64 @@ func TestTooManyLoadedFuncs(t *testing.T) {
 }
 
 // RecordFuncs finds a BPF_METADATA record's functions: the program it
-// follows, else every function of the name, else by the function name
-// after the tag when that is unambiguous.
+// follows; else, for a record at the end, the functions of programs loaded
+// during the recording with its name, else with its function name after
+// the tag (ambiguous when they have several names); never those of a
+// program perf found loaded (synthesized), though they have its name.
 func TestRecordFuncs(t *testing.T) {
 	s := testkit.NewStream(binary.LittleEndian)
-	a, b := tag(0xa), tag(0xb)
-	s.KSymbol(0x1000, 0x40, name(a, "main"), false, true) // the kernel's name: the program's tag
+	a, b, c, f := tag(0xa), tag(0xb), tag(0xc), tag(0xf)
+	// loaded before: perf's names, the function's own tag for main
+	s.KSymbol(0x500, 0x40, name(f, "main"), false, false)
+	s.KSymbol(0x600, 0x40, name(b, "other"), false, false)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 9, a, false)
+	s.KSymbol(0x700, 0x40, name(b, "lone"), false, false)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 8, b, false)
+	s.Record(perfdata.RecordFinishedInit, nil)
+	// loaded during: the kernel's names, the program's tag for main
+	s.KSymbol(0x1000, 0x40, name(a, "main"), false, true)
+	s.KSymbol(0x1100, 0x40, name(b, "other"), false, true)
 	s.BPFEvent(perfdata.BPFEventProgLoad, 1, a, true)
 	s.KSymbol(0x2000, 0x40, name(b, "other"), false, true)
 	s.BPFEvent(perfdata.BPFEventProgLoad, 2, b, true)
 	s.KSymbol(0x3000, 0x40, name(b, "other"), false, true)
 	s.BPFEvent(perfdata.BPFEventProgLoad, 3, b, true)
+	s.KSymbol(0x4000, 0x40, name(c, "twin"), false, true)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 4, c, true)
+	s.KSymbol(0x5000, 0x40, name(b, "twin"), false, true)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 5, b, true)
 	tr := feed(t, s, bpftrack.Options{History: true}, nil)
-	p3 := tr.Loaded(3)
-	if fs, byFn := tr.RecordFuncs(name(b, "other"), p3); len(fs) != 1 || fs[0].Addr != 0x3000 || byFn {
-		t.Errorf("after program 3: %v %v", fs, byFn)
+	addrs := func(fs []*bpftrack.Func) []uint64 {
+		var as []uint64
+		for _, f := range fs {
+			as = append(as, f.Addr)
+		}
+		return as
 	}
-	if fs, _ := tr.RecordFuncs(name(b, "other"), nil); len(fs) != 2 {
-		t.Errorf("by name: %d functions, want both loads", len(fs))
-	}
-	// perf names the main function with its own tag
-	if fs, byFn := tr.RecordFuncs(name(tag(0xc), "main"), nil); len(fs) != 1 || fs[0].Addr != 0x1000 || !byFn {
-		t.Errorf("by function name: %v %v", fs, byFn)
-	}
-	if fs, _ := tr.RecordFuncs(name(tag(0xc), "nothing"), nil); fs != nil {
-		t.Errorf("an unknown function: %v", fs)
+	for _, c := range []struct {
+		what  string
+		name  string
+		after *bpftrack.Program
+		want  []uint64
+		match bpftrack.Match
+	}{
+		{"after program 3", name(b, "other"), tr.Loaded(3), []uint64{0x3000}, bpftrack.MatchName},
+		{"after program 9, loaded before", name(b, "other"), tr.Loaded(9), []uint64{0x600}, bpftrack.MatchName},
+		{"at the end: the loads during, not the one before", name(b, "other"), nil, []uint64{0x1100, 0x2000, 0x3000}, bpftrack.MatchName},
+		{"after a program without the name", name(b, "other"), tr.Loaded(4), []uint64{0x1100, 0x2000, 0x3000}, bpftrack.MatchName},
+		// perf names the main function with its own tag: the name of the
+		// load before's KSYMBOL
+		{"main at the end: by function name, not the load before", name(f, "main"), nil, []uint64{0x1000}, bpftrack.MatchFunction},
+		{"two functions of other names", name(f, "twin"), nil, []uint64{0x4000, 0x5000}, bpftrack.MatchAmbiguous},
+		{"the name of a twin", name(b, "twin"), nil, []uint64{0x5000}, bpftrack.MatchName},
+		{"only loaded before", name(b, "lone"), nil, nil, bpftrack.MatchNone},
+		{"an unknown function", name(c, "nothing"), nil, nil, bpftrack.MatchNone},
+		{"not a BPF program's name", "nothing", nil, nil, bpftrack.MatchNone},
+	} {
+		fs, m := tr.RecordFuncs(c.name, c.after)
+		if got := addrs(fs); !slices.Equal(got, c.want) || m != c.match {
+			t.Errorf("%s: %s: functions %#x matched by %v, want %#x by %v", c.what, c.name, got, m, c.want, c.match)
+		}
 	}
 }
 
@@ -399,19 +448,89 @@ func TestReadMetadata(t *testing.T) {
 	s.Sample(0x1004)
 	s.Sample(0x1008)
 	s.Sample(0x2004)
-	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	recs, err := bpftrack.ReadMetadata(r)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := readMetadata(t, s)
 	if len(recs) != 1 {
 		t.Fatalf("%d records, want 1", len(recs))
 	}
 	m := recs[0]
-	if len(m.Funcs) != 1 || m.Funcs[0].Addr != 0x1000 || m.Funcs[0].Program.ID != 1 || m.Samples != 2 || m.ByFunction || m.Metadata.Entries[0].Value != "1" {
+	if len(m.Funcs) != 1 || m.Funcs[0].Addr != 0x1000 || m.Funcs[0].Program.ID != 1 || m.Samples != 2 || m.Matched != bpftrack.MatchName || m.Metadata.Entries[0].Value != "1" {
 		t.Errorf("record %+v, funcs %+v: want the function at 0x1000 of program 1, 2 samples", m, m.Funcs)
+	}
+}
+
+// ReadMetadata gives a record at the end to the program loaded during the
+// recording, with its samples, though a program loaded before has a
+// function of its name (issue 22: the same object loaded before and during
+// a recording), and the records right after it to the program's next
+// functions; when more records at the end have a name than functions do,
+// the others are of loads the recording has no KSYMBOL of, and which
+// record is whose cannot be told: ambiguous.
+func TestReadMetadataAtTheEnd(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	prog, fn := tag(0xa), tag(0xf)
+	main, sub := name(fn, "main"), name(tag(0xb), "sub")
+	md := func(name, v string) {
+		s.Metadata(perfdata.BPFMetadata{ProgName: name, Entries: []perfdata.BPFMetadataEntry{{Key: "version", Value: v}}})
+	}
+	// loaded before: perf names main with the function's tag
+	s.KSymbol(0x1000, 0x40, main, false, false)
+	s.KSymbol(0x1100, 0x40, sub, false, false)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 1, prog, false)
+	md(main, "1")
+	md(sub, "1")
+	// loaded during: the kernel names main with the program's tag
+	s.KSymbol(0x2000, 0x40, name(prog, "main"), false, true)
+	s.KSymbol(0x2100, 0x40, sub, false, true)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 2, prog, true)
+	s.Sample(0x1004)
+	s.Sample(0x2004)
+	s.Sample(0x2008)
+	s.Sample(0x2104)
+	s.Record(perfdata.RecordFinishedRound, nil)
+	// at the end, perf's names: program 2's, and sub's of a load by
+	// another process
+	md(main, "2")
+	md(sub, "2")
+	md(sub, "3")
+	recs := readMetadata(t, s)
+	want := []struct {
+		addrs   []uint64
+		program uint32 // 0: none
+		match   bpftrack.Match
+		samples int
+	}{
+		{[]uint64{0x1000}, 1, bpftrack.MatchName, 1},
+		{[]uint64{0x1100}, 1, bpftrack.MatchName, 0},
+		{[]uint64{0x2000}, 2, bpftrack.MatchFunction, 2},
+		// right after the record of program 2's main function: the next
+		{[]uint64{0x2100}, 2, bpftrack.MatchName, 1},
+		// a program's last function: another load's
+		{[]uint64{0x2100}, 0, bpftrack.MatchAmbiguous, 1},
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("%d records, want %d", len(recs), len(want))
+	}
+	for i, w := range want {
+		m := recs[i]
+		var addrs []uint64
+		for _, f := range m.Funcs {
+			addrs = append(addrs, f.Addr)
+		}
+		var id uint32
+		if p := m.Program(); p != nil {
+			id = p.ID
+		}
+		if !slices.Equal(addrs, w.addrs) || id != w.program || m.Matched != w.match || m.Samples != w.samples {
+			t.Errorf("record %d (%s, version %s): functions %#x of program %d by %v, %d samples; want %#x of program %d by %v, %d samples",
+				i, m.Metadata.ProgName, m.Metadata.Entries[0].Value, addrs, id, m.Matched, m.Samples, w.addrs, w.program, w.match, w.samples)
+		}
+	}
+	// in JSON, the candidates are listed as ambiguous, with no program
+	b, err := json.Marshal(recs[4])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte(`"matched":"ambiguous"`)) || bytes.Contains(b, []byte(`"program_id"`)) {
+		t.Errorf("an ambiguous record in JSON: %s", b)
 	}
 }

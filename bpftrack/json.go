@@ -33,9 +33,10 @@ type funcJSON struct {
 	Addr hexAddr `json:"addr"`
 	Len  uint32  `json:"len"`
 	Name string  `json:"name"`
-	// Matched says how: "name" (the same name), or "function" (only the
-	// function name after the tag agrees, as for the main function of a
-	// program perf recorded while it was loaded).
+	// Matched says how (Match): "name" (the same name), "function" (only
+	// the function name after the tag agrees, as for the main function of
+	// a program loaded during the recording), or "ambiguous" (one of the
+	// candidates listed, or a load the recording has no KSYMBOL of).
 	Matched string `json:"matched"`
 }
 
@@ -50,7 +51,7 @@ func (a hexAddr) MarshalJSON() ([]byte, error) {
 // Program is the program the record belongs to, when that is known: it
 // belongs to one function, of a program the recording has a BPF_EVENT of.
 func (m *MetadataRecord) Program() *Program {
-	if len(m.Funcs) == 1 && m.MoreFuncs == 0 {
+	if len(m.Funcs) == 1 && m.MoreFuncs == 0 && m.Matched != MatchAmbiguous {
 		return m.Funcs[0].Program
 	}
 	return nil
@@ -63,12 +64,8 @@ func (m MetadataRecord) MarshalJSON() ([]byte, error) {
 	for _, e := range m.Metadata.Entries {
 		r.Entries = append(r.Entries, entryJSON{e.Key, e.Value})
 	}
-	how := "name"
-	if m.ByFunction {
-		how = "function"
-	}
 	for j, f := range m.Funcs {
-		k := funcJSON{Addr: hexAddr(f.Addr), Len: f.Len, Name: f.Name, Matched: how}
+		k := funcJSON{Addr: hexAddr(f.Addr), Len: f.Len, Name: f.Name, Matched: m.Matched.String()}
 		if j == 0 {
 			r.KSymbol = &k
 		} else {

@@ -23,12 +23,12 @@ type MetadataRecord struct {
 	Metadata perfdata.BPFMetadata
 	// Funcs are the BPF functions (KSYMBOLs) the record belongs to
 	// (RecordFuncs), the first of them the one unless they are several
-	// loads of one function, at most MaxRecordFuncs; MoreFuncs counts the
-	// others. ByFunction: matched by the function name after the tag
-	// alone.
-	Funcs      []*Func
-	MoreFuncs  int
-	ByFunction bool
+	// loads of one function or Matched is MatchAmbiguous, at most
+	// MaxRecordFuncs; MoreFuncs counts the others. Matched says how they
+	// were found.
+	Funcs     []*Func
+	MoreFuncs int
+	Matched   Match
 	// Samples counts the samples in all of them.
 	Samples int
 }
@@ -52,11 +52,21 @@ const (
 var ErrTooManyRecords = fmt.Errorf("more than %d BPF_METADATA records, or %d MiB of them: they are kept until the end, to count their samples", MaxMetadataRecords, MaxMetadataBytes>>20)
 
 // ReadMetadata reads the whole recording: its BPF_METADATA records, each
-// with the functions it belongs to and their samples. A record belongs
-// to a function of the program whose BPF_EVENT it follows (perf writes a
-// program's records right after its BPF_EVENT) or, failing that, to the
-// functions RecordFuncs finds once the whole recording is read. Errors
-// name the offset of the record.
+// with the functions it belongs to and their samples, as perf's placement
+// of the records says. perf writes the records of a program it found
+// loaded right after its BPF_EVENT (perf_event__synthesize_one_bpf_prog()),
+// and those of the programs loaded during the recording at the end, a
+// program's records one after the other in the order of its functions,
+// main function first (perf_event__synthesize_final_bpf_metadata()). So a
+// record belongs to the function of its name of the program whose
+// BPF_EVENT it follows; else to the next function of the program of the
+// record right before it, when that has its name; else to the functions
+// RecordFuncs finds once the whole recording is read, of programs loaded
+// during the recording. When more such records have a name than there
+// are functions for them, some are of loads the recording has no KSYMBOL
+// of (perf's side-band thread sees every load on the machine), and which
+// cannot be told: they are MatchAmbiguous. Errors name the offset of the
+// record.
 func ReadMetadata(r Records) ([]MetadataRecord, error) {
 	t := New(r, Options{Samples: true, History: true})
 	var recs []MetadataRecord
@@ -64,6 +74,9 @@ func ReadMetadata(r Records) ([]MetadataRecord, error) {
 	// after is the program whose BPF_EVENT the records since follow (only
 	// BPF_METADATA records came since).
 	var after *Program
+	// follows: record i comes right after record i-1.
+	var follows []bool
+	lastMetadata := false
 	kept := 0 // bytes of the records kept, headers of strings included
 	for r.Next() {
 		rec := r.Record()
@@ -81,8 +94,11 @@ func ReadMetadata(r Records) ([]MetadataRecord, error) {
 			}
 			recs = append(recs, MetadataRecord{Offset: rec.Offset, Metadata: m})
 			afters = append(afters, after)
+			follows = append(follows, lastMetadata)
+			lastMetadata = true
 			continue
 		}
+		lastMetadata = false
 		u, err := t.Feed(rec)
 		switch {
 		case errors.Is(err, ErrTooMany):
@@ -95,33 +111,68 @@ func ReadMetadata(r Records) ([]MetadataRecord, error) {
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
+	// The records of a program perf found loaded follow its BPF_EVENT;
+	// the others are counted by name.
+	own := make([]*Func, len(recs))
+	atEnd := map[string]int{}
+	for i := range recs {
+		name := recs[i].Metadata.ProgName
+		if after := afters[i]; after != nil {
+			if k := slices.IndexFunc(after.Funcs, func(f *Func) bool { return f.Name == name }); k >= 0 {
+				own[i] = after.Funcs[k]
+				continue
+			}
+		}
+		atEnd[name]++
+	}
 	// Records of one name that follow no program of theirs belong to the
 	// same functions: found, and their samples counted, once per name.
 	type found struct {
-		funcs      []*Func
-		byFunction bool
-		samples    int
+		funcs   []*Func
+		match   Match
+		samples int
 	}
 	byName := map[string]*found{}
+	var prev *Func // the one function of the record before
 	for i := range recs {
 		m := &recs[i]
 		name := m.Metadata.ProgName
-		f, ok := byName[name]
-		if after := afters[i]; after != nil {
-			if k := slices.IndexFunc(after.Funcs, func(f *Func) bool { return f.Name == name }); k >= 0 {
-				f, ok = &found{funcs: after.Funcs[k : k+1], samples: after.Funcs[k].Samples}, true
-			}
+		f := byName[name]
+		if next := nextFunc(prev); own[i] == nil && follows[i] && next != nil && next.Name == name {
+			own[i] = next
 		}
-		if !ok {
+		switch {
+		case own[i] != nil:
+			f = &found{funcs: own[i : i+1], match: MatchName, samples: own[i].Samples}
+		case f == nil:
 			f = &found{}
-			f.funcs, f.byFunction = t.RecordFuncs(name, nil)
+			f.funcs, f.match = t.RecordFuncs(name, nil)
+			if len(f.funcs) > 0 && atEnd[name] > len(f.funcs) {
+				f.match = MatchAmbiguous
+			}
 			for _, g := range f.funcs {
 				f.samples += g.Samples
 			}
 			byName[name] = f
 		}
 		n := min(len(f.funcs), MaxRecordFuncs)
-		m.Funcs, m.MoreFuncs, m.ByFunction, m.Samples = f.funcs[:n:n], len(f.funcs)-n, f.byFunction, f.samples
+		m.Funcs, m.MoreFuncs, m.Matched, m.Samples = f.funcs[:n:n], len(f.funcs)-n, f.match, f.samples
+		prev = nil
+		if p := m.Program(); p != nil {
+			prev = m.Funcs[0]
+		}
 	}
 	return recs, nil
+}
+
+// nextFunc returns the function after f in its program, or nil.
+func nextFunc(f *Func) *Func {
+	if f == nil || f.Program == nil {
+		return nil
+	}
+	fs := f.Program.Funcs
+	if k := slices.Index(fs, f); k >= 0 && k+1 < len(fs) {
+		return fs[k+1]
+	}
+	return nil
 }

@@ -27,12 +27,18 @@ compressed or not), as perf script --show-bpf-events prints it: the program's
 name, then its entries. Under each, the BPF function (KSYMBOL) it belongs to,
 its program, and the number of samples in it. Needs no modern perf.
 
-A record names a function; it belongs to that function's KSYMBOL in the
-recording: the one of the program whose BPF_EVENT it follows, or else every
-KSYMBOL of that name ("others" lists the further ones: the same function in
-several loads of a program). perf names the main function of a program loaded
-during a recording with another tag than the kernel's KSYMBOL; such a record
-matches by the function name after the tag, when only one function has it.
+A record names a function; it belongs to a KSYMBOL of the recording as perf's
+placement of the record says: right after a program's BPF_EVENT, to that
+program's (perf found it loaded when recording started); elsewhere (perf
+writes them at the end), to a program loaded during the recording, never one
+loaded before, though their names can be the same; a record right after
+another of the same program, to its next function. "others" lists further
+KSYMBOLs of the name (the same function in several loads of a program). perf
+names the main function of a program loaded during a recording with another tag
+than the kernel's KSYMBOL: such a record matches by the function name after the
+tag. When it cannot be told (functions of several names match, or more records
+have the name than KSYMBOLs do: perf 7.2 writes records for loads by other
+processes too), it says "ambiguous" and lists the candidates.
 
 Examples:
    bpfmeta show -i perf.meta.data
@@ -136,7 +142,7 @@ func printMetadata(w io.Writer, found []bpftrack.MetadataRecord) {
 		fmt.Fprintf(w, "%s\n", safetext.Clean(r.Metadata.ProgName))
 		printRecordEntries(w, "", r.Metadata.Entries)
 		if len(r.Funcs) == 0 {
-			fmt.Fprintf(w, "  (no BPF KSYMBOL of this name in the recording)\n")
+			fmt.Fprintf(w, "  (no BPF KSYMBOL in the recording it can belong to)\n")
 			continue
 		}
 		k := r.Funcs[0]
@@ -145,8 +151,11 @@ func printMetadata(w io.Writer, found []bpftrack.MetadataRecord) {
 			prog = fmt.Sprintf(", program %d", p.ID)
 		}
 		how := ""
-		if r.ByFunction {
+		switch r.Matched {
+		case bpftrack.MatchFunction:
 			how = fmt.Sprintf(" %s (by function name)", safetext.Clean(k.Name))
+		case bpftrack.MatchAmbiguous:
+			how = fmt.Sprintf(" %s (ambiguous: one of these, or a load the recording has no KSYMBOL of)", safetext.Clean(k.Name))
 		}
 		fmt.Fprintf(w, "  ksymbol%s addr %#x len %d%s", how, k.Addr, k.Len, prog)
 		for _, o := range r.Funcs[1:] {
