@@ -631,26 +631,6 @@ func TestHostileDebris(t *testing.T) {
 		}
 	})
 
-	t.Run("stdout closed", func(t *testing.T) {
-		sh := testkit.Command(t, "sh")
-		for _, args := range [][]string{
-			{"inject", "--snapshot", snap, "-i", in, "-o", "-"},
-			{"convert", "-i", in, "-o", "-"},
-			{"show", "-i", in},
-		} {
-			cmd := exec.Command(sh, "-c", `exec "$@" >&-`, "sh", bin)
-			cmd.Args = append(cmd.Args, args...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			cmd.Run()
-			r := result{code: cmd.ProcessState.ExitCode(), stderr: stderr.String()}
-			if r.code != exitFailure {
-				t.Errorf("%s >&-: %v, want exit 1", args[0], r)
-			}
-			oneLine(t, args[0]+" >&-", r, "stdout")
-		}
-	})
-
 	t.Run("a file-format recording on a pipe that never ends", func(t *testing.T) {
 		recs := testkit.NewRecords(binary.LittleEndian)
 		recs.Sample(0x1000)

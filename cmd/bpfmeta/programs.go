@@ -28,7 +28,8 @@ function, its address, length, tag and the two names a recording can have for it
           another tag there)
 and the PERF_RECORD_BPF_METADATA records perf record >= 6.17 writes for the
 program: one per function, with the name it gives the record and the program's
-bpf_metadata_* variables as perf formats them. Needs root.
+bpf_metadata_* variables as perf formats them. Needs root. When a program
+cannot be read, nothing is printed: a partial list is never taken for all.
 
 --json prints the programs in the JSON every bpfmeta output shares (README,
 "JSON"): the values as perf writes them ("value") and, where their type allows,
@@ -60,9 +61,6 @@ func runPrograms(c *cli.Context) error {
 			return cliutil.Usagef("programs: %s is not a program id", safetext.Quote(a))
 		}
 		ids = append(ids, uint32(id))
-	}
-	if sessionOf(c).StdoutClosed {
-		return fmt.Errorf("stdout is closed")
 	}
 	live, err := bpfprog.NewLive()
 	if err != nil {
@@ -96,6 +94,14 @@ func runPrograms(c *cli.Context) error {
 		}
 	}
 
+	// A listing with a program missing is not printed: a script reading
+	// it would take it for all there is.
+	switch {
+	case failed == 1:
+		return firstErr
+	case failed > 1:
+		return fmt.Errorf("%d programs could not be read, the first: %w", failed, firstErr)
+	}
 	w := bufio.NewWriter(c.App.Writer)
 	if c.Bool("json") {
 		err = printJSON(w, programsJSON{FormatVersion: bpfprog.FormatVersion, Kind: "programs", System: live.System(), Programs: progs})
@@ -107,22 +113,17 @@ func runPrograms(c *cli.Context) error {
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
-	if err == nil && verbose(c) {
+	if err != nil {
+		return err
+	}
+	if verbose(c) {
 		withMeta := 0
 		for _, p := range progs {
 			if p.Metadata != nil {
 				withMeta++
 			}
 		}
-		fmt.Fprintf(notes(c), "bpfmeta: %s listed, %d with metadata, %d could not be read\n", plural(len(progs), "program"), withMeta, failed)
-	}
-	switch {
-	case err != nil:
-		return err
-	case failed == 1:
-		return firstErr
-	case failed > 1:
-		return fmt.Errorf("%d programs could not be read, the first: %w", failed, firstErr)
+		fmt.Fprintf(notes(c), "bpfmeta: %s listed, %d with metadata\n", plural(len(progs), "program"), withMeta)
 	}
 	return nil
 }

@@ -54,10 +54,6 @@ func runShow(c *cli.Context) error {
 	if err := noArgs(c, "use -i FILE"); err != nil {
 		return err
 	}
-	s := sessionOf(c)
-	if s.StdoutClosed {
-		return fmt.Errorf("stdout is closed")
-	}
 	start := time.Now()
 	in, err := openInput(c, reader.Options{Decompress: true})
 	if err != nil {

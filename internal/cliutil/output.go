@@ -1,7 +1,6 @@
 package cliutil
 
 import (
-	"errors"
 	"os"
 
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
@@ -17,35 +16,49 @@ type OutputOptions struct {
 	Input   *os.File // the input, which the output may not be
 }
 
-// OpenOutput opens what -o names. "-" is stdout, which must be open (a
-// shell's >&- is an error, not a silent loss) and, for a binary output,
-// not a terminal unless -o - was given. A file is created by package
-// outfile's policy, mode 0600, and removed if a signal ends the run; naming
-// the input is an error.
+// OpenOutput opens what -o names. "-" is stdout, which for a binary output
+// must not be a terminal unless -o - was given. A file is created by
+// package outfile's policy, mode 0600, and removed if a signal ends the run.
+// Naming the input is an error, and so is a stdout that is the input (>>
+// INPUT): either would write the input while it is read.
+//
+// A stdout the shell closed (>&-) cannot be told from /dev/null: the Go
+// runtime opens /dev/null on a closed standard descriptor before main
+// runs. Only a write's EBADF or EPIPE says stdout is closed.
 func (s *Session) OpenOutput(path string, o OutputOptions) (*outfile.Output, error) {
 	if path == "-" || outfile.IsStdout(path) {
+		f, isFile := s.out.File()
 		switch {
-		case s.StdoutClosed:
-			return nil, errors.New("stdout is closed (-o FILE writes to a file)")
 		case o.Binary && s.StdoutTerminal && !o.Given:
 			return nil, Usagef("stdout is a terminal, and a recording is binary: -o FILE writes a file (-o - writes to the terminal anyway)")
+		case isFile && sameFile(o.Input, f.Stat):
+			return nil, Usagef("stdout is the input: write the output to another file")
 		}
-		if f, ok := s.out.File(); ok && o.Binary {
+		if isFile && o.Binary {
 			outfile.GrowPipe(f)
 		}
 		return outfile.NewStream("stdout", s.Stdout), nil
 	}
 	name := safetext.Quote(path)
-	if o.Input != nil {
-		if ist, err := o.Input.Stat(); err == nil {
-			if ost, err := os.Stat(path); err == nil && os.SameFile(ist, ost) {
-				return nil, Usagef("%s is the input: write the output to another file", name)
-			}
-		}
+	if sameFile(o.Input, func() (os.FileInfo, error) { return os.Stat(path) }) {
+		return nil, Usagef("%s is the input: write the output to another file", name)
 	}
 	out, err := outfile.Open(path, name, outfile.Options{Force: o.Force, Journal: o.Journal}, s.Track)
 	if err != nil {
 		return nil, FileError(name, err)
 	}
 	return out, nil
+}
+
+// sameFile reports whether the output stat describes is the input in.
+func sameFile(in *os.File, stat func() (os.FileInfo, error)) bool {
+	if in == nil {
+		return false
+	}
+	ist, err := in.Stat()
+	if err != nil {
+		return false
+	}
+	ost, err := stat()
+	return err == nil && os.SameFile(ist, ost)
 }

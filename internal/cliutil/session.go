@@ -20,9 +20,6 @@ type Session struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
 	out            *Stdout // Stdout, watched for a broken pipe
-	// StdoutClosed: fd 1 was closed when the process started (the Go
-	// runtime then opens /dev/null on it, read-write).
-	StdoutClosed bool
 	// StdinTerminal, StdoutTerminal: the streams are terminals.
 	StdinTerminal, StdoutTerminal bool
 
@@ -41,7 +38,6 @@ func NewProcessSession() *Session {
 	s := &Session{
 		Stdin:          os.Stdin,
 		Stderr:         &Stderr{W: os.Stderr},
-		StdoutClosed:   StdoutClosed(),
 		out:            &Stdout{W: os.Stdout},
 		StdinTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
 		StdoutTerminal: term.IsTerminal(int(os.Stdout.Fd())),

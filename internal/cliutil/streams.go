@@ -6,7 +6,6 @@ import (
 	"os"
 	"syscall"
 
-	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
 
@@ -54,16 +53,4 @@ func IsTerminal(w io.Writer) bool {
 	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-// StdoutClosed reports whether fd 1 was closed when the process started (a
-// shell's >&-): the Go runtime then opens /dev/null on it read-write
-// (runtime.checkfds), where a >/dev/null opens it write-only.
-func StdoutClosed() bool {
-	var st unix.Stat_t
-	if unix.Fstat(1, &st) != nil {
-		return true
-	}
-	fl, err := unix.FcntlInt(1, unix.F_GETFL, 0)
-	return err == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == unix.Mkdev(1, 3) && fl&unix.O_ACCMODE == unix.O_RDWR
 }
