@@ -64,12 +64,19 @@ func (l *Live) Check() error {
 		if err != nil {
 			return err
 		}
-		for _, f := range p.Funcs {
-			if f.Addr == 0 {
-				return ErrHiddenAddresses
-			}
+		return CheckAddresses(p)
+	}
+	return nil
+}
+
+// CheckAddresses returns ErrHiddenAddresses when p was read without its
+// functions' addresses: the kernel shows them as 0 to a process it hides
+// kernel addresses from, and a program without them matches no recording.
+func CheckAddresses(p *Program) error {
+	for _, f := range p.Funcs {
+		if f.Addr == 0 {
+			return ErrHiddenAddresses
 		}
-		return nil
 	}
 	return nil
 }

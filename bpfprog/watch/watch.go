@@ -452,6 +452,12 @@ func (w *Watcher) read(wp *watched) error {
 		w.miss(wp.id, wp.ev, err)
 		return nil
 	}
+	if err := bpfprog.CheckAddresses(p); err != nil {
+		// A snapshot without addresses labels nothing: stop, as a
+		// permission error stops.
+		w.release(wp)
+		return fmt.Errorf("BPF program %d: %w", wp.id, err)
+	}
 	wp.p = p
 	w.known[wp.id] = p.Tag
 	if metadataRank(p) == rankExact || !w.recentlyLoaded(p) {

@@ -112,3 +112,31 @@ func TestProgramsFailurePrintsNothing(t *testing.T) {
 		oneLine(t, strings.Join(args, " "), r.result, "CAP_SYS_ADMIN")
 	}
 }
+
+// TestWatchWithoutCapSyslog: a watch that the kernel shows no addresses to
+// (root without CAP_SYSLOG) fails, naming the capability, and leaves no
+// snapshot: one whose every address is 0 would label nothing, and a later
+// inject would exit 0 with no record added.
+func TestWatchWithoutCapSyslog(t *testing.T) {
+	watchNeeds(t)
+	setpriv := testkit.Command(t, "setpriv")
+	bin := buildBinary(t)
+	testkit.LoadCilium(t, "meta") // a program to read, whatever else is loaded
+	noSyslog := []string{setpriv, "--inh-caps=-syslog", "--bounding-set=-syslog"}
+	for _, args := range [][]string{{"watch", "-o", "SNAP", "--", "true"}, {"snapshot", "-o", "SNAP"}} {
+		dir := t.TempDir()
+		for i, a := range args {
+			if a == "SNAP" {
+				args[i] = filepath.Join(dir, "snap.jsonl")
+			}
+		}
+		r := runProc(t, bin, procRun{wrap: noSyslog}, args...)
+		if r.code != exitFailure {
+			t.Errorf("%s without CAP_SYSLOG: %v, want exit 1", args[0], r.result)
+		}
+		oneLine(t, args[0], r.result, "CAP_SYSLOG")
+		if names := dirNames(t, dir); len(names) != 0 {
+			t.Errorf("%s without CAP_SYSLOG left %v", args[0], names)
+		}
+	}
+}

@@ -66,8 +66,15 @@ func runWatch(c *cli.Context) (status int, err error) {
 	if len(argv) > 0 && argv[0] == "--" {
 		argv = argv[1:]
 	}
-	// Fail now, not after a long recording, if the snapshot cannot be
-	// written.
+	// Fail now, not after a long recording, if the programs cannot be
+	// read with their addresses or the snapshot cannot be written.
+	live, err := bpfprog.NewLive()
+	if err != nil {
+		return 0, err
+	}
+	if err := live.Check(); err != nil {
+		return 0, fmt.Errorf("the running kernel: %w", err)
+	}
 	out, err := openSnapshotOutput(c, true)
 	if err != nil {
 		return 0, err
@@ -82,10 +89,6 @@ func runWatch(c *cli.Context) (status int, err error) {
 	// From here on SIGINT, SIGTERM and SIGHUP stop the watch, or go to CMD.
 	sigs := make(chan os.Signal, 4)
 	defer s.ClaimSignals(sigs)()
-	live, err := bpfprog.NewLive()
-	if err != nil {
-		return 0, err
-	}
 	w, err := watch.StartSnapshot(live, out.Dest())
 	var werr *watch.WriteError
 	if errors.As(err, &werr) {
