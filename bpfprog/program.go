@@ -36,6 +36,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -228,7 +230,7 @@ func parseTypeName(s string) (ebpf.ProgramType, error) {
 	}
 	n, err := strconv.ParseUint(s, 10, 32)
 	if err != nil {
-		return 0, fmt.Errorf("program type %q", s)
+		return 0, errors.New("not a program type libbpf names, nor a number")
 	}
 	return ebpf.ProgramType(n), nil
 }
@@ -238,7 +240,7 @@ func parseTypeName(s string) (ebpf.ProgramType, error) {
 // JSON numbers above 2^53 do not survive most JSON readers.
 type programJSON struct {
 	ID           uint32             `json:"id"`
-	Tag          perfdata.BPFTag    `json:"tag"`
+	Tag          jsonTag            `json:"tag"`
 	Name         string             `json:"name"`
 	Type         string             `json:"type"`
 	LoadedAt     int64              `json:"loaded_at"`
@@ -254,12 +256,12 @@ type programJSON struct {
 }
 
 type funcJSON struct {
-	Tag        perfdata.BPFTag `json:"tag"`
-	BTFName    string          `json:"btf_name,omitempty"`
-	Addr       string          `json:"addr"`
-	Len        uint32          `json:"len"`
-	PerfName   string          `json:"perf_name"`
-	KernelName string          `json:"kernel_name"`
+	Tag        jsonTag `json:"tag"`
+	BTFName    string  `json:"btf_name,omitempty"`
+	Addr       string  `json:"addr"`
+	Len        uint32  `json:"len"`
+	PerfName   string  `json:"perf_name"`
+	KernelName string  `json:"kernel_name"`
 }
 
 type metadataJSON struct {
@@ -285,7 +287,7 @@ type metadataErrorJSON struct {
 // MarshalJSON encodes the program in the JSON form every output shares.
 func (p Program) MarshalJSON() ([]byte, error) {
 	j := programJSON{
-		ID: p.ID, Tag: p.Tag, Name: p.Name, Type: TypeName(p.Type),
+		ID: p.ID, Tag: jsonTag(p.Tag), Name: p.Name, Type: TypeName(p.Type),
 		LoadTime: int64(p.LoadTime), UID: p.CreatedByUID, BTFID: p.BTFID, MapIDs: p.MapIDs,
 		TooLarge: p.TooLarge,
 	}
@@ -299,7 +301,7 @@ func (p Program) MarshalJSON() ([]byte, error) {
 	}
 	j.Funcs = make([]funcJSON, len(p.Funcs))
 	for i, f := range p.Funcs {
-		j.Funcs[i] = funcJSON{Tag: f.Tag, BTFName: f.BTFName, Addr: "0x" + strconv.FormatUint(f.Addr, 16), Len: f.Len,
+		j.Funcs[i] = funcJSON{Tag: jsonTag(f.Tag), BTFName: f.BTFName, Addr: "0x" + strconv.FormatUint(f.Addr, 16), Len: f.Len,
 			PerfName: f.PerfName, KernelName: f.KernelName}
 	}
 	if md := p.Metadata; md != nil {
@@ -327,21 +329,21 @@ func (p *Program) UnmarshalJSON(b []byte) error {
 	}
 	typ, err := parseTypeName(j.Type)
 	if err != nil {
-		return err
+		return &FieldError{Field: "type", Problem: err.Error()}
 	}
-	*p = Program{ID: j.ID, Tag: j.Tag, Name: j.Name, Type: typ, LoadTime: time.Duration(j.LoadTime),
+	*p = Program{ID: j.ID, Tag: perfdata.BPFTag(j.Tag), Name: j.Name, Type: typ, LoadTime: time.Duration(j.LoadTime),
 		CreatedByUID: j.UID, BTFID: j.BTFID, MapIDs: j.MapIDs, TooLarge: j.TooLarge}
 	if j.LoadedAtNano != nil {
 		p.LoadedAt = time.Unix(0, *j.LoadedAtNano).UTC()
 	} else if j.LoadedAt != 0 {
 		p.LoadedAt = time.Unix(j.LoadedAt, 0).UTC()
 	}
-	for _, f := range j.Funcs {
+	for i, f := range j.Funcs {
 		addr, err := parseAddr(f.Addr)
 		if err != nil {
-			return err
+			return &FieldError{Field: fmt.Sprintf("funcs[%d].addr", i), Problem: err.Error()}
 		}
-		p.Funcs = append(p.Funcs, Func{Tag: f.Tag, BTFName: f.BTFName, Addr: addr, Len: f.Len, PerfName: f.PerfName, KernelName: f.KernelName})
+		p.Funcs = append(p.Funcs, Func{Tag: perfdata.BPFTag(f.Tag), BTFName: f.BTFName, Addr: addr, Len: f.Len, PerfName: f.PerfName, KernelName: f.KernelName})
 	}
 	if m := j.Metadata; m != nil {
 		md := &Metadata{MapID: m.MapID, MapName: m.MapName, BTFID: m.BTFID, ProgNames: m.ProgNames}
@@ -356,23 +358,80 @@ func (p *Program) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// parseAddr parses a function address, "0x" and hex digits. Its errors
+// do not quote it: a snapshot may be any file.
 func parseAddr(s string) (uint64, error) {
 	h, ok := strings.CutPrefix(s, "0x")
 	if !ok {
-		return 0, fmt.Errorf("function address %q: want 0x-prefixed hex", s)
+		return 0, errors.New("not 0x-prefixed hex")
 	}
 	a, err := strconv.ParseUint(h, 16, 64)
 	if err != nil {
-		return 0, fmt.Errorf("function address %q: %w", s, err)
+		return 0, errors.New("not a 64-bit hex number after 0x")
 	}
 	return a, nil
+}
+
+// jsonTag is a BPF tag in JSON, 16 hex digits. A value that is not one is
+// a json.UnmarshalTypeError, which encoding/json completes with the
+// field's name and which quotes nothing of the value.
+type jsonTag perfdata.BPFTag
+
+var tagType = reflect.TypeFor[perfdata.BPFTag]()
+
+func (t jsonTag) MarshalText() ([]byte, error) { return perfdata.BPFTag(t).MarshalText() }
+
+func (t *jsonTag) UnmarshalText(b []byte) error {
+	tag, err := perfdata.ParseBPFTag(string(b))
+	if err != nil {
+		return &json.UnmarshalTypeError{Value: "string", Type: tagType}
+	}
+	*t = jsonTag(tag)
+	return nil
+}
+
+// FieldError is a JSON value that is wrong, named by its field and not
+// quoted: a snapshot may be any file, a secret a user named included.
+type FieldError struct {
+	Field   string // as "funcs[1].addr"
+	Problem string
+}
+
+func (e *FieldError) Error() string { return "field " + e.Field + ": " + e.Problem }
+
+// jsonError says what is wrong with a JSON document without quoting any
+// of it: the field and the kind of value, or the byte offset of a syntax
+// error (encoding/json's own messages quote the offending character).
+func jsonError(err error) error {
+	var fe *FieldError
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &fe):
+		return fe
+	case errors.As(err, &te):
+		field := te.Field
+		if field == "" {
+			field = "(the document)"
+		}
+		if te.Type == tagType {
+			return &FieldError{Field: field, Problem: "not a BPF tag (16 hex digits)"}
+		}
+		kind, _, _ := strings.Cut(te.Value, " ") // "number 5" quotes the number
+		return &FieldError{Field: field, Problem: fmt.Sprintf("a JSON %s where a %v is wanted", kind, te.Type)}
+	case errors.As(err, &se):
+		return fmt.Errorf("not valid JSON at byte %d", se.Offset)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return errors.New("JSON cut short")
+	}
+	return errors.New("not JSON this bpfmeta reads")
 }
 
 // programV1 is a program in a version 1 snapshot (bpfmeta before the
 // shared JSON form): the type a number, the time since boot only.
 type programV1 struct {
 	ID           uint32             `json:"id"`
-	Tag          perfdata.BPFTag    `json:"tag"`
+	Tag          jsonTag            `json:"tag"`
 	Name         string             `json:"name"`
 	Type         ebpf.ProgramType   `json:"type"`
 	LoadTime     int64              `json:"load_time_ns"`

@@ -199,7 +199,7 @@ func (s *Snapshot) read(sp span) (*Program, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("snapshot: the program at offset %d: %w: %v", sp.off, ErrSnapshotFormat, err)
+		return nil, fmt.Errorf("snapshot: the program at offset %d: %w: %v", sp.off, ErrSnapshotFormat, jsonError(err))
 	}
 	return p, checkProgram(p)
 }
@@ -218,8 +218,9 @@ const MaxSnapshotSpool = 1 << 30
 // ReadSnapshotFile opens and reads the snapshot at path (OpenSnapshot).
 // One that cannot be read by offset (a pipe, such as <(bpfmeta snapshot -o
 // -)) is copied to an unnamed file in $TMPDIR first, up to
-// MaxSnapshotSpool bytes. A perf.data recording given for a snapshot is an
-// error that says so.
+// MaxSnapshotSpool bytes, once its first line shows it is a snapshot (a
+// device such as /dev/zero is refused at once). A perf.data recording
+// given for a snapshot is an error that says so.
 func ReadSnapshotFile(path string) (*Snapshot, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -232,33 +233,64 @@ func ReadSnapshotFile(path string) (*Snapshot, error) {
 	}
 	size := st.Size()
 	if !st.Mode().IsRegular() {
-		tmp, err := outfile.Unnamed(os.TempDir())
-		if err != nil {
-			f.Close()
-			return nil, err
-		}
-		size, err = io.Copy(tmp, io.LimitReader(f, MaxSnapshotSpool+1))
+		tmp, n, err := spoolSnapshot(f)
 		f.Close()
-		f = tmp
-		if err == nil && size > MaxSnapshotSpool {
-			err = fmt.Errorf("more than %d MiB from a pipe", MaxSnapshotSpool>>20)
-		}
 		if err != nil {
-			tmp.Close()
 			return nil, err
 		}
+		f, size = tmp, n
 	}
 	snap, err := OpenSnapshot(f, size)
 	if err != nil {
 		var head [8]byte
 		f.ReadAt(head[:], 0)
 		f.Close()
-		if _, ok := perfdata.ParseMagic(head[:], nil); ok && errors.Is(err, ErrSnapshotFormat) {
-			return nil, fmt.Errorf("%w: a perf.data recording (-i reads a recording)", ErrSnapshotFormat)
-		}
-		return nil, err
+		return nil, notRecording(head[:], err)
 	}
 	return snap, nil
+}
+
+// notRecording says so when what was given for a snapshot is a recording.
+func notRecording(head []byte, err error) error {
+	if _, ok := perfdata.ParseMagic(head, nil); ok && errors.Is(err, ErrSnapshotFormat) {
+		return fmt.Errorf("%w: a perf.data recording (-i reads a recording)", ErrSnapshotFormat)
+	}
+	return err
+}
+
+// maxSnapshotHeader bounds a snapshot's first line where it is sniffed:
+// it is a few hundred bytes.
+const maxSnapshotHeader = 64 << 10
+
+// spoolSnapshot copies a stream to an unnamed file in $TMPDIR, if its
+// first line is a snapshot's (or a version 1 file's "{"), and returns the
+// file and its size.
+func spoolSnapshot(r io.Reader) (*os.File, int64, error) {
+	br := bufio.NewReaderSize(r, maxSnapshotHeader)
+	first, err := br.ReadSlice('\n')
+	if err != nil && err != io.EOF {
+		if errors.Is(err, bufio.ErrBufferFull) {
+			err = fmt.Errorf("snapshot: %w (no line in its first %d KiB)", ErrSnapshotFormat, maxSnapshotHeader>>10)
+		}
+		return nil, 0, notRecording(first, err)
+	}
+	var h snapshotHeader
+	if line := bytes.TrimSpace(first); !bytes.Equal(line, []byte("{")) && (json.Unmarshal(line, &h) != nil || h.Kind != snapshotKind) {
+		return nil, 0, notRecording(first, fmt.Errorf("snapshot: %w (its first line is not a snapshot's)", ErrSnapshotFormat))
+	}
+	tmp, err := outfile.Unnamed(os.TempDir())
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := io.Copy(tmp, io.LimitReader(io.MultiReader(bytes.NewReader(first), br), MaxSnapshotSpool+1))
+	if err == nil && n > MaxSnapshotSpool {
+		err = fmt.Errorf("more than %d MiB from a pipe", MaxSnapshotSpool>>20)
+	}
+	if err != nil {
+		tmp.Close()
+		return nil, 0, err
+	}
+	return tmp, n, nil
 }
 
 // OpenSnapshot reads the snapshot in file f, of size bytes: it checks
@@ -385,7 +417,7 @@ func (s *Snapshot) header(line []byte) error {
 func (s *Snapshot) line(line []byte, off int64, lineNo int) error {
 	var l snapshotLine
 	if err := json.Unmarshal(line, &l); err != nil {
-		return fmt.Errorf("snapshot: line %d: %w: %v", lineNo, ErrSnapshotFormat, err)
+		return fmt.Errorf("snapshot: line %d: %w: %v", lineNo, ErrSnapshotFormat, jsonError(err))
 	}
 	switch {
 	case l.End != nil:
@@ -396,7 +428,7 @@ func (s *Snapshot) line(line []byte, off int64, lineNo int) error {
 	}
 	var p Program
 	if err := p.UnmarshalJSON(l.Program); err != nil {
-		return fmt.Errorf("snapshot: line %d: %w: %v", lineNo, ErrSnapshotFormat, err)
+		return fmt.Errorf("snapshot: line %d: %w: program: %v", lineNo, ErrSnapshotFormat, jsonError(err))
 	}
 	return s.add(&p, span{off: off, n: int32(len(line))}, lineNo)
 }
@@ -466,7 +498,7 @@ func (s *Snapshot) readV1(size int64) error {
 	for d.More() {
 		t, err := d.Token()
 		if err != nil {
-			return fail("%v", err)
+			return fail("%v", jsonError(err))
 		}
 		key, _ := t.(string)
 		switch key {
@@ -494,7 +526,13 @@ func (s *Snapshot) readV1(size int64) error {
 			err = d.Decode(&skip)
 		}
 		if err != nil {
-			return fail("%q: %v", key, err)
+			if key != "programs" { // whose errors quote nothing already
+				err = jsonError(err)
+			}
+			if !knownV1Keys[key] {
+				key = "(another)" // a key of the file's, not quoted
+			}
+			return fail("field %s: %v", key, err)
 		}
 	}
 	if s.version != 1 {
@@ -504,6 +542,10 @@ func (s *Snapshot) readV1(size int64) error {
 	return nil
 }
 
+// knownV1Keys are the keys of a version 1 snapshot an error may name.
+var knownV1Keys = map[string]bool{"format_version": true, "kernel_release": true, "boot_id": true,
+	"hostname": true, "boot_time": true, "taken": true, "programs": true}
+
 func (s *Snapshot) readV1Programs(d *json.Decoder) error {
 	if t, err := d.Token(); err != nil || t != json.Delim('[') {
 		return errors.New("not an array")
@@ -512,14 +554,14 @@ func (s *Snapshot) readV1Programs(d *json.Decoder) error {
 
 		var raw json.RawMessage
 		if err := d.Decode(&raw); err != nil {
-			return err
+			return jsonError(err)
 		}
 		if bytes.Equal(raw, []byte("null")) {
 			return fmt.Errorf("program %d is null", i)
 		}
 		p, err := decodeV1(raw, s.Sys.BootTime)
 		if err != nil {
-			return fmt.Errorf("program %d: %v", i, err)
+			return fmt.Errorf("program %d: %v", i, jsonError(err))
 		}
 		// the raw value starts after the separator and spaces InputOffset counts
 		off := d.InputOffset() - int64(len(raw))
@@ -528,8 +570,10 @@ func (s *Snapshot) readV1Programs(d *json.Decoder) error {
 			return err
 		}
 	}
-	_, err := d.Token()
-	return err
+	if _, err := d.Token(); err != nil {
+		return jsonError(err)
+	}
+	return nil
 }
 
 // checkProgram rejects a program a Source must not hand out.
