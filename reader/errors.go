@@ -14,6 +14,14 @@ var (
 	ErrCorrupt = errors.New("corrupt")
 	// ErrNotPerfData: the input does not start with a perf.data magic number.
 	ErrNotPerfData = errors.New("not a perf.data recording")
+	// ErrEmpty: the input is empty (0 bytes), as a perf record that
+	// failed leaves its output.
+	ErrEmpty = errors.New("empty")
+	// ErrUnfinished: a file-mode header whose data size is 0, with records
+	// where the feature table should be: perf record writes the data size
+	// and the feature sections when it ends, so it was killed (SIGKILL) or
+	// is still running.
+	ErrUnfinished = errors.New("unfinished")
 )
 
 // FormatError is an error in the input, with where it is.
@@ -43,4 +51,20 @@ func truncated(off int64, format string, args ...any) error {
 
 func corrupt(off int64, format string, args ...any) error {
 	return &FormatError{Offset: off, Outer: -1, Msg: fmt.Sprintf(format, args...), Err: ErrCorrupt}
+}
+
+// empty is the error for an input of no bytes at all.
+func empty() error {
+	return &FormatError{Offset: 0, Outer: -1, Msg: "empty input (0 bytes)", Err: ErrEmpty}
+}
+
+// dataSizeField is the offset of a file header's data.size.
+const dataSizeField = 48
+
+// unfinished is the error for a file-mode recording perf record did not
+// finish: perf_session__read_header() warns "The FILE file's data size
+// field is 0 which is unexpected. Was the 'perf record' command properly
+// terminated?", and perf then reads none of its records.
+func unfinished() error {
+	return &FormatError{Offset: dataSizeField, Outer: -1, Msg: "the data size field is 0", Err: ErrUnfinished}
 }

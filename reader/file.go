@@ -72,6 +72,11 @@ func readLayout(ra io.ReaderAt, size int64, head []byte) (*perfdata.FileLayout, 
 		return nil, err
 	}
 	if err := readFeatureTable(ra, l); err != nil {
+		if h.Data.Size == 0 {
+			// perf record writes the data size, and the feature table
+			// after the data, when it ends: this one did not end.
+			return nil, unfinished()
+		}
 		return nil, err
 	}
 	return l, nil

@@ -78,6 +78,9 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 		if err != nil && err != io.EOF {
 			return nil, err
 		}
+		if n == 0 {
+			return nil, empty()
+		}
 		return nil, &FormatError{Offset: 0, Outer: -1, Msg: fmt.Sprintf("input is %d bytes, too short for a perf.data header", n), Err: ErrNotPerfData}
 	}
 	if isPipe(head[:n]) {
@@ -125,7 +128,10 @@ func NewStream(src io.Reader, opts Options) (*Reader, error) {
 	var head [perfdata.PipeHeaderSize]byte
 	n, err := io.ReadFull(src, head[:])
 	if err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
+		if err == io.EOF {
+			return nil, empty()
+		}
+		if err == io.ErrUnexpectedEOF {
 			return nil, &FormatError{Offset: 0, Outer: -1, Msg: fmt.Sprintf("input is %d bytes, too short for a perf.data header", n), Err: ErrNotPerfData}
 		}
 		return nil, err

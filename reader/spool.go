@@ -67,7 +67,10 @@ func Spool(dst SpoolFile, src io.Reader, limit int64) (int64, error) {
 	copyTo := func(to uint64) error {
 		n, err := io.CopyN(dst, br, int64(to)-copied)
 		copied += n
-		if errors.Is(err, io.EOF) {
+		switch {
+		case errors.Is(err, io.EOF) && h.Data.Size == 0:
+			return unfinished() // as readLayout says
+		case errors.Is(err, io.EOF):
 			return truncated(copied, "the stream ends before %#x, where its header says the recording ends", to)
 		}
 		return err
@@ -77,6 +80,9 @@ func Spool(dst SpoolFile, src io.Reader, limit int64) (int64, error) {
 	}
 	feats, err := featureSections(dst, &h, m.Order, copied)
 	if err != nil {
+		if h.Data.Size == 0 {
+			return copied, unfinished() // as readLayout says
+		}
 		return copied, err
 	}
 	featEnd := uint64(0)
@@ -84,6 +90,9 @@ func Spool(dst SpoolFile, src io.Reader, limit int64) (int64, error) {
 		featEnd = max(featEnd, f.End())
 	}
 	if limit > 0 && featEnd > uint64(limit) {
+		if h.Data.Size == 0 {
+			return copied, unfinished() // as readLayout says
+		}
 		return copied, fmt.Errorf("the feature table says the recording is %d bytes, more than the %d there is room for", featEnd, limit)
 	}
 	if featEnd > uint64(copied) {

@@ -39,7 +39,7 @@ func warnTrailingDropped(w io.Writer, in *cliutil.Input, wr *writer.Writer) {
 // recording was not finished.
 func warnUnfinished(w io.Writer, in *cliutil.Input) {
 	if l := in.Layout(); l != nil && l.Header.Data.Size == 0 && l.Size > l.DataOffset() {
-		fmt.Fprintf(w, "bpfmeta: warning: %s: its header says it holds no records (was the perf record that wrote it properly terminated?)\n", in.Name)
+		fmt.Fprintf(w, "bpfmeta: warning: %s: the data size field is 0, which is unexpected: %s\n", in.Name, cliutil.UnfinishedQuestion)
 	}
 }
 

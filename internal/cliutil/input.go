@@ -102,6 +102,10 @@ func FileError(name string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
+// UnfinishedQuestion is what perf asks of a recording that perf record
+// did not finish (perf_session__read_header()).
+const UnfinishedQuestion = "was the 'perf record' command properly terminated?"
+
 // recordingError is the message for a file that is no recording the
 // reader reads: what the reader says, and what the user may have meant.
 // Nothing of a file that is not a recording is quoted (it may be a secret).
@@ -114,8 +118,14 @@ func recordingError(name string, ra io.ReaderAt, err error) error {
 		}
 		return fmt.Errorf("%s is not a perf.data recording (it does not start with perf's magic number)", name)
 	}
-	if errors.Is(err, reader.ErrTruncated) {
-		return fmt.Errorf("%s: %w (was the perf record that wrote it properly terminated?)", name, err)
+	switch {
+	case errors.Is(err, reader.ErrEmpty):
+		// perf's words: "zero-sized data (FILE), nothing to do!"
+		return fmt.Errorf("%s is empty (0 bytes): no recording in it, nothing to do", name)
+	case errors.Is(err, reader.ErrUnfinished):
+		return fmt.Errorf("%s: %w, which is unexpected: %s", name, err, UnfinishedQuestion)
+	case errors.Is(err, reader.ErrTruncated):
+		return fmt.Errorf("%s: %w (%s)", name, err, UnfinishedQuestion)
 	}
 	return fmt.Errorf("%s: %w", name, err)
 }

@@ -177,3 +177,15 @@ func TempPath(t testing.TB, name string) string {
 	t.Helper()
 	return filepath.Join(t.TempDir(), name)
 }
+
+// Kill ends perf record with SIGKILL, as a crash or the OOM killer would,
+// and waits for it: it leaves its output unfinished.
+func (r *PerfRun) Kill(t testing.TB) {
+	t.Helper()
+	if err := r.cmd.Process.Kill(); err != nil {
+		t.Fatalf("killing %s record: %v", r.Perf, err)
+	}
+	// its workload outlives it, holding its stderr: end it too
+	os.WriteFile(r.done, nil, 0o644)
+	<-r.waitedC
+}
