@@ -4,17 +4,37 @@
 # (they load BPF programs and record with perf) and install what they need.
 
 GO       ?= go
-BIN      := bin/bpfmeta
+BIN      ?= bin/bpfmeta
+# make install puts bpfmeta, its man page and its completion scripts under
+# $(DESTDIR)$(PREFIX): /usr/local by default, ~/.local for one user.
+PREFIX   ?= /usr/local
+BINDIR   := $(DESTDIR)$(PREFIX)/bin
+MAN1DIR  := $(DESTDIR)$(PREFIX)/share/man/man1
+BASHDIR  := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
+ZSHDIR   := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
+FISHDIR  := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 FUZZTIME ?= 30s
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: help build test deps demo fuzz bench golden vet man clean
+.PHONY: help build install uninstall test deps demo fuzz bench golden vet man clean
 
 help: ## list the targets
-	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-8s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
 build: ## build bin/bpfmeta
 	$(GO) build -buildvcs=auto -o $(BIN) ./cmd/bpfmeta
+
+install: build ## install bpfmeta, its man page and bash/zsh/fish completion under PREFIX (default /usr/local)
+	install -d $(BINDIR) $(MAN1DIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR)
+	install -m 755 $(BIN) $(BINDIR)/bpfmeta
+	$(BIN) man >$(MAN1DIR)/bpfmeta.1
+	$(BIN) completion bash >$(BASHDIR)/bpfmeta
+	$(BIN) completion zsh >$(ZSHDIR)/_bpfmeta
+	$(BIN) completion fish >$(FISHDIR)/bpfmeta.fish
+	chmod 644 $(MAN1DIR)/bpfmeta.1 $(BASHDIR)/bpfmeta $(ZSHDIR)/_bpfmeta $(FISHDIR)/bpfmeta.fish
+
+uninstall: ## remove what make install installed under PREFIX
+	rm -f $(BINDIR)/bpfmeta $(MAN1DIR)/bpfmeta.1 $(BASHDIR)/bpfmeta $(ZSHDIR)/_bpfmeta $(FISHDIR)/bpfmeta.fish
 
 test: build deps ## every test, none skipped: unit, corpus, golden files, live BPF programs and both perfs (root)
 	$(GO) vet ./...

@@ -5,7 +5,9 @@
 # Debian's packages: linux-perf (perf 6.1, the perf most recordings come from),
 # bpftool (loads the BPF fixtures as libbpf does), clang and libbpf-dev (build
 # the BPF fixtures), gcc and libc6-dev (the libbpf oracle of package btf, and
-# go test -race), zstd, time, and jq (a README example). Then a perf >= 6.17, the oracle: scripts/modern-perf.sh.
+# go test -race), zstd, time, jq (a README example), make, man-db and
+# bash-completion (make install's man page and completion, tested as a user
+# gets them). Then a perf >= 6.17, the oracle: scripts/modern-perf.sh.
 set -eu
 cd "$(dirname "$0")/.."
 need=
@@ -19,6 +21,9 @@ have gcc || need="$need gcc"
 have zstd || need="$need zstd"
 [ -x /usr/bin/time ] || need="$need time"
 have jq || need="$need jq"
+have make || need="$need make"
+have man || need="$need man-db"
+[ -f /usr/share/bash-completion/bash_completion ] || need="$need bash-completion"
 if [ -n "$need" ]; then
 	[ "$(id -u)" = 0 ] || { echo "deps.sh: missing$need; install them as root (apt-get install$need)" >&2; exit 1; }
 	echo "deps.sh: installing$need" >&2

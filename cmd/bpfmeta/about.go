@@ -64,11 +64,9 @@ func manCommand() *cli.Command {
 		Usage:  "print the man page (roff)",
 		Hidden: true,
 		Action: func(c *cli.Context) error {
-			page, err := cliutil.ManPage(c.App, 1)
-			if err != nil {
-				return err
-			}
-			_, err = io.WriteString(c.App.Writer, page)
+			doc := *c.App
+			doc.Description = appDescription // the notes are sections of their own
+			_, err := io.WriteString(c.App.Writer, cliutil.ManPage(&doc, 1, manSections))
 			return err
 		},
 	}

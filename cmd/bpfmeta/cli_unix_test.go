@@ -113,7 +113,7 @@ func TestCLIHelp(t *testing.T) {
 				}
 				return
 			}
-			for _, want := range []string{"NAME:\n   bpfmeta " + tc.name + " - ", "USAGE:", "DESCRIPTION:", "Examples:", "OPTIONS:", "--help, -h"} {
+			for _, want := range []string{"NAME:\n   bpfmeta " + tc.name + " - ", "USAGE:", "DESCRIPTION:", "Examples:", "OPTIONS:", "-h, --help"} {
 				if !strings.Contains(r.stdout, want) {
 					t.Errorf("the help does not have %q:\n%s", want, r.stdout)
 				}
@@ -151,7 +151,7 @@ func TestHelpGolden(t *testing.T) {
 	}
 	// and the messages of the common mistakes
 	var msgs strings.Builder
-	for _, args := range [][]string{{}, {"injct"}, {"inject", "--nosuch"}, {"programs", "notanid"}, {"show", "extra"}, {"strip", "-q", "-v"}, {"completion", "tcsh"}} {
+	for _, args := range [][]string{{}, {"injct"}, {"inject", "--nosuch"}, {"programs", "notanid"}, {"show", "a.data", "b.data"}, {"show", "-i", "a.data", "b.data"}, {"show", "--jsn"}, {"inject", "--snap", "x"}, {"dump", "--stat"}, {"strip", "-q", "-v"}, {"completion", "tcsh"}} {
 		r := bpfmeta(t, nil, args...)
 		fmt.Fprintf(&msgs, "$ bpfmeta %s\nexit %d\n%s\n", strings.Join(args, " "), r.code, lastLine(r.stderr))
 	}
@@ -694,19 +694,25 @@ func TestCLIStdin(t *testing.T) {
 // without -f it is refused, as every existing path is.
 func TestCLIDevNull(t *testing.T) {
 	snap := emptySnapshot(t)
+	link := filepath.Join(t.TempDir(), "null")
+	if err := os.Symlink("/dev/null", link); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range writingCommands(snap) {
 		for _, name := range []string{smallFile, smallPipe, bpfZstdFile} {
 			for _, force := range []string{"", "-f"} {
 				t.Run(c.name+" "+name+" "+force, func(t *testing.T) {
-					if r := bpfmeta(t, nil, with(c.args, "-i", corpusPath(t, name), "-o", "/dev/null")...); r.code != exitFailure {
-						t.Errorf("without -f: %v, want exit 1", r)
-					}
-					args := with(c.args, "-i", corpusPath(t, name), "-f", "-o", "/dev/null")
+					// as perf record -o /dev/null: the null device needs no -f
+					args := with(c.args, "-i", corpusPath(t, name), "-o", "/dev/null")
 					if force != "" {
 						args = append(args, force)
 					}
 					if r := bpfmeta(t, nil, args...); r.code != exitOK || r.stdout != "" {
 						t.Errorf("%v, stdout %d bytes", r, len(r.stdout))
+					}
+					// a link to it is an existing file like any other
+					if r := bpfmeta(t, nil, with(c.args, "-i", corpusPath(t, name), "-o", link)...); r.code != exitFailure {
+						t.Errorf("-o a link to /dev/null without -f: %v, want exit 1", r)
 					}
 					st, err := os.Stat("/dev/null")
 					if err != nil || st.Mode()&fs.ModeCharDevice == 0 {

@@ -15,7 +15,7 @@ func convertCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "convert",
 		Usage:     "copy a recording, converting between file and pipe format",
-		ArgsUsage: " ",
+		ArgsUsage: inputArgs,
 		Description: `Writes the recording -i to -o: a pipe stream when -o is - (stdout) or a FIFO,
 a file otherwise. File to file keeps the layout byte for byte; file to pipe
 writes the header sections as HEADER_ATTR/HEADER_FEATURE records, as perf inject
@@ -29,7 +29,7 @@ Examples:
 		Flags: []cli.Flag{inputFlag(), outputFlag("recording"), forceFlag(), quietFlag(),
 			verboseFlag("say what was read, and note every header section a pipe output leaves out")},
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c, "use -i and -o"); err != nil {
+			if _, _, err := inputPath(c); err != nil {
 				return err
 			}
 			start := time.Now()

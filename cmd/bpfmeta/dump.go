@@ -21,7 +21,7 @@ func dumpCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "dump",
 		Usage:     "list the records of a recording",
-		ArgsUsage: " ",
+		ArgsUsage: inputArgs,
 		Description: `Prints one line per record: its offset, size and type, and for KSYMBOL,
 BPF_EVENT and BPF_METADATA what they say. Records decoded from a COMPRESSED or
 COMPRESSED2 record are indented, with their offset in the decompressed stream.
@@ -39,7 +39,7 @@ Examples:
 			verboseFlag("print every record's bytes in hex too, and say what was read"),
 		},
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c, "use -i FILE"); err != nil {
+			if _, _, err := inputPath(c); err != nil {
 				return err
 			}
 			start := time.Now()

@@ -5,6 +5,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -13,7 +14,7 @@ import (
 
 func inputFlag() cli.Flag {
 	return &cli.StringFlag{Name: "input", Aliases: []string{"i"}, Value: "-", TakesFile: true,
-		Usage: "read the recording from `FILE` (- for stdin; with stdin a terminal, ./perf.data)"}
+		Usage: "read the recording from `FILE` (- for stdin; without -i or FILE, stdin, or ./perf.data when stdin is a terminal)"}
 }
 
 func outputFlag(what string) cli.Flag {
@@ -34,9 +35,34 @@ func verboseFlag(what string) cli.Flag {
 	return &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: what}
 }
 
-// openInput opens the recording -i names (Session.OpenInput).
+// inputArgs is the ArgsUsage of the commands that read a recording: it
+// may be named as -i FILE or as the argument, as perf report -i and bpftool
+// take a file.
+const inputArgs = "[FILE]"
+
+// inputPath is the recording -i or the argument names, and whether one
+// did; both, or more than one argument, is a usage error.
+func inputPath(c *cli.Context) (path string, given bool, err error) {
+	args := c.Args()
+	switch {
+	case args.Len() > 1:
+		return "", false, cliutil.Usagef("%s reads one recording; got %s and %s", c.Command.Name, safetext.Quote(args.Get(0)), safetext.Quote(args.Get(1)))
+	case args.Len() == 1 && c.IsSet("input"):
+		return "", false, cliutil.Usagef("%s: name the recording once, as -i FILE or as the argument; got -i %s and %s", c.Command.Name, safetext.Quote(c.String("input")), safetext.Quote(args.First()))
+	case args.Len() == 1:
+		return args.First(), true, nil
+	}
+	return c.String("input"), c.IsSet("input"), nil
+}
+
+// openInput opens the recording -i or the argument names
+// (Session.OpenInput).
 func openInput(c *cli.Context, opts reader.Options) (*cliutil.Input, error) {
-	return sessionOf(c).OpenInput(c.String("input"), c.IsSet("input"), opts)
+	path, given, err := inputPath(c)
+	if err != nil {
+		return nil, err
+	}
+	return sessionOf(c).OpenInput(path, given, opts)
 }
 
 // openOutput opens the recording -o names, which may not be in's file

@@ -23,7 +23,7 @@ func injectCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "inject",
 		Usage:     "add the BPF programs' metadata records (PERF_RECORD_BPF_METADATA) to a recording",
-		ArgsUsage: " ",
+		ArgsUsage: inputArgs,
 		Description: `Copies the recording -i to -o and adds, for every JITed function of every BPF
 program in it whose .rodata has bpf_metadata_* variables, the
 PERF_RECORD_BPF_METADATA record perf record >= 6.17 writes, where it writes it:
@@ -77,7 +77,7 @@ Examples:
 }
 
 func runInject(c *cli.Context) error {
-	if err := noArgs(c, "use -i and -o"); err != nil {
+	if _, _, err := inputPath(c); err != nil {
 		return err
 	}
 	s := sessionOf(c)

@@ -48,7 +48,23 @@ func main() {
 // own streams.
 func run(args []string, s *cliutil.Session) int {
 	app := newApp(s)
+	if n := len(args); n > 1 && args[n-1] == cliutil.CompletionFlag {
+		// the shell asks what can follow (bpfmeta completion's scripts)
+		for _, w := range cliutil.Complete(app, args[1:n-1], completeArgs) {
+			fmt.Fprintln(s.Stdout, w)
+		}
+		return exitOK
+	}
 	return s.Run(app, cliutil.ReorderFlags(app, args, "watch"))
+}
+
+// completeArgs are the words a command's arguments can be, where they
+// are not files (nil: the shell completes file names).
+func completeArgs(cmd string) []string {
+	if cmd == "completion" {
+		return cliutil.CompletionShells
+	}
+	return nil
 }
 
 // appDescription is bpfmeta -h's text, and the man page's DESCRIPTION.
@@ -60,11 +76,14 @@ metadata from the running kernel or from a snapshot, exactly where and as perf
 record would have written them; it also shows them without a modern perf.
 (Since 6.18, perf writes them only when built against libbpf >= 1.7.)
 
-The commands that read a recording take -i FILE (- for stdin; without -i,
-stdin, or ./perf.data when stdin is a terminal), those that write one -o FILE
-(- for stdout, where the recording is in pipe format).
+The commands that read a recording take it as -i FILE or as their argument
+(- for stdin; without either, stdin, or ./perf.data when stdin is a terminal),
+those that write one -o FILE (- for stdout, where the recording is in pipe
+format).`
 
-Exit status: 0 success; 1 failure (the message says why; no output file is
+// appHelpNotes end bpfmeta -h; the man page has them as sections of their
+// own (manSections).
+const appHelpNotes = `Exit status: 0 success; 1 failure (the message says why; no output file is
 left); 2 usage error; 128+N when signal N ended bpfmeta (130 SIGINT, 141
 SIGPIPE, 143 SIGTERM); bpfmeta watch -- CMD exits with CMD's status (126 when
 CMD cannot be run, 127 when it is not found).
@@ -73,6 +92,40 @@ Environment: TMPDIR, where a file-format recording read from a pipe, and the
 output --strict holds back, are kept meanwhile (unnamed files, gone with
 bpfmeta).`
 
+// manSections are the man page's sections after the commands.
+var manSections = []cliutil.ManSection{
+	{Title: "Exit status", Items: [][2]string{
+		{"0", "success"},
+		{"1", "failure: the message says why; no output file is left behind"},
+		{"2", "usage error (an unknown flag or command, a missing value, stray arguments)"},
+		{"128+N", "signal N ended bpfmeta (130 SIGINT, 141 SIGPIPE: stdout was closed, 143 SIGTERM); the output it was writing is removed"},
+		{"CMD's", "bpfmeta watch -- CMD exits with CMD's status; 126 when CMD cannot be run, 127 when it is not found"},
+	}},
+	{Title: "Environment", Items: [][2]string{
+		{"TMPDIR", "where a file-format recording read from a pipe, a snapshot read from a pipe, and the output --strict holds back are kept while bpfmeta runs (unnamed files, gone when it ends)"},
+		{"GOMEMLIMIT", "the Go heap's soft limit (default 40MiB): what bpfmeta keeps is bounded well under it"},
+	}},
+	{Title: "Files", Items: [][2]string{
+		{"./perf.data", "the recording a reading command reads when stdin is a terminal and no FILE is given, as perf report does"},
+		{".NAME.tmpXXXXXXXXXX", "a new output while it is written, beside it; linked into place as NAME when complete, removed on any failure or signal"},
+	}},
+	{Title: "Examples", Text: `Record with the distribution's perf, add the metadata, and print it:
+    perf record -o perf.data -a -- sleep 1
+    bpfmeta inject -i perf.data -o perf.meta.data
+    bpfmeta show perf.meta.data
+
+In a pipeline:
+    perf record -o - -a -- sleep 1 | bpfmeta inject | bpfmeta show
+
+Keep the metadata of programs unloaded before inject runs:
+    bpfmeta watch -o watch.jsonl -- perf record -o watched.data -- sleep 1
+    bpfmeta inject --snapshot watch.jsonl -i watched.data -o watched.meta.data
+
+Give perf before 6.17 a recording it reads:
+    bpfmeta strip -i perf.meta.data -o perf.stripped.data`},
+	{Title: "See also", Text: "perf-record(1), perf-inject(1), perf-script(1), bpftool-prog(8)"},
+}
+
 func newApp(s *cliutil.Session) *cli.App {
 	cmds := commands()
 	for _, c := range cmds {
@@ -80,22 +133,25 @@ func newApp(s *cliutil.Session) *cli.App {
 		c.HideHelpCommand = true
 		c.OnUsageError = commandUsageError
 		c.Before = quietAndVerbose
+		cliutil.SetHelp("bpfmeta", c)
 	}
-	return &cli.App{
+	app := &cli.App{
 		Name:        "bpfmeta",
 		Usage:       "add BPF program metadata (PERF_RECORD_BPF_METADATA) to perf.data recordings",
 		UsageText:   "bpfmeta COMMAND [options]   (bpfmeta COMMAND -h explains one)",
-		Description: appDescription,
+		Description: appDescription + "\n\n" + appHelpNotes,
 		Reader:      s.Stdin,
 		Writer:      s.Stdout,
 		ErrWriter:   s.Stderr,
 		// --version is handled by noCommand, so that -v stays free for
 		// the commands' --verbose.
-		HideVersion:          true,
-		HideHelpCommand:      true,
-		EnableBashCompletion: true,
+		HideVersion:     true,
+		HideHelpCommand: true,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "version", Usage: "print the version (as bpfmeta version)"},
+			&cli.BoolFlag{Name: "version", Usage: "print the version (as bpfmeta version)", DisableDefaultText: true},
+			// moved after the command by cliutil.ReorderFlags
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "the command's -q: bpfmeta -q COMMAND is bpfmeta COMMAND -q", DisableDefaultText: true},
+			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "the command's -v", DisableDefaultText: true},
 		},
 		// Errors are printed once, by run, as "bpfmeta: ...".
 		ExitErrHandler: func(*cli.Context, error) {},
@@ -107,6 +163,8 @@ func newApp(s *cliutil.Session) *cli.App {
 		Commands: cmds,
 		Metadata: map[string]any{sessionKey: s},
 	}
+	cliutil.SetAppHelp(app)
+	return app
 }
 
 // commands lists the commands, the main job first; each has a file.
@@ -136,7 +194,17 @@ func sessionOf(c *cli.Context) *cliutil.Session {
 // commandUsageError makes a command's flag errors usage errors (exit 2,
 // one line) instead of urfave/cli's "Incorrect Usage" and the whole help.
 func commandUsageError(c *cli.Context, err error, _ bool) error {
-	return cliutil.Usagef("%s: %v (bpfmeta %s -h shows the options)", c.Command.Name, err, c.Command.Name)
+	msg := err.Error()
+	if flag, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		if name := strings.TrimLeft(flag, "-"); len(name) > 1 {
+			flag = "--" + name // urfave/cli says -name for --name
+		}
+		msg = "no flag " + safetext.Quote(flag)
+		if sug := cliutil.SuggestFlag(c.Command.Flags, flag); sug != "" {
+			msg += "; did you mean " + sug + "?"
+		}
+	}
+	return cliutil.Usagef("%s: %s (bpfmeta %s -h shows the options)", c.Command.Name, msg, c.Command.Name)
 }
 
 // noCommand handles what names no command: --version, help, a bare

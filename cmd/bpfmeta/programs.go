@@ -39,7 +39,7 @@ Examples:
    bpfmeta programs
    bpfmeta programs 97 98
    bpfmeta programs --json | jq '.programs[] | select(.metadata) | .metadata.entries'`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON (see the README's JSON section)"},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the README's JSON section)"},
 			quietFlag(), verboseFlag("say how many programs were listed, and how many have metadata")},
 		Action: runPrograms,
 	}

@@ -1,11 +1,13 @@
 package main
 
 // TestREADME runs the README's examples as written: every fenced block
-// whose info string is "sh" (with the system's perf, 6.1 on Debian 12) or
-// "sh modern-perf" (with a perf >= 6.17 first in PATH as "perf"), in order,
-// in one directory, with bash -e -o pipefail. Blocks of other kinds
-// ("shell" for installation and make targets, "json", "go", plain) are
-// not run.
+// whose info string is "sh" or "sh modern-perf" (which needs the perf >= 6.17
+// scripts/modern-perf.sh installs), in order, in one directory, with bash -e
+// -o pipefail, in the environment of a new shell after the README's make
+// install: PATH as a login shell has it, with the install's bin first, as
+// /usr/local/bin is for the default PREFIX, and an empty home. Blocks of
+// other kinds ("shell" for installation and make targets, "json", "go",
+// plain) are not run.
 
 import (
 	"bufio"
@@ -13,7 +15,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -67,28 +68,24 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 func TestREADME(t *testing.T) {
 	testkit.BPF(t)
 	testkit.PerfStock(t)
-	modern := testkit.PerfModern(t)
+	if modern := testkit.PerfModern(t); modern != testkit.DefaultModernPerf {
+		testkit.Missing(t, "the README's modern-perf block runs %s, not %s=%s", testkit.DefaultModernPerf, testkit.ModernPerfEnv, modern)
+	}
 	bash := testkit.Command(t, "bash")
 	testkit.Command(t, "jq")
-	bin := buildBinary(t)
-	modernDir := t.TempDir()
-	if err := os.Symlink(modern, filepath.Join(modernDir, "perf")); err != nil {
-		t.Fatal(err)
-	}
+	// programs with metadata, so that the blocks have some to show
+	testkit.LoadCilium(t, "meta")
+	env := freshEnv(t, makeInstall(t))
 	dir := t.TempDir()
 	blocks := readmeBlocks(t)
 	if len(blocks) < 5 {
 		t.Fatalf("%d runnable blocks in the README", len(blocks))
 	}
 	for _, b := range blocks {
-		path := filepath.Dir(bin) + ":" + os.Getenv("PATH")
-		if b.modern {
-			path = modernDir + ":" + path
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		cmd := exec.CommandContext(ctx, bash, "-e", "-o", "pipefail", "-c", b.script)
 		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), "PATH="+path, "TMPDIR="+dir)
+		cmd.Env = append(env, "TMPDIR="+dir)
 		var out bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &out
 		err := cmd.Run()

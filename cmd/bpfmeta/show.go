@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -14,6 +16,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
@@ -21,7 +24,7 @@ func showCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "show",
 		Usage:     "print the BPF metadata a recording carries, and the functions and samples it belongs to",
-		ArgsUsage: " ",
+		ArgsUsage: inputArgs,
 		Description: `Prints every PERF_RECORD_BPF_METADATA record of a recording (file or pipe,
 compressed or not), as perf script --show-bpf-events prints it: the program's
 name, then its entries. Under each, the BPF function (KSYMBOL) it belongs to,
@@ -40,18 +43,24 @@ tag. When it cannot be told (functions of several names match, or more records
 have the name than KSYMBOLs do: perf 7.2 writes records for loads by other
 processes too), it says "ambiguous" and lists the candidates.
 
+--prog keeps the records of one program: by id (of a program the recording
+has a BPF_EVENT of), or by name (the function's, or the whole
+bpf_prog_<tag>_<name> of the record).
+
 Examples:
-   bpfmeta show -i perf.meta.data
+   bpfmeta show perf.meta.data
+   bpfmeta show --prog 97 -i perf.meta.data
    perf record -o - -a -- sleep 1 | bpfmeta inject | bpfmeta show --json`,
 		Flags: []cli.Flag{inputFlag(),
-			&cli.BoolFlag{Name: "json", Usage: "print JSON (see the README's JSON section)"},
+			&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the README's JSON section)"},
+			&cli.StringFlag{Name: "prog", Usage: "only the records of program `NAME|ID`"},
 			quietFlag(), verboseFlag("say what was read")},
 		Action: runShow,
 	}
 }
 
 func runShow(c *cli.Context) error {
-	if err := noArgs(c, "use -i FILE"); err != nil {
+	if _, _, err := inputPath(c); err != nil {
 		return err
 	}
 	start := time.Now()
@@ -61,18 +70,26 @@ func runShow(c *cli.Context) error {
 	}
 	defer in.Close()
 	warnUnfinished(notes(c), in)
-	found, err := bpftrack.ReadMetadata(in)
+	loads := &loadCounter{Records: in}
+	found, err := bpftrack.ReadMetadata(loads)
 	switch {
 	case errors.Is(err, bpftrack.ErrTooManyRecords):
 		return fmt.Errorf("%s: %w; bpfmeta dump lists them one by one", in.Name, err)
 	case err != nil:
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
+	if c.IsSet("prog") {
+		if found = filterProgram(found, c.String("prog")); len(found) == 0 {
+			return fmt.Errorf("%s: no BPF_METADATA record of a program %s (bpfmeta show without --prog lists them)", in.Name, safetext.Quote(c.String("prog")))
+		}
+	}
 	// Printed one record at a time: what a record says of its functions
 	// can be many times the record.
 	w := bufio.NewWriter(c.App.Writer)
 	if c.Bool("json") {
 		err = printShowJSON(w, found)
+	} else if len(found) == 0 {
+		fmt.Fprintf(w, "%s: no BPF_METADATA records; %s\n", in.Name, noMetadataHint(in.Name, loads.n))
 	} else {
 		printMetadata(w, found)
 	}
@@ -126,10 +143,6 @@ type showJSON struct {
 // printMetadata prints the records as perf script --show-bpf-events does,
 // each followed by the function it belongs to.
 func printMetadata(w io.Writer, found []bpftrack.MetadataRecord) {
-	if len(found) == 0 {
-		fmt.Fprintln(w, "no BPF_METADATA records")
-		return
-	}
 	for i := range found {
 		r := &found[i]
 		if i > 0 {
@@ -162,4 +175,47 @@ func printMetadata(w io.Writer, found []bpftrack.MetadataRecord) {
 		}
 		fmt.Fprintf(w, ": %s\n", plural(r.Samples, "sample"))
 	}
+}
+
+// filterProgram keeps the records of the program prog names: an id, or
+// the name of its function (with or without perf's bpf_prog_<tag>_).
+func filterProgram(found []bpftrack.MetadataRecord, prog string) []bpftrack.MetadataRecord {
+	id, err := strconv.ParseUint(prog, 10, 32)
+	byID := err == nil
+	return slices.DeleteFunc(found, func(r bpftrack.MetadataRecord) bool {
+		if byID {
+			p := r.Program()
+			return p == nil || p.ID != uint32(id)
+		}
+		_, fn, _ := perfdata.ParseBPFProgName(r.Metadata.ProgName)
+		return r.Metadata.ProgName != prog && fn != prog
+	})
+}
+
+// noMetadataHint says, of a recording without BPF_METADATA records, what
+// would give it some.
+func noMetadataHint(name string, loads int) string {
+	if loads == 0 {
+		return "it has no BPF programs either (perf record -a sees every program loaded on the machine)"
+	}
+	return fmt.Sprintf("it has %s: bpfmeta inject adds their metadata (bpfmeta inject -i %s -o OUT)", plural(loads, "BPF program"), name)
+}
+
+// loadCounter counts the programs a recording has: its PROG_LOAD
+// BPF_EVENT records, as they pass on to the reader.
+type loadCounter struct {
+	bpftrack.Records
+	n int
+}
+
+func (l *loadCounter) Next() bool {
+	if !l.Records.Next() {
+		return false
+	}
+	if rec := l.Record(); rec.Header.Type == perfdata.RecordBPFEvent {
+		if ev, err := perfdata.DecodeBPFEvent(rec.Raw, l.ByteOrder()); err == nil && ev.Type == perfdata.BPFEventProgLoad {
+			l.n++
+		}
+	}
+	return true
 }

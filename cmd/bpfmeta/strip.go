@@ -16,7 +16,7 @@ func stripCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "strip",
 		Usage:     "remove the BPF_METADATA records, for perf before 6.17",
-		ArgsUsage: " ",
+		ArgsUsage: inputArgs,
 		Description: `perf before 6.17 stops at the first BPF_METADATA record ("failed to process
 type: 84"). strip copies -i to -o without them: every other byte is unchanged
 (offsets after the removed records are adjusted) and the format is kept, so for
@@ -30,7 +30,7 @@ Examples:
 		Flags: []cli.Flag{inputFlag(), outputFlag("recording"), forceFlag(), quietFlag(),
 			verboseFlag("name every record removed, and say what was read")},
 		Action: func(c *cli.Context) error {
-			if err := noArgs(c, "use -i and -o"); err != nil {
+			if _, _, err := inputPath(c); err != nil {
 				return err
 			}
 			start := time.Now()

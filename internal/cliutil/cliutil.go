@@ -46,8 +46,10 @@ func Version(name string) string {
 
 // ReorderFlags moves a command's flags that follow its arguments before
 // them, so that `bpfmeta programs 97 --json` means what it says (urfave/cli
-// v2 stops at the first argument). Nothing after "--" moves, nor anything
-// of the commands in keep, whose arguments are a command line of their own.
+// v2 stops at the first argument), and those of its flags that precede the
+// command after its name (`bpfmeta -v inject` is `bpfmeta inject -v`).
+// Nothing after "--" moves, nor any argument of the commands in keep, whose
+// arguments are a command line of their own.
 func ReorderFlags(app *cli.App, args []string, keep ...string) []string {
 	if len(args) < 3 {
 		return args
@@ -58,7 +60,22 @@ func ReorderFlags(app *cli.App, args []string, keep ...string) []string {
 	}
 	ci++
 	cmd := app.Command(args[ci])
-	if cmd == nil || slices.Contains(keep, cmd.Name) {
+	if cmd == nil {
+		return args
+	}
+	var before, hoisted []string
+	for _, a := range args[1:ci] {
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); hasFlag(cmd.Flags, name) {
+			hoisted = append(hoisted, a)
+		} else {
+			before = append(before, a)
+		}
+	}
+	if len(hoisted) > 0 {
+		args = slices.Concat(args[:1], before, args[ci:ci+1], hoisted, args[ci+1:])
+		ci = 1 + len(before)
+	}
+	if slices.Contains(keep, cmd.Name) {
 		return args
 	}
 	takesValue := map[string]bool{}
@@ -93,98 +110,7 @@ func ReorderFlags(app *cli.App, args []string, keep ...string) []string {
 	return append(out, rest...)
 }
 
-// Completion returns the completion script of app for shell (bash, zsh or
-// fish). The bash and zsh scripts ask the program itself for the words that
-// can come next (urfave/cli's --generate-bash-completion, which needs
-// app.EnableBashCompletion), after urfave/cli's autocomplete scripts (MIT
-// licence); files complete where none match.
-func Completion(app *cli.App, shell string) (string, error) {
-	r := strings.NewReplacer("PROG", app.Name)
-	switch shell {
-	case "bash":
-		return r.Replace(bashCompletion), nil
-	case "zsh":
-		return r.Replace(zshCompletion), nil
-	case "fish":
-		return app.ToFishCompletion()
-	}
-	return "", fmt.Errorf("no completion for %q: bash, zsh or fish", shell)
+// hasFlag reports whether one of flags is called name.
+func hasFlag(flags []cli.Flag, name string) bool {
+	return slices.ContainsFunc(flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), name) })
 }
-
-const (
-	bashCompletion = `# bash completion for PROG: source <(PROG completion bash)
-_PROG_complete() {
-	local cur=${COMP_WORDS[COMP_CWORD]} words
-	words=("${COMP_WORDS[@]:0:COMP_CWORD}")
-	if [[ $cur == -* ]]; then
-		words+=("$cur")
-	fi
-	local opts
-	opts=$("${words[@]}" --generate-bash-completion 2>/dev/null) || return
-	COMPREPLY=($(compgen -W "$opts" -- "$cur"))
-}
-complete -o bashdefault -o default -F _PROG_complete PROG
-`
-	zshCompletion = `#compdef PROG
-# zsh completion for PROG: PROG completion zsh > "${fpath[1]}/_PROG"
-_PROG() {
-	local -a opts
-	local cur=${words[-1]}
-	if [[ $cur == -* ]]; then
-		opts=("${(@f)$(_CLI_ZSH_AUTOCOMPLETE_HACK=1 ${words[@]:0:#words[@]-1} $cur --generate-bash-completion 2>/dev/null)}")
-	else
-		opts=("${(@f)$(_CLI_ZSH_AUTOCOMPLETE_HACK=1 ${words[@]:0:#words[@]-1} --generate-bash-completion 2>/dev/null)}")
-	fi
-	if [[ -n ${opts[1]} ]]; then
-		_describe 'values' opts
-	else
-		_files
-	fi
-}
-if [[ $zsh_eval_context[-1] == loadautofunc ]]; then
-	_PROG "$@"
-else
-	compdef _PROG PROG
-fi
-`
-)
-
-// ManPage renders app as a man page of section section. urfave/cli writes the texts into
-// markdown before turning it into roff, so they are made markdown first:
-// indented lines (the examples) become code blocks, and the rest has the
-// characters markdown would take for markup escaped.
-func ManPage(app *cli.App, section int) (string, error) {
-	doc := *app
-	doc.Description = markdownText(app.Description)
-	doc.Commands = nil
-	for _, c := range app.Commands {
-		dc := *c
-		// urfave/cli's man page has each command's usage and flags, not
-		// its description: the description goes into the usage.
-		dc.Usage = markdownEscape(c.Usage)
-		if c.Description != "" {
-			dc.Usage += "\n\n" + markdownText(c.Description)
-		}
-		if c.ArgsUsage != "" && strings.TrimSpace(c.ArgsUsage) != "" {
-			dc.Usage = app.Name + " " + c.Name + " [options] " + markdownEscape(c.ArgsUsage) + "\n\n" + dc.Usage
-		}
-		doc.Commands = append(doc.Commands, &dc)
-	}
-	return doc.ToManWithSection(section)
-}
-
-func markdownText(s string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		if strings.HasPrefix(l, " ") {
-			lines[i] = "    " + strings.TrimLeft(l, " ")
-		} else {
-			lines[i] = markdownEscape(l)
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
-var markdownSpecial = strings.NewReplacer("\\", "\\\\", "_", "\\_", "*", "\\*", "`", "\\`", "[", "\\[", "]", "\\]", "<", "\\<", ">", "\\>", "#", "\\#")
-
-func markdownEscape(s string) string { return markdownSpecial.Replace(s) }

@@ -3,6 +3,8 @@ package cliutil
 import (
 	"os"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
@@ -16,8 +18,17 @@ type OutputOptions struct {
 	Input   *os.File // the input, which the output may not be
 }
 
+// IsDevNull reports whether path is the null device itself (character
+// device 1,3, not a link to it), which -o takes without -f, as perf
+// record -o /dev/null does.
+func IsDevNull(path string) bool {
+	var st unix.Stat_t
+	return unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == unix.Mkdev(1, 3)
+}
+
 // OpenOutput opens what -o names. "-" is stdout, which for a binary output
-// must not be a terminal unless -o - was given. A file is created by
+// must not be a terminal unless -o - was given; /dev/stdout and /dev/fd/1
+// are "-". The null device needs no -f. A file is created by
 // package outfile's policy, mode 0600, and removed if a signal ends the run.
 // Naming the input is an error, and so is a stdout that is the input (>>
 // INPUT): either would write the input while it is read.
@@ -40,6 +51,9 @@ func (s *Session) OpenOutput(path string, o OutputOptions) (*outfile.Output, err
 		return outfile.NewStream("stdout", s.Stdout), nil
 	}
 	name := safetext.Quote(path)
+	if IsDevNull(path) {
+		o.Force = true // nothing there to lose
+	}
 	if sameFile(o.Input, func() (os.FileInfo, error) { return os.Stat(path) }) {
 		return nil, Usagef("%s is the input: write the output to another file", name)
 	}

@@ -1,0 +1,144 @@
+package main
+
+// What a user gets from make install: the binary in PATH, man bpfmeta, and
+// bash completion as bash-completion loads it.
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+)
+
+// bashCompletionScript is bash-completion's main script (Debian's
+// bash-completion package), which /etc/bash.bashrc sources.
+const bashCompletionScript = "/usr/share/bash-completion/bash_completion"
+
+// makeInstall runs make install PREFIX=prefix, building bpfmeta into a
+// directory of the test's, and returns prefix.
+func makeInstall(t *testing.T) string {
+	t.Helper()
+	mk := testkit.Command(t, "make")
+	prefix, build := t.TempDir(), t.TempDir()
+	cmd := exec.Command(mk, "-C", testkit.RepoPath(), "install", "PREFIX="+prefix, "BIN="+filepath.Join(build, "bpfmeta"))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	return prefix
+}
+
+// newShellPATH is the PATH a new login shell starts with (/etc/profile's
+// and the user's), not the one go test runs with.
+func newShellPATH(t *testing.T) string {
+	t.Helper()
+	bash := testkit.Command(t, "bash")
+	out, err := exec.Command("env", "-i", "HOME="+os.Getenv("HOME"), bash, "-l", "-c", `printf %s "$PATH"`).Output()
+	if err != nil || len(out) == 0 {
+		t.Fatalf("bash -l: PATH %q: %v", out, err)
+	}
+	return string(out)
+}
+
+// freshEnv is the environment of a new shell of a user who ran make
+// install PREFIX=prefix: PREFIX/bin first in PATH (as /usr/local/bin is
+// for the default PREFIX), and an empty home.
+func freshEnv(t *testing.T, prefix string) []string {
+	return []string{
+		"PATH=" + filepath.Join(prefix, "bin") + ":" + newShellPATH(t),
+		"HOME=" + t.TempDir(),
+		"LANG=C.UTF-8",
+	}
+}
+
+func TestMakeInstall(t *testing.T) {
+	testkit.Command(t, "man")
+	bash := testkit.Command(t, "bash")
+	if _, err := os.Stat(bashCompletionScript); err != nil {
+		testkit.Missing(t, "needs bash-completion: %v", err)
+	}
+	prefix := makeInstall(t)
+	env := freshEnv(t, prefix)
+
+	// man finds the page through PATH (PREFIX/bin -> PREFIX/share/man).
+	man := exec.Command("man", "bpfmeta")
+	man.Env = append(env, "MANPAGER=cat", "MANWIDTH=80")
+	out, err := man.CombinedOutput()
+	if err != nil {
+		t.Fatalf("man bpfmeta: %v\n%s", err, out)
+	}
+	for _, want := range []string{"NAME", "SYNOPSIS", "bpfmeta inject", "EXIT STATUS"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("man bpfmeta has no %q:\n%s", want, tail(string(out), 3000))
+		}
+	}
+
+	// bash-completion loads the script from PREFIX/share, and the function
+	// it installs answers as bash would ask it, from COMP_WORDS.
+	script := `. ` + bashCompletionScript + `
+_completion_loader bpfmeta
+complete -p bpfmeta || exit 1
+fn=$(complete -p bpfmeta | sed -n 's/.* -F \([^ ]*\) .*/\1/p')
+for line in "$@"; do
+	read -ra COMP_WORDS <<<"$line"
+	[[ $line == *" " ]] && COMP_WORDS+=("")
+	COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+	COMP_LINE=$line COMP_POINT=${#line}
+	COMPREPLY=()
+	"$fn" bpfmeta "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+	echo "$line|${COMPREPLY[*]}"
+done
+`
+	cases := []struct{ line, want, not string }{
+		{"bpfmeta ", `^inject show strip`, ""},
+		{"bpfmeta inject -", `--input -i --output -o .*--snapshot .*--help -h$`, ""},
+		{"bpfmeta inject --", `^--input --output --force --snapshot `, " -i"},
+		{"bpfmeta inject --sn", `^--snapshot$`, ""},
+		{"bpfmeta show --", `--input .*--json `, "perf"},
+		{"bpfmeta completion ", `^bash zsh fish$`, ""},
+		{"bpfmeta inject -i ", `^$`, ""}, // files: bash's -o default
+		{"bpfmeta watch -o w.jsonl -- perf -", `^$`, ""},
+	}
+	args := []string{"-c", script, "bash"}
+	for _, c := range cases {
+		args = append(args, c.line)
+	}
+	cmd := exec.Command(bash, args...)
+	cmd.Env = append(env, "XDG_DATA_DIRS="+filepath.Join(prefix, "share")+":/usr/share")
+	cmd.Dir = t.TempDir()
+	out, err = cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("bash completion: %v\n%s", err, out)
+	}
+	got := map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		if line, reply, ok := strings.Cut(l, "|"); ok {
+			got[line] = reply
+		}
+	}
+	for _, c := range cases {
+		reply, ok := got[c.line]
+		switch {
+		case !ok:
+			t.Errorf("%q: no answer\n%s", c.line, out)
+		case !regexp.MustCompile(c.want).MatchString(reply):
+			t.Errorf("%q<TAB><TAB> offers %q, want %s", c.line, reply, c.want)
+		case c.not != "" && strings.Contains(reply, c.not):
+			t.Errorf("%q<TAB><TAB> offers %q, with %q", c.line, reply, c.not)
+		}
+	}
+
+	uninstall := exec.Command("make", "-C", testkit.RepoPath(), "uninstall", "PREFIX="+prefix)
+	if out, err := uninstall.CombinedOutput(); err != nil {
+		t.Fatalf("make uninstall: %v\n%s", err, out)
+	}
+	filepath.WalkDir(prefix, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			t.Errorf("make uninstall left %s", path)
+		}
+		return nil
+	})
+}

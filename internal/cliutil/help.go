@@ -1,0 +1,184 @@
+package cliutil
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/urfave/cli/v2"
+)
+
+// FlagDoc is one flag as -h and the man page list it: its names, short
+// form first ("-i, --input FILE"), and what it does, with its default
+// where it has one worth saying (not a boolean's false).
+type FlagDoc struct {
+	Names, Value, Usage string
+}
+
+// FlagDocs lists flags in the order they are defined, then -h, --help
+// when help is true.
+func FlagDocs(flags []cli.Flag, help bool) []FlagDoc {
+	var docs []FlagDoc
+	for _, f := range flags {
+		df, ok := f.(cli.DocGenerationFlag)
+		if v, vok := f.(cli.VisibleFlag); !ok || vok && !v.IsVisible() {
+			continue
+		}
+		value, usage := placeholder(df)
+		if def := df.GetDefaultText(); df.TakesValue() && def != "" && def != `""` {
+			usage += " (default: " + strings.Trim(def, `"`) + ")"
+		}
+		docs = append(docs, FlagDoc{Names: strings.Join(dashed(f.Names()), ", "), Value: value, Usage: usage})
+	}
+	if help {
+		docs = append(docs, FlagDoc{Names: "-h, --help", Usage: "show this help"})
+	}
+	return docs
+}
+
+// placeholder splits a flag's usage into the name of its value (the
+// `FILE` in its usage, as urfave/cli takes it) and the usage without the
+// back quotes.
+func placeholder(df cli.DocGenerationFlag) (value, usage string) {
+	usage = df.GetUsage()
+	if a := strings.Index(usage, "`"); a >= 0 {
+		if b := strings.Index(usage[a+1:], "`"); b >= 0 {
+			value = usage[a+1 : a+1+b]
+			usage = usage[:a] + value + usage[a+1+b+1:]
+		}
+	}
+	if df.TakesValue() && value == "" {
+		value = "VALUE"
+	}
+	if !df.TakesValue() {
+		value = ""
+	}
+	return value, usage
+}
+
+// dashed orders names short first and gives each its dashes.
+func dashed(names []string) []string {
+	var short, long []string
+	for _, n := range names {
+		if len(n) == 1 {
+			short = append(short, "-"+n)
+		} else {
+			long = append(long, "--"+n)
+		}
+	}
+	return append(short, long...)
+}
+
+// Synopsis is a command's usage line: every flag, in its shortest form,
+// then the arguments ("bpfmeta inject [-i FILE] [-o FILE] [-f] ...").
+func Synopsis(app string, c *cli.Command) string {
+	parts := []string{app, c.Name}
+	for _, f := range c.VisibleFlags() {
+		df, ok := f.(cli.DocGenerationFlag)
+		if !ok {
+			continue
+		}
+		name := dashed(f.Names())[0]
+		if value, _ := placeholder(df); value != "" {
+			name += " " + value
+		}
+		parts = append(parts, "["+name+"]")
+	}
+	if a := strings.TrimSpace(c.ArgsUsage); a != "" {
+		parts = append(parts, a)
+	}
+	return strings.Join(parts, " ")
+}
+
+// SetHelp has c's -h say its synopsis and list its flags as FlagDocs does
+// (urfave/cli's own list puts long names first, sorts nothing but adds
+// "(default: false)" to every boolean).
+func SetHelp(app string, c *cli.Command) {
+	c.UsageText = Synopsis(app, c)
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	for _, d := range FlagDocs(c.Flags, !c.HideHelp) {
+		fmt.Fprintf(tw, "   %s\t%s\n", strings.TrimSpace(d.Names+" "+d.Value), d.Usage)
+	}
+	tw.Flush()
+	// The text is template text: {{ cannot appear in it.
+	flags := strings.ReplaceAll(b.String(), "{{", `{{"{{"}}`)
+	c.CustomHelpTemplate = `NAME:
+   {{template "helpNameTemplate" .}}
+
+USAGE:
+   {{template "usageTemplate" .}}{{if .Description}}
+
+DESCRIPTION:
+   {{template "descriptionTemplate" .}}{{end}}
+
+OPTIONS:
+` + flags
+}
+
+// SuggestFlag is the flag of flags (with -h and --help) that provided, a
+// flag none of them is, was likely meant to be: the one it begins, or
+// one a couple of typing mistakes away; "" when none is close.
+func SuggestFlag(flags []cli.Flag, provided string) string {
+	typed := strings.TrimLeft(provided, "-")
+	if typed == "" {
+		return ""
+	}
+	best, bestDist := "", len(typed)/3+1
+	var begun []string
+	names := []string{"help"}
+	for _, f := range flags {
+		names = append(names, f.Names()...)
+	}
+	for _, n := range names {
+		if len(n) == 1 {
+			continue
+		}
+		if strings.HasPrefix(n, typed) {
+			begun = append(begun, n)
+		}
+		if d := editDistance(typed, n); d < bestDist {
+			best, bestDist = n, d
+		}
+	}
+	if len(begun) == 1 {
+		best = begun[0]
+	}
+	if best == "" {
+		return ""
+	}
+	return "--" + best
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// SetAppHelp has app's -h list its flags as FlagDocs does.
+func SetAppHelp(app *cli.App) {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	for _, d := range FlagDocs(app.Flags, !app.HideHelp) {
+		fmt.Fprintf(tw, "   %s\t%s\n", strings.TrimSpace(d.Names+" "+d.Value), d.Usage)
+	}
+	tw.Flush()
+	head, _, _ := strings.Cut(cli.AppHelpTemplate, "{{if .VisibleFlagCategories}}")
+	app.CustomAppHelpTemplate = head + "\n\nGLOBAL OPTIONS:\n" + strings.ReplaceAll(b.String(), "{{", `{{"{{"}}`)
+}
