@@ -281,24 +281,32 @@ func compareWithModern(t *testing.T, perfModern string, live *bpfprog.Live, befo
 func metadataAfter(t *testing.T, r *recording, id uint32) [][]byte {
 	t.Helper()
 	top := r.top()
-	for i, x := range top {
+	i := progLoad(r, id)
+	if i < 0 {
+		t.Fatalf("%s: no top-level PROG_LOAD BPF_EVENT for program %d", filepath.Base(r.Path), id)
+	}
+	var ms [][]byte
+	for _, y := range top[i+1:] {
+		if y.Type != perfdata.RecordBPFMetadata {
+			break
+		}
+		ms = append(ms, y.Raw)
+	}
+	return ms
+}
+
+// progLoad returns the index in r.top() of the PROG_LOAD BPF_EVENT of
+// program id, or -1.
+func progLoad(r *recording, id uint32) int {
+	for i, x := range r.top() {
 		if x.Type != perfdata.RecordBPFEvent {
 			continue
 		}
-		if e, err := perfdata.DecodeBPFEvent(x.Raw, r.Order); err != nil || e.Type != perfdata.BPFEventProgLoad || e.ID != id {
-			continue
+		if e, err := perfdata.DecodeBPFEvent(x.Raw, r.Order); err == nil && e.Type == perfdata.BPFEventProgLoad && e.ID == id {
+			return i
 		}
-		var ms [][]byte
-		for _, y := range top[i+1:] {
-			if y.Type != perfdata.RecordBPFMetadata {
-				break
-			}
-			ms = append(ms, y.Raw)
-		}
-		return ms
 	}
-	t.Fatalf("%s: no top-level PROG_LOAD BPF_EVENT for program %d", filepath.Base(r.Path), id)
-	return nil
+	return -1
 }
 
 // tailMetadata returns the records after the last FINISHED_ROUND, which

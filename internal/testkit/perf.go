@@ -189,3 +189,11 @@ func (r *PerfRun) Kill(t testing.TB) {
 	os.WriteFile(r.done, nil, 0o644)
 	<-r.waitedC
 }
+
+// Signal sends perf record sig (SIGUSR2: --switch-output starts a new file).
+func (r *PerfRun) Signal(t testing.TB, sig os.Signal) {
+	t.Helper()
+	if err := r.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signalling %s record: %v", r.Perf, err)
+	}
+}
