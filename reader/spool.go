@@ -71,7 +71,8 @@ func Spool(dst SpoolFile, src io.Reader, limit int64) (int64, error) {
 		case errors.Is(err, io.EOF) && h.Data.Size == 0:
 			return unfinished() // as readLayout says
 		case errors.Is(err, io.EOF):
-			return truncated(copied, "the stream ends before %#x, where its header says the recording ends", to)
+			// "... ends at 0x<to>; the stream ends at 0x<copied>"
+			return truncated(copied, "its header says the recording ends at %#x; the stream ends", to)
 		}
 		return err
 	}

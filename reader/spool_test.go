@@ -3,6 +3,7 @@ package reader_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -78,4 +79,16 @@ type zeros struct{}
 func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
+}
+
+// TestSpoolCut: a stream cut short says where the header says the
+// recording ends and where the stream ended, each number in its place.
+func TestSpoolCut(t *testing.T) {
+	b := testkit.CorpusBytes(t, "autofdo_perf5.6_x86_64_small.data")
+	cut := len(b) / 2
+	_, err := reader.Spool(spoolFile(t), bytes.NewReader(b[:cut]), 0)
+	want := fmt.Sprintf("; the stream ends at %#x", cut)
+	if !errors.Is(err, reader.ErrTruncated) || !strings.HasSuffix(err.Error(), want) || !strings.Contains(err.Error(), "the recording ends at 0x") {
+		t.Errorf("a stream cut at %#x: %v, want ...%s", cut, err, want)
+	}
 }
