@@ -100,7 +100,7 @@ func (rb readBack) countType(typ perfdata.RecordType) int {
 // file with COMPRESSED records.
 var injectInputs = []string{bpfFile, bpfPipe, bpfZstdFile}
 
-var injectSummary = regexp.MustCompile(`: (\d+) BPF programs?; (\d+) BPF_METADATA records? added for (\d+);`)
+var injectSummary = regexp.MustCompile(`: (\d+) BPF programs?[,;] (\d+) BPF_METADATA records? added for (\d+)`)
 
 // TestInjectStrip: inject from a snapshot adds one BPF_METADATA record per
 // function, says so on stderr, is idempotent, and strip gives back the

@@ -14,6 +14,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -128,11 +129,16 @@ func runInject(c *cli.Context) error {
 		return out.Error(err)
 	}
 	rep := summarize(sum, c.String("snapshot") != "")
+	strictFails := c.Bool("strict") && rep.tally.WithSamples > 0
 	if !c.Bool("quiet") {
-		rep.print(notes(c), in.Name, c.Bool("verbose"))
+		if c.Bool("verbose") || strictFails {
+			rep.print(notes(c), in.Name, c.Bool("verbose"))
+		} else {
+			rep.printLine(notes(c), in.Name)
+		}
 		warnTrailingDropped(notes(c), in, w)
 	}
-	if n := rep.tally.WithSamples; c.Bool("strict") && n > 0 {
+	if n := rep.tally.WithSamples; strictFails {
 		return fmt.Errorf("--strict: %s with samples in the recording got no metadata (see above); no output written", plural(n, "BPF program"))
 	}
 	if err := out.Release(); err != nil {
@@ -141,10 +147,26 @@ func runInject(c *cli.Context) error {
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	if sum.Injected > 0 && !c.Bool("quiet") {
+	if sum.Injected > 0 && !c.Bool("quiet") && oldPerfMayRead(s, out, c.String("output")) {
 		fmt.Fprintln(c.App.ErrWriter, "bpfmeta: note: perf before 6.17 cannot read BPF_METADATA records (\"failed to process type: 84\"): read them with perf >= 6.17 or bpfmeta show; bpfmeta strip gives back a recording old perf reads")
 	}
 	return nil
+}
+
+// oldPerfMayRead reports whether the output may go to a perf before 6.17,
+// which stops at the first BPF_METADATA record: it is a file, or a pipe
+// that another bpfmeta does not read (bpfmeta inject | bpfmeta show needs
+// no warning); not the null device, nor a terminal.
+func oldPerfMayRead(s *cliutil.Session, out *outfile.Output, path string) bool {
+	switch {
+	case out.Regular():
+		return true
+	case cliutil.IsDevNull(path):
+		return false
+	case path == "-" || outfile.IsStdout(path):
+		return !s.StdoutTerminal && !s.StdoutReadBy("bpfmeta")
+	}
+	return true // a FIFO or device: whatever reads it
 }
 
 // openSource returns the snapshot at path, or the running kernel (checked
@@ -185,6 +207,23 @@ func summarize(sum *inject.Summary, snapshot bool) *report {
 	r.missing = append(strict, others...)
 	slices.SortStableFunc(r.missing, func(a, b *inject.Program) int { return cmp.Compare(a.ID, b.ID) })
 	return r
+}
+
+// printLine is the summary without -v: one line, counts only.
+func (r *report) printLine(w io.Writer, name string) {
+	t := &r.tally
+	var b strings.Builder
+	fmt.Fprintf(&b, "bpfmeta: %s: %s, %s added for %d", name, plural(t.Programs, "BPF program"), plural(r.sum.Injected, "BPF_METADATA record"), t.Outcomes[inject.Injected])
+	if n := t.Outcomes[inject.AlreadyPresent]; n > 0 {
+		fmt.Fprintf(&b, ", %d had them already", n)
+	}
+	switch missing := t.WithSamples + t.Others + t.Transient; {
+	case t.WithSamples > 0:
+		fmt.Fprintf(&b, "; the metadata of %d is missing, %d of them with samples (-v says why)", missing, t.WithSamples)
+	case missing > 0:
+		fmt.Fprintf(&b, "; the metadata of %d without samples is missing (-v says why)", missing)
+	}
+	fmt.Fprintln(w, safetext.Clean(b.String()))
 }
 
 // maxListed is how many programs without metadata the summary names

@@ -2,10 +2,14 @@ package cliutil
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"syscall"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
 
@@ -53,4 +57,42 @@ func IsTerminal(w io.Writer) bool {
 	}
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// StdoutReadBy reports whether stdout is a pipe that a process named comm,
+// or running this program's executable, reads as its stdin (the next
+// command of a shell pipeline). Processes it may not look into do not
+// count.
+func (s *Session) StdoutReadBy(comm string) bool {
+	f, ok := s.out.File()
+	if !ok {
+		return false
+	}
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return false
+	}
+	pipe := fmt.Sprintf("pipe:[%d]", st.Ino)
+	self, _ := os.Stat("/proc/self/exe")
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	me := strconv.Itoa(os.Getpid())
+	for _, p := range procs {
+		pid := p.Name()
+		if pid == me || pid[0] < '0' || pid[0] > '9' {
+			continue
+		}
+		if in, err := os.Readlink("/proc/" + pid + "/fd/0"); err != nil || in != pipe {
+			continue
+		}
+		if name, err := os.ReadFile("/proc/" + pid + "/comm"); err == nil && strings.TrimSpace(string(name)) == comm {
+			return true
+		}
+		if exe, err := os.Stat("/proc/" + pid + "/exe"); err == nil && self != nil && os.SameFile(self, exe) {
+			return true
+		}
+	}
+	return false
 }
