@@ -76,8 +76,10 @@ type Func struct {
 	// Samples counts the SAMPLE records in it while it was registered
 	// (Options.Samples).
 	Samples int
-	// Offset is the offset of its KSYMBOL record.
+	// Offset is the offset of its KSYMBOL record, in file Part of a
+	// directory recording (perfdata.Record.Part).
 	Offset int64
+	Part   int
 	// Unregistered: its unregistering KSYMBOL was seen.
 	Unregistered bool
 }
@@ -201,7 +203,7 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 		if k.Unregister() {
 			return Update{Func: t.unregister(k)}, nil
 		}
-		f := &Func{Addr: k.Addr, Len: k.Len, Name: k.Name, Offset: rec.Offset}
+		f := &Func{Addr: k.Addr, Len: k.Len, Name: k.Name, Offset: rec.Offset, Part: rec.Part}
 		if err := t.register(f); err != nil {
 			return Update{}, fmt.Errorf("KSYMBOL at %#x: %w (%d)", rec.Offset, err, MaxFuncs)
 		}
@@ -344,7 +346,7 @@ func (t *Tracker) FuncsNamed(name string) []*Func { return t.history[name] }
 // first registration.
 func (t *Tracker) FuncsCalled(fn string) []*Func {
 	out := slices.Clone(t.called[fn])
-	slices.SortFunc(out, func(a, b *Func) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.SortFunc(out, func(a, b *Func) int { return cmp.Or(cmp.Compare(a.Part, b.Part), cmp.Compare(a.Offset, b.Offset)) })
 	return out
 }
 

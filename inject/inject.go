@@ -304,6 +304,9 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 	if _, ok := src.(bpfprog.Lister); ok && !opts.RecordedOnly {
 		j.timed = true
 	}
+	if d, ok := r.(interface{ IsDirRecording() bool }); ok {
+		j.dir = d.IsDirRecording()
+	}
 	for r.Next() {
 		if err := j.record(r.Record()); err != nil {
 			return j.sum, err
@@ -367,6 +370,14 @@ type injector struct {
 	orphans map[string]int
 	// nOrphans counts them (at most MaxAtEnd are kept).
 	nOrphans int
+	// part is the file of a directory recording the current record is in.
+	part int
+	// dir: the recording is a directory recording (perf record --threads),
+	// whose records at the end are in its first file, read before the
+	// data files with the loads they are for; deferred are their names,
+	// settled at the end, where perf wrote them.
+	dir      bool
+	deferred []string
 }
 
 // pending is a BPF_METADATA record not yet written.
@@ -375,10 +386,15 @@ type pending struct {
 	names []string // names that make an existing record the same (KSYMBOL, perf, kernel)
 	raw   []byte
 	done  bool // the recording has it already (atEnd)
+	// part is the file of a directory recording it goes to: that of the
+	// BPF_EVENT it follows; 0, the file with the header, for the records
+	// at the end, where perf record --threads writes them too.
+	part int
 }
 
 func (j *injector) record(rec *perfdata.Record) error {
 	t := rec.Header.Type
+	j.part = rec.Part
 	if t == perfdata.RecordBPFMetadata && !rec.Compressed() {
 		if m, err := perfdata.DecodeBPFMetadata(rec.Raw, j.r.ByteOrder()); err == nil {
 			j.existing(m.ProgName)
@@ -488,6 +504,18 @@ func (j *injector) existing(name string) {
 		}
 		return
 	}
+	if j.dir && j.part == 0 {
+		if len(j.deferred) < MaxAtEnd {
+			j.deferred = append(j.deferred, name)
+		}
+		return
+	}
+	j.atEndRecord(name)
+}
+
+// atEndRecord settles a record of the recording's that follows no
+// BPF_EVENT: one of those perf writes at the end.
+func (j *injector) atEndRecord(name string) {
 	if j.cancelAtEnd(name) {
 		return
 	}
@@ -590,6 +618,7 @@ func (j *injector) write(p pending) error {
 		Outer:  -1,
 		Header: perfdata.DecodeEventHeader(p.raw, j.r.ByteOrder()),
 		Raw:    p.raw,
+		Part:   p.part,
 	}
 	if err := j.w.WriteRecord(&rec); err != nil {
 		return &WriteError{err}
@@ -608,6 +637,10 @@ func (j *injector) finish() error {
 	if err := j.flushAfter(); err != nil {
 		return err
 	}
+	for _, name := range j.deferred {
+		j.atEndRecord(name)
+	}
+	j.deferred = nil
 	if err := j.unrecorded(); err != nil {
 		return err
 	}
@@ -682,6 +715,7 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	for _, r := range recs {
 		pr := pending{prog: p, names: r.names, raw: r.raw}
 		if tp.Synthesized {
+			pr.part = j.part
 			j.after = append(j.after, pr)
 		} else if err := j.queueAtEnd(pr); err != nil {
 			return err

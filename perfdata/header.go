@@ -21,6 +21,8 @@ const (
 	// OldFileHeaderSize is perf_file_header without the feature bitmap, which
 	// perf still accepts as an "old format" with no features.
 	OldFileHeaderSize = 72
+	// FeatureBitsOffset is where the header's feature bitmap starts.
+	FeatureBitsOffset = 72
 	PipeHeaderSize    = 16
 	// EventHeaderSize is sizeof(struct perf_event_header).
 	EventHeaderSize = 8

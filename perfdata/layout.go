@@ -1,6 +1,9 @@
 package perfdata
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"strconv"
+)
 
 // FileLayout is where everything is in a file-mode recording, as a reader
 // found it. A rewriter uses it to copy what it does not change and to find
@@ -66,3 +69,8 @@ func (l *FileLayout) Feature(f Feature) (FeatureSection, bool) {
 	}
 	return FeatureSection{}, false
 }
+
+// DataFileName is the name of the n-th data file of a directory recording
+// (perf record --threads): "data.N", beside the file "data" that has the
+// header (perf_data__create_dir()).
+func DataFileName(n int) string { return "data." + strconv.Itoa(n) }

@@ -64,6 +64,12 @@ type Record struct {
 	// was decoded from, or -1 for a record stored as such. A writer that
 	// passes compressed records through verbatim skips records with Outer >= 0.
 	Outer int64
+	// Part is the file of a directory recording (perf record --threads) the
+	// record is in: 0 for its data file, which has the header, and for every
+	// record of a single-file recording; i for the i-th of its data.N files
+	// in reading order. Offset is then an offset in that file. A new record's
+	// Part is the file it is to be written to.
+	Part int
 }
 
 // Compressed reports whether r was decoded from a COMPRESSED/COMPRESSED2 record.

@@ -34,13 +34,20 @@ type FormatError struct {
 	Outer int64
 	Msg   string
 	Err   error // ErrTruncated, ErrCorrupt or ErrNotPerfData
+	// File is the file of a directory recording the offsets are in
+	// ("data", "data.N"); "" for a single-file recording.
+	File string
 }
 
 func (e *FormatError) Error() string {
-	if e.Outer >= 0 {
-		return fmt.Sprintf("%s at decompressed offset %#x (data of the compressed record at %#x)", e.Msg, e.Offset, e.Outer)
+	file := ""
+	if e.File != "" {
+		file = e.File + ": "
 	}
-	return fmt.Sprintf("%s at %#x", e.Msg, e.Offset)
+	if e.Outer >= 0 {
+		return fmt.Sprintf("%s%s at decompressed offset %#x (data of the compressed record at %#x)", file, e.Msg, e.Offset, e.Outer)
+	}
+	return fmt.Sprintf("%s%s at %#x", file, e.Msg, e.Offset)
 }
 
 func (e *FormatError) Unwrap() error { return e.Err }

@@ -35,6 +35,22 @@ var (
 	tooSmall = regexp.MustCompile(`^note (\d+)x .*[A-Z_]+ \((\d+)\) event size \d+ too small`)
 )
 
+// countTypes counts the records r hands out by type, as perf script -D
+// dumps them (compressed records' contents), and the top-level compressed
+// records apart.
+func countTypes(r *reader.Reader) (got, outer map[perfdata.RecordType]int) {
+	got, outer = map[perfdata.RecordType]int{}, map[perfdata.RecordType]int{}
+	for r.Next() {
+		rec := r.Record()
+		if rt := rec.Header.Type; !rec.Compressed() && (rt == perfdata.RecordCompressed || rt == perfdata.RecordCompressed2) {
+			outer[rt]++
+			continue
+		}
+		got[rec.Header.Type]++
+	}
+	return got, outer
+}
+
 func readCounts(t *testing.T, path string) perfCounts {
 	t.Helper()
 	f, err := os.Open(path)
@@ -78,16 +94,7 @@ func TestCorpusPerfCounts(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			want := readCounts(t, filepath.Join(testkit.CorpusDir(), name+".counts"))
 			r := openFile(t, corpusFile(t, name), reader.Options{Decompress: true})
-			got := map[perfdata.RecordType]int{}
-			outer := map[perfdata.RecordType]int{}
-			for r.Next() {
-				rec := r.Record()
-				if rt := rec.Header.Type; !rec.Compressed() && (rt == perfdata.RecordCompressed || rt == perfdata.RecordCompressed2) {
-					outer[rt]++
-					continue
-				}
-				got[rec.Header.Type]++
-			}
+			got, outer := countTypes(r)
 			for _, rt := range []perfdata.RecordType{perfdata.RecordCompressed, perfdata.RecordCompressed2} {
 				if outer[rt] != want.outer[rt] {
 					t.Errorf("outer %v records: %d, want %d", rt, outer[rt], want.outer[rt])

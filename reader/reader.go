@@ -18,6 +18,7 @@ package reader
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -67,6 +68,9 @@ type Reader struct {
 	origin      Origin
 	originDone  bool       // a pipe stream's origin is complete
 	files       []*os.File // closed by Close: what Open opened, a spool
+
+	dir  *dirParts // a directory recording's data files, or nil
+	part int       // the file of a directory recording being read (Record.Part)
 }
 
 // NewFile reads a recording stored in a file (or anything with random
@@ -106,12 +110,20 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 }
 
 // Open opens the named file and reads the recording in it, as OpenFile
-// does (a FIFO or device as a stream, with $TMPDIR to spool to). Closing
-// the Reader closes the file.
+// does (a FIFO or device as a stream, with $TMPDIR to spool to), or the
+// directory recording (OpenDir). Closing the Reader closes the file.
 func Open(name string, opts Options) (*Reader, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return nil, err
+	}
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		f.Close()
+		r, err := OpenDir(name, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		return r, nil
 	}
 	r, err := OpenFile(f, os.TempDir(), opts)
 	if err != nil {
@@ -235,6 +247,9 @@ func (r *Reader) Close() error {
 		}
 	}
 	r.files = nil
+	if derr := r.closeDir(); err == nil {
+		err = derr
+	}
 	return err
 }
 
@@ -287,6 +302,14 @@ func (r *Reader) next() bool {
 		r.inInner = false
 	}
 	ok, err := r.nextTop()
+	for err == nil && !ok {
+		// the end of a file; a directory recording's next one, if any
+		var more bool
+		if more, err = r.nextPart(); !more {
+			break
+		}
+		ok, err = r.nextTop()
+	}
 	if err != nil {
 		r.fail(err)
 		return false
@@ -301,7 +324,7 @@ func (r *Reader) next() bool {
 }
 
 func (r *Reader) fail(err error) {
-	r.err = err
+	r.err = r.partError(err)
 	r.rec = perfdata.Record{}
 	r.stopDecoder()
 }
@@ -386,7 +409,7 @@ func (r *Reader) nextTop() (bool, error) {
 // an inject of a -z recording before, 3% after).
 func (r *Reader) setRecord(off int64, h perfdata.EventHeader, raw []byte, outer int64) {
 	rec := &r.rec
-	rec.Offset, rec.Header, rec.Raw, rec.Outer = off, h, raw, outer
+	rec.Offset, rec.Header, rec.Raw, rec.Outer, rec.Part = off, h, raw, outer, r.part
 	rec.PayloadSize = 0
 	if rec.Payload != nil {
 		rec.Payload = nil
@@ -430,11 +453,23 @@ func (r *Reader) trailingBytes(off int64) (bool, error) {
 // the record is lost either way.
 func (r *Reader) payloadCut() error {
 	p := &r.payload
-	err := truncated(r.s.off, "AUX or trace data of the %v record at %#x ends after %d of %d bytes", r.rec.Header.Type, r.rec.Offset, p.size-p.left, p.size)
+	err := r.partError(truncated(r.s.off, "AUX or trace data of the %v record at %#x ends after %d of %d bytes", r.rec.Header.Type, r.rec.Offset, p.size-p.left, p.size))
 	if r.err == nil {
 		r.err = err
 	}
 	return err
+}
+
+// partError names the file of a directory recording an error is in.
+func (r *Reader) partError(err error) error {
+	if r.dir == nil || err == nil {
+		return err
+	}
+	var fe *FormatError
+	if errors.As(err, &fe) && fe.File != "" {
+		return err
+	}
+	return partError(r.PartName(r.part), err)
 }
 
 // topLevel does what a record means for framing and for the reader's state.

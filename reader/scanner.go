@@ -36,6 +36,13 @@ func newScanner(src io.Reader, off int64) *scanner {
 	return &scanner{src: src, buf: make([]byte, streamBufSize), off: off}
 }
 
+// restart goes on with another stream, whose first byte is at offset off,
+// once the last one's bytes are all consumed. The bytes handed out before
+// stay where they are (they may be retained).
+func (s *scanner) restart(src io.Reader, off int64) {
+	s.src, s.off, s.eof = src, off, false
+}
+
 // buffered is the number of bytes available without reading.
 func (s *scanner) buffered() int { return s.w - s.r }
 

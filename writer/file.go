@@ -28,6 +28,10 @@ type file struct {
 	edits  []edit
 	closed bool
 	sink   *sink
+	// drop is the feature table entry left out (a directory recording's
+	// DIR_FORMAT in one file), if dropped.
+	drop    perfdata.FeatureSection
+	dropped bool
 }
 
 // edit says that from input offset in on, data moved by delta bytes.
@@ -46,7 +50,7 @@ func newFile(dst io.WriterAt, src io.ReaderAt, l *perfdata.FileLayout) *file {
 
 func (w *file) WriteRecord(rec *perfdata.Record) error {
 	n := int64(len(rec.Raw)) + rec.PayloadSize
-	if rec.Offset >= 0 {
+	if rec.Offset >= 0 && rec.Part == 0 {
 		d := w.l.DataOffset() + w.out - rec.Offset
 		if d != w.delta {
 			w.edits = append(w.edits, edit{in: rec.Offset, delta: d})
@@ -75,6 +79,8 @@ func (w *file) Abort() {
 func (w *file) mapOffset(off uint64) uint64 {
 	o := int64(off)
 	switch {
+	case w.dropped && o >= w.drop.TableOffset+perfdata.SectionSize:
+		return uint64(o + w.endDelta() - perfdata.SectionSize)
 	case o >= w.l.DataEnd():
 		return uint64(o + w.endDelta())
 	case o >= w.l.DataOffset():
@@ -101,9 +107,21 @@ func (w *file) Close() error {
 		return err
 	}
 	l := w.l
-	// Everything after the data section, shifted, and everything before it.
-	if err := copyRange(w.dst, l.DataEnd()+w.endDelta(), w.src, l.DataEnd(), l.Size-l.DataEnd()); err != nil {
-		return err
+	// Everything after the data section, shifted (but a dropped feature's
+	// table entry), and everything before it.
+	if !w.dropped {
+		if err := copyRange(w.dst, l.DataEnd()+w.endDelta(), w.src, l.DataEnd(), l.Size-l.DataEnd()); err != nil {
+			return err
+		}
+	} else {
+		cut := w.drop.TableOffset
+		if err := copyRange(w.dst, l.DataEnd()+w.endDelta(), w.src, l.DataEnd(), cut-l.DataEnd()); err != nil {
+			return err
+		}
+		after := cut + perfdata.SectionSize
+		if err := copyRange(w.dst, int64(w.mapOffset(uint64(after))), w.src, after, l.Size-after); err != nil {
+			return err
+		}
 	}
 	if err := copyRange(w.dst, 0, w.src, 0, l.DataOffset()); err != nil {
 		return err
@@ -119,7 +137,16 @@ func (w *file) Close() error {
 		p = append(p, patch{a.IDsFieldOffset(), w.mapOffset(a.IDs.Offset)})
 	}
 	for _, f := range l.Features {
+		if w.dropped && f.TableOffset == w.drop.TableOffset {
+			continue
+		}
 		p = append(p, patch{f.TableOffset, w.mapOffset(f.Offset)})
+	}
+	if w.dropped && len(l.HeaderRaw) >= perfdata.FileHeaderSize {
+		// the feature's bit in the header's bitmap (u64 words from 72 on)
+		at := perfdata.FeatureBitsOffset + 8*int64(w.drop.ID/64)
+		word := w.bo.Uint64(l.HeaderRaw[at:]) &^ (1 << (w.drop.ID % 64))
+		p = append(p, patch{at, word})
 	}
 	if err := w.writePatches(p); err != nil {
 		return err
@@ -132,6 +159,14 @@ func (w *file) Close() error {
 		}
 	}
 	return nil
+}
+
+// dropFeature leaves feature id out of the copy, if the input has it: its
+// table entry, and its bit in the header (its payload stays, unused).
+func (w *file) dropFeature(id perfdata.Feature) {
+	if s, ok := w.l.Feature(id); ok {
+		w.drop, w.dropped = s, true
+	}
 }
 
 // patch is a u64 to write over the input's bytes at input offset at.

@@ -134,6 +134,10 @@ func (p *pipe) writePrelude(l *perfdata.FileLayout, src io.ReaderAt) ([]Omitted,
 		case f.ID == perfdata.FeatAuxtrace:
 			omitted = append(omitted, Omitted{f.ID, f.Size, "an index of file offsets; perf rebuilds it from a pipe"})
 			continue
+		case f.ID == perfdata.FeatDirFormat:
+			// perf's process_dir_format() fails on it outside a directory
+			omitted = append(omitted, Omitted{f.ID, f.Size, "the layout of a directory recording; a stream is one"})
+			continue
 		case f.Size == 0 && f.ID != perfdata.FeatBranchStack && f.ID != perfdata.FeatStat:
 			// Only flags are empty; perf fails on an empty CPUDESC & co.
 			omitted = append(omitted, Omitted{f.ID, f.Size, "empty"})

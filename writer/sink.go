@@ -222,6 +222,16 @@ func (s *sink) barrier() (wait func()) {
 	}
 }
 
+// drain writes everything queued and waits until it is written: the
+// goroutine is idle until the next write, and the caller may change what
+// write and copy write to (a directory's next data file).
+func (s *sink) drain() error {
+	s.flushBuf()
+	s.flushCopy()
+	s.barrier()()
+	return s.failed()
+}
+
 // abort stops the goroutine without writing what is still queued, and
 // waits for it: after abort no held bytes are read and the output is not
 // touched again.

@@ -58,6 +58,8 @@ type Writer struct {
 	dropped  int
 	closed   bool
 	trailing bool // the format carries bytes after the last record
+	// one checks a directory recording written as one file or stream
+	one *oneStream
 }
 
 // recordWriter is what the file, pipe and pipe-to-file writers do.
@@ -94,6 +96,14 @@ func New(out io.Writer, in Input, opts Options) (*Writer, error) {
 		format = perfdata.FormatPipe
 	}
 	w := &Writer{format: format, in: in}
+	if d, ok := in.(DirInput); ok && d.IsDirRecording() {
+		// A directory recording as one file or stream: its records in
+		// reading order, the data files' after those of data.
+		if _, aux := in.Layout().Feature(perfdata.FeatAuxtrace); aux && format == perfdata.FormatFile {
+			return nil, errors.New("the AUXTRACE index of a directory recording is of its files' offsets: it is written only as a directory or a stream")
+		}
+		w.one = &oneStream{part: -1, files: d.DataFiles()}
+	}
 	var retain Retainer
 	if !opts.Copy {
 		retain = in
@@ -103,7 +113,11 @@ func New(out io.Writer, in Input, opts Options) (*Writer, error) {
 		if in.Layout() == nil || in.Source() == nil {
 			return nil, errors.New("writer: a file-mode input has no layout or source")
 		}
-		w.w = newFile(wa, in.Source(), in.Layout())
+		f := newFile(wa, in.Source(), in.Layout())
+		if w.one != nil {
+			f.dropFeature(perfdata.FeatDirFormat)
+		}
+		w.w = f
 	case format == perfdata.FormatFile:
 		w.w = newFromPipe(wa, in.ByteOrder(), opts.SpoolDir)
 	default:
@@ -164,6 +178,11 @@ func (w *Writer) WriteRecord(rec *perfdata.Record) error {
 		return errors.New("writer: WriteRecord after Close")
 	case rec.Outer >= 0:
 		return nil
+	}
+	if w.one != nil {
+		if err := w.one.check(rec); err != nil {
+			return recordError(rec, err)
+		}
 	}
 	return w.w.WriteRecord(rec)
 }

@@ -21,7 +21,10 @@ a file otherwise. File to file keeps the layout byte for byte; file to pipe
 writes the header sections as HEADER_ATTR/HEADER_FEATURE records, as perf inject
 does; pipe to file turns them back into sections (kept meanwhile in an unnamed
 file next to the output). Compressed records are checked and copied as they
-are.
+are. A directory recording (perf record --threads) becomes one file or stream:
+the records of its data files after those of data, without its DIR_FORMAT
+header section; compressed records of several data files (a zstd stream each)
+cannot be put in one, and are refused.
 
 Examples:
    bpfmeta convert -i perf.data -o - | perf report -i -
@@ -38,7 +41,7 @@ Examples:
 				return err
 			}
 			defer in.Close()
-			out, err := openOutput(c, in)
+			out, err := openFileOutput(c, in)
 			if err != nil {
 				return err
 			}

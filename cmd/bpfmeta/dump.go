@@ -25,8 +25,10 @@ func dumpCommand() *cli.Command {
 		Description: `Prints one line per record: its offset, size and type, and for KSYMBOL,
 BPF_EVENT and BPF_METADATA what they say. Records decoded from a COMPRESSED or
 COMPRESSED2 record are indented, with their offset in the decompressed stream.
-Offsets are byte offsets in the input, pipe header included. Text from the
-recording (names, values) is printed with control characters escaped.
+Offsets are byte offsets in the input, pipe header included; in a directory
+recording (perf record --threads), in the file the "# data.N" line before names.
+Text from the recording (names, values) is printed with control characters
+escaped.
 
 Examples:
    bpfmeta dump -i perf.data
@@ -77,8 +79,16 @@ func dumpRecords(w io.Writer, in *cliutil.Input, hex bool) error {
 			fmt.Fprintf(w, "# feature %v [%#x, +%#x)\n", f.ID, f.Offset, f.Size)
 		}
 	}
+	if files := in.DataFiles(); in.IsDirRecording() {
+		fmt.Fprintf(w, "# a directory recording: data and %s, read in this order\n", plural(len(files), "data file"))
+	}
+	part := 0
 	for in.Next() {
 		rec := in.Record()
+		if rec.Part != part {
+			part = rec.Part
+			fmt.Fprintf(w, "# %s\n", in.PartName(part))
+		}
 		indent := ""
 		if rec.Compressed() {
 			indent = "    "

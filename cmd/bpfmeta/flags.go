@@ -8,13 +8,14 @@ import (
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
+	"github.com/bpfmeta/bpfmeta/writer"
 )
 
 // The flags several commands share, and what they open.
 
 func inputFlag() cli.Flag {
 	return &cli.StringFlag{Name: "input", Aliases: []string{"i"}, Value: "-", TakesFile: true,
-		Usage: "read the recording from `FILE` (- for stdin; without -i or FILE, stdin, or ./perf.data when stdin is a terminal)"}
+		Usage: "read the recording from `FILE`, or from the directory perf record --threads wrote (- for stdin; without -i or FILE, stdin, or ./perf.data when stdin is a terminal)"}
 }
 
 func outputFlag(what string) cli.Flag {
@@ -69,7 +70,25 @@ func openInput(c *cli.Context, opts reader.Options) (*cliutil.Input, error) {
 // (Session.OpenOutput).
 func openOutput(c *cli.Context, in *cliutil.Input) (*outfile.Output, error) {
 	return sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
-		Given: c.IsSet("output"), Force: c.Bool("force"), Binary: true, Input: in.File})
+		Given: c.IsSet("output"), Force: c.Bool("force"), Binary: true, Input: in.File,
+		Dir: in.Dir != "", InputDir: in.Dir})
+}
+
+// openFileOutput opens the recording -o names as one file or stream, also
+// for a directory recording (convert).
+func openFileOutput(c *cli.Context, in *cliutil.Input) (*outfile.Output, error) {
+	return sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
+		Given: c.IsSet("output"), Force: c.Bool("force"), Binary: true, Input: in.File, InputDir: in.Dir})
+}
+
+// newWriter is the writer of a recording read from in to out: a
+// directory recording's copy into a directory output, or one file or
+// stream.
+func newWriter(out *outfile.Output, in *cliutil.Input, opts writer.Options) (*writer.Writer, error) {
+	if out.Dir != nil {
+		return writer.NewDir(out.Dir, in.Reader, opts)
+	}
+	return writer.New(out.Dest(), in, opts)
 }
 
 // openSnapshotOutput opens the snapshot -o names; with journal, a new file

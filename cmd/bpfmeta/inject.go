@@ -53,6 +53,11 @@ metadata could not be found, and why (-v lists every one). --strict fails (exit
 that perf would have written; programs without samples (such as the probes
 libbpf loads and unloads at once) do not count.
 
+A directory recording (perf record --threads: data and data.N) is written as a
+directory again, the records in data as perf >= 6.17 writes them with --threads
+(the programs loaded during the recording at the end of data); -o - writes one
+pipe stream.
+
 perf before 6.17 cannot read the output ("failed to process type: 84"): read it
 with perf >= 6.17, print it with bpfmeta show, or remove the records again with
 bpfmeta strip.
@@ -60,7 +65,8 @@ bpfmeta strip.
 Examples:
    bpfmeta inject -i perf.data -o perf.meta.data
    perf record -o - -a -- sleep 5 | bpfmeta inject -o perf.meta.data
-   bpfmeta inject --snapshot progs.jsonl -i old.data -o old.meta.data`,
+   bpfmeta inject --snapshot progs.jsonl -i old.data -o old.meta.data
+   bpfmeta inject -i threads.data -o threads.meta.data     # perf record --threads`,
 		Flags: []cli.Flag{
 			inputFlag(),
 			outputFlag("recording"),
@@ -103,7 +109,7 @@ func runInject(c *cli.Context) error {
 			return fmt.Errorf("--strict: %w", err)
 		}
 	}
-	w, err := writer.New(out.Dest(), in, writer.Options{Format: recordFormat(out)})
+	w, err := newWriter(out, in, writer.Options{Format: recordFormat(out)})
 	if err != nil {
 		return out.Error(err)
 	}

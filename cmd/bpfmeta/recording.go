@@ -17,10 +17,11 @@ import (
 )
 
 // printOmitted notes the header sections of a file a pipe output left out
-// (AUXTRACE, which perf rebuilds, and empty ones, only with -v).
+// (AUXTRACE, which perf rebuilds, a directory recording's DIR_FORMAT, and
+// empty ones, only with -v).
 func printOmitted(w io.Writer, in *cliutil.Input, wr *writer.Writer, verbose bool) {
 	for _, f := range wr.Omitted() {
-		if verbose || f.Feature != perfdata.FeatAuxtrace && f.Size > 0 {
+		if verbose || f.Feature != perfdata.FeatAuxtrace && f.Feature != perfdata.FeatDirFormat && f.Size > 0 {
 			fmt.Fprintf(w, "bpfmeta: note: %s: feature %v (%s) is not in the pipe stream: %s\n", in.Name, f.Feature, plural(int(f.Size), "byte"), f.Why)
 		}
 	}
@@ -125,7 +126,7 @@ func copyRecords(in *cliutil.Input, out *outfile.Output, opts writer.Options, ke
 	if opts.Format == 0 {
 		opts.Format = recordFormat(out)
 	}
-	w, err := writer.New(out.Dest(), in, opts)
+	w, err := newWriter(out, in, opts)
 	if err != nil {
 		return 0, out.Error(err)
 	}
@@ -159,7 +160,7 @@ func copyRecords(in *cliutil.Input, out *outfile.Output, opts writer.Options, ke
 // newProgress is inject's progress line: on a terminal's stderr, for a
 // file-mode input, not with -q.
 func newProgress(s *cliutil.Session, in *cliutil.Input, quiet bool) *cliutil.Progress {
-	if quiet || in.Layout() == nil || !cliutil.IsTerminal(s.Stderr) {
+	if quiet || in.Layout() == nil || in.IsDirRecording() || !cliutil.IsTerminal(s.Stderr) {
 		return &cliutil.Progress{}
 	}
 	return &cliutil.Progress{W: s.Stderr, Prefix: "bpfmeta", Name: in.Name, Size: in.Layout().Size, Offset: in.Offset}

@@ -22,7 +22,9 @@ type: 84"). strip copies -i to -o without them: every other byte is unchanged
 (offsets after the removed records are adjusted) and the format is kept, so for
 a recording bpfmeta injected the result is what it was before. It also removes
 the records perf >= 6.17 wrote itself. Compressed records are checked and copied
-as they are (a BPF_METADATA record inside one stays, with a warning).
+as they are (a BPF_METADATA record inside one stays, with a warning). A
+directory recording (perf record --threads) is written as a directory again,
+each of its files byte for byte but for the records removed.
 
 Examples:
    bpfmeta strip -i perf.meta.data -o perf.data

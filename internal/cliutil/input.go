@@ -9,6 +9,7 @@ import (
 	"os"
 
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
@@ -17,6 +18,7 @@ type Input struct {
 	*reader.Reader
 	Name string   // for messages: the path (quoted as needed), or "stdin"
 	File *os.File // the regular file the reader reads, if it is one
+	Dir  string   // the path of a directory recording (perf record --threads)
 	f    *os.File // the file opened by name, closed with the Input
 }
 
@@ -52,6 +54,9 @@ func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Inpu
 		var err error
 		f, ok := s.Stdin.(*os.File)
 		if ok {
+			if st, err := f.Stat(); err == nil && st.IsDir() {
+				return nil, Usagef("stdin is a directory: a directory recording (perf record --threads) is read with -i DIR")
+			}
 			r, err = reader.OpenFile(f, os.TempDir(), opts)
 		} else {
 			r, err = reader.OpenStream(s.Stdin, os.TempDir(), opts)
@@ -72,12 +77,26 @@ func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Inpu
 	}
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		f.Close()
-		return nil, fmt.Errorf("%s is a directory, not a recording", name)
+		r, err := reader.OpenDir(path, opts)
+		if errors.Is(err, reader.ErrNoDataFile) {
+			return nil, fmt.Errorf("%s is a directory with no file named data: not a recording, nor a directory recording (perf record --threads writes data and data.N)", name)
+		}
+		if err != nil {
+			return nil, recordingError(name, nil, err)
+		}
+		return &Input{Reader: r, Name: name, Dir: path}, nil
 	}
 	r, err := reader.OpenFile(f, os.TempDir(), opts)
 	if err != nil {
 		f.Close()
 		return nil, recordingError(name, f, err)
+	}
+	if l := r.Layout(); l != nil {
+		if _, ok := l.Feature(perfdata.FeatDirFormat); ok {
+			r.Close()
+			f.Close()
+			return nil, fmt.Errorf("%s is the data file of a directory recording (perf record --threads), whose records are in the data.N files beside it: read the directory with -i", name)
+		}
 	}
 	in := &Input{Reader: r, Name: name, f: f}
 	if isRegular(f) {

@@ -1,6 +1,7 @@
 package cliutil
 
 import (
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -16,6 +17,12 @@ type OutputOptions struct {
 	Journal bool     // a new file appears under its name at once (watch)
 	Binary  bool     // a recording, not text: never to a terminal unasked
 	Input   *os.File // the input, which the output may not be
+	// Dir makes a path a directory (outfile.OpenDir): a copy of a
+	// directory recording, InputDir, which the output may not be. An
+	// existing FIFO or character device (with Force) is written to as
+	// a stream all the same.
+	Dir      bool
+	InputDir string
 }
 
 // IsDevNull reports whether path is the null device itself (character
@@ -57,7 +64,22 @@ func (s *Session) OpenOutput(path string, o OutputOptions) (*outfile.Output, err
 	if sameFile(o.Input, func() (os.FileInfo, error) { return os.Stat(path) }) {
 		return nil, Usagef("%s is the input: write the output to another file", name)
 	}
-	out, err := outfile.Open(path, name, outfile.Options{Force: o.Force, Journal: o.Journal}, s.Track)
+	if o.InputDir != "" {
+		if ist, err := os.Stat(o.InputDir); err == nil {
+			if ost, err := os.Stat(path); err == nil && os.SameFile(ist, ost) {
+				return nil, Usagef("%s is the input: write the output to another directory", name)
+			}
+		}
+	}
+	opts := outfile.Options{Force: o.Force, Journal: o.Journal}
+	if o.Dir && !isStream(path) {
+		out, err := outfile.OpenDir(path, name, opts, s.Track)
+		if err != nil {
+			return nil, FileError(name, err)
+		}
+		return out, nil
+	}
+	out, err := outfile.Open(path, name, opts, s.Track)
 	if err != nil {
 		return nil, FileError(name, err)
 	}
@@ -75,4 +97,11 @@ func sameFile(in *os.File, stat func() (os.FileInfo, error)) bool {
 	}
 	ost, err := stat()
 	return err == nil && os.SameFile(ist, ost)
+}
+
+// isStream reports whether path is an existing FIFO or character device,
+// or a symlink to one: written to, never replaced (outfile.Create).
+func isStream(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0
 }

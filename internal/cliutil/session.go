@@ -68,7 +68,7 @@ func (s *Session) ClaimSignals(ch chan<- os.Signal) (release func()) {
 
 // Track has f removed if a signal ends the run; the returned function
 // stops that (after a commit, or an abort).
-func (s *Session) Track(f *outfile.File) (untrack func()) {
+func (s *Session) Track(f outfile.Aborter) (untrack func()) {
 	if s.guard == nil {
 		return func() {}
 	}

@@ -16,7 +16,7 @@ import (
 // behind. Files are guarded from Track to the function it returns.
 type Guard struct {
 	mu    sync.Mutex
-	files map[*File]bool
+	files map[Aborter]bool
 	// claim, when set, gets the signals instead (a command that ends
 	// itself on them, such as one that runs a child).
 	claim chan<- os.Signal
@@ -29,7 +29,7 @@ const signalGrace = time.Second
 // NewGuard handles sigs (those that are not ignored: under nohup, SIGHUP
 // stays ignored) for as long as the process lives.
 func NewGuard(sigs ...os.Signal) *Guard {
-	g := &Guard{files: map[*File]bool{}}
+	g := &Guard{files: map[Aborter]bool{}}
 	ch := make(chan os.Signal, 4)
 	for _, sig := range sigs {
 		if !signal.Ignored(sig) {
@@ -63,9 +63,12 @@ func (g *Guard) handle(ch <-chan os.Signal) {
 	}
 }
 
+// Aborter is an output a Guard removes: a *File, a *Dir.
+type Aborter interface{ Abort() }
+
 // Track guards f; the returned function stops that (after a commit, or an
 // abort).
-func (g *Guard) Track(f *File) (untrack func()) {
+func (g *Guard) Track(f Aborter) (untrack func()) {
 	g.mu.Lock()
 	g.files[f] = true
 	g.mu.Unlock()

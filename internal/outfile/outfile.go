@@ -240,11 +240,17 @@ func (f *File) Commit() error {
 		f.remove()
 		return err
 	}
-	if d, derr := os.Open(filepath.Dir(f.path)); derr == nil {
-		d.Sync() // the new name, durable; best effort
+	syncParent(f.path)
+	return nil
+}
+
+// syncParent makes a new name at path durable: it syncs path's directory,
+// best effort.
+func syncParent(path string) {
+	if d, err := os.Open(filepath.Dir(path)); err == nil {
+		d.Sync()
 		d.Close()
 	}
-	return nil
 }
 
 // Abort closes the file and removes it, unless it was committed. It is safe

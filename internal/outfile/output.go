@@ -14,6 +14,7 @@ import (
 type Output struct {
 	Name string // for messages
 	File *File  // nil for a stream
+	Dir  *Dir   // a directory recording's directory, instead of File
 	w    io.Writer
 	held *os.File // what is written until Release (Hold)
 	done func()   // called once the file is committed or aborted
@@ -25,7 +26,7 @@ func NewStream(name string, w io.Writer) *Output { return &Output{Name: name, w:
 // Open creates the file at path by Create's policy; track, if not nil, is
 // called with it and returns what to call once it is committed or aborted
 // (a Guard's Track).
-func Open(path, name string, opts Options, track func(*File) func()) (*Output, error) {
+func Open(path, name string, opts Options, track func(Aborter) func()) (*Output, error) {
 	f, err := Create(path, opts)
 	if err != nil {
 		return nil, err
@@ -33,6 +34,20 @@ func Open(path, name string, opts Options, track func(*File) func()) (*Output, e
 	o := &Output{Name: name, File: f, w: f, done: func() {}}
 	if track != nil {
 		o.done = track(f)
+	}
+	return o, nil
+}
+
+// OpenDir creates the directory at path by CreateDir's policy, tracked as
+// Open tracks a file.
+func OpenDir(path, name string, opts Options, track func(Aborter) func()) (*Output, error) {
+	d, err := CreateDir(path, opts)
+	if err != nil {
+		return nil, err
+	}
+	o := &Output{Name: name, Dir: d, done: func() {}}
+	if track != nil {
+		o.done = track(d)
 	}
 	return o, nil
 }
@@ -46,7 +61,7 @@ func IsStdout(path string) bool {
 
 // Regular reports whether the output is a regular file: one that appears
 // only when complete (Commit), so needs no holding.
-func (o *Output) Regular() bool { return o.File != nil && o.File.Regular() }
+func (o *Output) Regular() bool { return o.Dir != nil || o.File != nil && o.File.Regular() }
 
 // Hold keeps what is written in an unnamed file in dir until Release: a
 // stream cannot take back what it was given. what names it in an error.
@@ -85,13 +100,19 @@ func (o *Output) Release() error {
 	return nil
 }
 
-// Commit finishes a file (File.Commit).
+// Commit finishes a file (File.Commit) or directory (Dir.Commit).
 func (o *Output) Commit() error {
-	if o.File == nil {
+	var commit func() error
+	switch {
+	case o.File != nil:
+		commit = o.File.Commit
+	case o.Dir != nil:
+		commit = o.Dir.Commit
+	default:
 		return nil
 	}
 	defer o.done()
-	if err := o.File.Commit(); err != nil {
+	if err := commit(); err != nil {
 		if pe, ok := err.(*os.PathError); ok {
 			err = pe.Err // the name is o.Name
 		}
@@ -108,6 +129,10 @@ func (o *Output) Abort() {
 	}
 	if o.File != nil {
 		o.File.Abort()
+		o.done()
+	}
+	if o.Dir != nil {
+		o.Dir.Abort()
 		o.done()
 	}
 }

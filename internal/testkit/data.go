@@ -41,6 +41,30 @@ func Fixture(name string) string { return RepoPath("testdata", "bpf", name+".bpf
 // its README.md).
 func CorpusDir() string { return RepoPath("testdata", "corpus") }
 
+// ThreadsDir is the directory of the real directory recordings (perf
+// record --threads), testdata/corpus/threads: NAME.data directories, with
+// NAME.data.counts beside them.
+func ThreadsDir() string { return RepoPath("testdata", "corpus", "threads") }
+
+// ThreadsNames lists the directory recordings by name, sorted.
+func ThreadsNames(t testing.TB) []string {
+	t.Helper()
+	ents, err := os.ReadDir(ThreadsDir())
+	if err != nil {
+		t.Fatalf("the directory recordings: %v", err)
+	}
+	var names []string
+	for _, e := range ents {
+		if e.IsDir() && strings.HasSuffix(e.Name(), ".data") {
+			names = append(names, e.Name())
+		}
+	}
+	if len(names) == 0 {
+		t.Fatalf("no directory recordings in %s", ThreadsDir())
+	}
+	return names
+}
+
 // zstSuffix marks corpus files stored compressed.
 const zstSuffix = ".zst"
 

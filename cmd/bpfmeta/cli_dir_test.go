@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// Directory recordings (perf record --threads) of the corpus the tests use.
+const (
+	threads61     = "perf6.1_x86_64_threads_bpf.data"   // perf 6.1, no BPF_METADATA
+	threads72     = "perf7.2_x86_64_threads_bpf.data"   // perf 7.2: its own BPF_METADATA records
+	threads61Zstd = "perf6.1_x86_64_threads_zstd.data"  // -z: a zstd stream per data file
+	threads72Zstd = "perf7.2_x86_64_threads_zstd2.data" // -z, COMPRESSED2
+)
+
+func threadsPath(name string) string { return filepath.Join(testkit.ThreadsDir(), name) }
+
+// perfStats runs perf report --stats on path and returns its Aggregated stats.
+func perfReportStats(t *testing.T, perf, path string) statsBlock {
+	t.Helper()
+	cmd := exec.Command(perf, "report", "--stats", "-i", path)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s report --stats -i %s: %v\n%s", perf, path, err, stderr.String())
+	}
+	s, ok := parseStats(stdout.String())
+	if !ok {
+		t.Fatalf("%s report --stats -i %s prints no Aggregated stats:\n%s", perf, path, stderr.String())
+	}
+	return s
+}
+
+// bpfmetaStats runs bpfmeta dump --stats on path.
+func bpfmetaStats(t *testing.T, path string) statsBlock {
+	t.Helper()
+	r := bpfmeta(t, nil, "dump", "--stats", "-i", path)
+	if r.code != exitOK || r.stderr != "" {
+		t.Fatalf("dump --stats -i %s: %v", path, r)
+	}
+	s, ok := parseStats(r.stdout)
+	if !ok {
+		t.Fatalf("dump --stats has no Aggregated stats:\n%s", r.stdout)
+	}
+	return s
+}
+
+func equalStats(t *testing.T, what string, got, want statsBlock) {
+	t.Helper()
+	for k, n := range want.counts {
+		if got.counts[k] != n {
+			t.Errorf("%s: %s events: %d, want %d", what, k, got.counts[k], n)
+		}
+	}
+	for k, n := range got.counts {
+		if _, ok := want.counts[k]; !ok {
+			t.Errorf("%s: %s events: %d, want none", what, k, n)
+		}
+	}
+}
+
+// TestDirDumpStats: dump --stats of a directory recording is perf's report
+// --stats, perf 7.2's for every one, perf 6.1's for its own.
+func TestDirDumpStats(t *testing.T) {
+	for _, name := range testkit.ThreadsNames(t) {
+		t.Run(name, func(t *testing.T) {
+			ours := bpfmetaStats(t, threadsPath(name))
+			equalStats(t, "perf 7.2", ours, perfReportStats(t, perfPath(t, modernPerf), threadsPath(name)))
+			if strings.HasPrefix(name, "perf6.1") {
+				equalStats(t, "perf 6.1", ours, perfReportStats(t, perfPath(t, stockPerf), threadsPath(name)))
+			}
+		})
+	}
+}
+
+// sameFiles checks that directories a and b hold the same files, byte for
+// byte.
+func sameFiles(t *testing.T, a, b string) {
+	t.Helper()
+	na, nb := dirNames(t, a), dirNames(t, b)
+	if !slices.Equal(na, nb) {
+		t.Fatalf("%s has %q, %s %q", a, na, b, nb)
+	}
+	for _, n := range na {
+		ba, err := os.ReadFile(filepath.Join(a, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		bb, err := os.ReadFile(filepath.Join(b, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(ba, bb) {
+			t.Errorf("%s differs", n)
+		}
+	}
+}
+
+// TestDirStripConvert: strip of perf 7.2's directory recording writes a
+// directory without its BPF_METADATA records, every other byte the
+// same, which perf 7.2 reads (perf 6.1 reads no recording of perf 7.2's:
+// its attrs are too new); convert writes one file or stream that perf 6.1
+// and 7.2 read with the same counts.
+func TestDirStripConvert(t *testing.T) {
+	dir := t.TempDir()
+	stripped := filepath.Join(dir, "stripped.data")
+	r := bpfmeta(t, nil, "strip", "-i", threadsPath(threads72), "-o", stripped)
+	if r.code != exitOK {
+		t.Fatalf("strip: %v", r)
+	}
+	oneLine(t, "strip", r, "bpfmeta: "+threadsPath(threads72)+": removed 8 BPF_METADATA records")
+	for _, n := range []string{"data.0", "data.1"} {
+		want, _ := os.ReadFile(filepath.Join(threadsPath(threads72), n))
+		got, err := os.ReadFile(filepath.Join(stripped, n))
+		if err != nil || !bytes.Equal(got, want) {
+			t.Errorf("stripped %s is not the input's (%v)", n, err)
+		}
+	}
+	want := bpfmetaStats(t, threadsPath(threads72))
+	want.counts["TOTAL"] -= want.counts["BPF_METADATA"]
+	delete(want.counts, "BPF_METADATA")
+	equalStats(t, "stripped, perf 7.2", perfReportStats(t, perfPath(t, modernPerf), stripped), want)
+	// stripping again changes nothing
+	again := filepath.Join(dir, "again.data")
+	if r := bpfmeta(t, nil, "strip", "-q", "-i", stripped, "-o", again); r.code != exitOK {
+		t.Fatalf("strip: %v", r)
+	}
+	sameFiles(t, stripped, again)
+
+	for _, name := range []string{threads61, threads72} {
+		file := filepath.Join(dir, name+".file")
+		if r := bpfmeta(t, nil, "convert", "-i", threadsPath(name), "-o", file); r.code != exitOK || r.stderr != "" {
+			t.Fatalf("convert %s: %v", name, r)
+		}
+		want := bpfmetaStats(t, threadsPath(name))
+		equalStats(t, name+" as a file, perf 7.2", perfReportStats(t, perfPath(t, modernPerf), file), want)
+		if name == threads61 {
+			equalStats(t, name+" as a file, perf 6.1", perfReportStats(t, perfPath(t, stockPerf), file), want)
+		}
+		pipe := filepath.Join(dir, name+".pipe")
+		f, err := os.Create(pipe)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := bpfmeta(t, nil, "convert", "-i", threadsPath(name), "-o", "-")
+		f.WriteString(r.stdout)
+		f.Close()
+		if r.code != exitOK || r.stderr != "" {
+			t.Fatalf("convert %s -o -: %v", name, r)
+		}
+		// the stream's records are the directory's, and its prelude
+		got := bpfmetaStats(t, pipe)
+		if got.counts["SAMPLE"] != want.counts["SAMPLE"] || got.counts["BPF_METADATA"] != want.counts["BPF_METADATA"] || got.counts["KSYMBOL"] != want.counts["KSYMBOL"] {
+			t.Errorf("%s as a stream: %v, the directory %v", name, got.counts, want.counts)
+		}
+		equalStats(t, name+" as a stream, perf 7.2", perfReportStats(t, perfPath(t, modernPerf), pipe), got)
+	}
+}
+
+// TestDirRefusals: what is refused, with words that say why, and nothing
+// left behind.
+func TestDirRefusals(t *testing.T) {
+	dir := t.TempDir()
+	in, err := os.Open(threadsPath(threads61))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	r := bpfmeta(t, in, "dump", "--stats")
+	if r.code != exitUsage {
+		t.Errorf("stdin a directory: %v, want exit 2", r)
+	}
+	oneLine(t, "stdin a directory", r, "bpfmeta: stdin is a directory: a directory recording (perf record --threads) is read with -i DIR")
+
+	r = bpfmeta(t, nil, "show", "-i", filepath.Join(threadsPath(threads72), "data"))
+	if r.code != exitFailure || !strings.Contains(r.stderr, "is the data file of a directory recording") {
+		t.Errorf("-i DIR/data: %v", r)
+	}
+
+	// one file of two zstd streams
+	out := filepath.Join(dir, "one.data")
+	r = bpfmeta(t, nil, "convert", "-i", threadsPath(threads61Zstd), "-o", out)
+	if r.code != exitFailure || !strings.Contains(r.stderr, "two zstd streams") {
+		t.Errorf("convert of a -z directory: %v", r)
+	}
+	// an existing output, without -f
+	existing := filepath.Join(dir, "existing.data")
+	if err := os.Mkdir(existing, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	r = bpfmeta(t, nil, "strip", "-i", threadsPath(threads61), "-o", existing)
+	if r.code != exitFailure || !strings.Contains(r.stderr, "exists") {
+		t.Errorf("strip to an existing directory: %v", r)
+	}
+	// the input as the output
+	r = bpfmeta(t, nil, "strip", "-f", "-i", threadsPath(threads61), "-o", threadsPath(threads61))
+	if r.code != exitUsage {
+		t.Errorf("strip -f to the input: %v", r)
+	}
+	if got := dirNames(t, dir); !slices.Equal(got, []string{"existing.data"}) {
+		t.Errorf("left behind: %q", got)
+	}
+	if got := dirNames(t, existing); len(got) != 0 {
+		t.Errorf("written into the existing directory: %q", got)
+	}
+	// with -f, replaced by a complete directory
+	if r := bpfmeta(t, nil, "strip", "-f", "-q", "-i", threadsPath(threads61Zstd), "-o", existing); r.code != exitOK {
+		t.Fatalf("strip -f: %v", r)
+	}
+	sameFiles(t, threadsPath(threads61Zstd), existing)
+	if got := dirNames(t, dir); !slices.Equal(got, []string{"existing.data"}) {
+		t.Errorf("left behind: %q", got)
+	}
+}
+
+// TestDirMemory: memory stays flat whatever the number of data files:
+// dump --stats and strip of a directory recording with 10,000 data files
+// (hard links to one) take at most what the collector lets the heap of a
+// run with 2 grow to.
+func TestDirMemory(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	many := filepath.Join(dir, "many.data")
+	if err := os.Mkdir(many, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"data", "data.0", "data.1"} {
+		b, err := os.ReadFile(filepath.Join(threadsPath(threads61), n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(many, n), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const n = 10000
+	for i := 2; i < n; i++ {
+		if err := os.Link(filepath.Join(many, "data.1"), filepath.Join(many, perfdata.DataFileName(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name string
+		args func(in, out string) []string
+	}{
+		{"dump --stats", func(in, out string) []string { return []string{"dump", "--stats", "-i", in} }},
+		{"strip", func(in, out string) []string { return []string{"strip", "-q", "-i", in, "-o", out} }},
+	} {
+		few := runProc(t, bin, procRun{}, c.args(threadsPath(threads61), filepath.Join(dir, "few.out"))...)
+		lots := runProc(t, bin, procRun{}, c.args(many, filepath.Join(dir, "many.out"))...)
+		if few.code != exitOK || lots.code != exitOK {
+			t.Fatalf("%s: %v; %v", c.name, few.result, lots.result)
+		}
+		t.Logf("%s: 2 data files %.1f MiB, %d data files %.1f MiB", c.name, float64(few.peak)/(1<<20), n, float64(lots.peak)/(1<<20))
+		// what each data file costs (a few KiB of handles and names) is
+		// garbage the collector takes back: the heap stays within twice
+		// what it holds live, whatever the number of files
+		if lots.peak > 2*few.peak+4<<20 || lots.peak > peakBound {
+			t.Errorf("%s of %d data files: peak %d MiB, with 2: %d MiB", c.name, n, lots.peak>>20, few.peak>>20)
+		}
+	}
+	out := dirNames(t, filepath.Join(dir, "many.out"))
+	if len(out) != n+1 {
+		t.Errorf("strip wrote %d files, want %d", len(out), n+1)
+	}
+}

@@ -1,0 +1,273 @@
+package outfile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// DirMode is the mode of the directories CreateDir makes, as perf record
+// makes a directory recording's (S_IRWXU).
+const DirMode fs.FileMode = 0o700
+
+// Dir is an output directory being written: a directory recording (perf
+// record --threads), by the policy of the package comment for files.
+//
+//   - Without Force, a path that exists as anything is refused before
+//     anything is written.
+//   - The directory is made under a temporary name beside the target
+//     (".NAME.tmpXXXXXXXXXX", mkdir, which fails on an existing name), its
+//     files created in it O_EXCL|O_NOFOLLOW, mode 0600; Commit syncs them
+//     (syncfs) and the directory, and renames it into place with
+//     RENAME_NOREPLACE, which cannot replace what appeared meanwhile.
+//     Abort, or a Commit that fails, removes it and its files.
+//   - With Force, an existing directory recording (a directory holding
+//     only files named data and data.N) or regular file is replaced
+//     atomically (RENAME_EXCHANGE, then the old one is removed); anything
+//     else is refused.
+type Dir struct {
+	path  string
+	tmp   string
+	dir   *os.File // the temporary directory: files are made in it by name
+	force bool
+	mu    sync.Mutex
+	done  bool
+}
+
+// CreateDir starts the directory at path, by Dir's policy.
+func CreateDir(path string, opts Options) (*Dir, error) {
+	st, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		return nil, err
+	case !opts.Force:
+		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w (-f replaces a directory recording)", ErrExists)}
+	case st.IsDir():
+		if err := checkReplaceable(path); err != nil {
+			return nil, err
+		}
+	case !st.Mode().IsRegular():
+		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %s: -f replaces only a directory recording or a regular file", kind(st.Mode()))}
+	}
+	for range 100 {
+		tmp, err := tempName(path)
+		if err != nil {
+			return nil, err
+		}
+		err = unix.Mkdir(tmp, uint32(DirMode))
+		if err == unix.EEXIST {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
+		}
+		f, err := os.OpenFile(tmp, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			unix.Rmdir(tmp)
+			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
+		}
+		return &Dir{path: path, tmp: tmp, dir: f, force: opts.Force}, nil
+	}
+	return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("no free temporary name next to it")}
+}
+
+// maxReplaced bounds the entries of a directory -f replaces.
+const maxReplaced = 1 << 17
+
+// checkReplaceable checks that the directory at path is one -f may
+// replace: it holds only data and data.N, none of them a directory.
+func checkReplaceable(path string) error {
+	ents, err := readNames(path)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if !isRecordingName(e.Name()) || e.IsDir() {
+			return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a directory holding %q: -f replaces only a directory recording (data and data.N files)", e.Name())}
+		}
+	}
+	return nil
+}
+
+func readNames(path string) ([]fs.DirEntry, error) {
+	d, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	ents, err := d.ReadDir(maxReplaced + 1)
+	if err != nil && err != io.EOF {
+		return nil, err
+	}
+	if len(ents) > maxReplaced {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("more than %d files: not a directory recording -f replaces", maxReplaced)}
+	}
+	return ents, nil
+}
+
+func isRecordingName(name string) bool {
+	if name == "data" {
+		return true
+	}
+	n, ok := strings.CutPrefix(name, "data.")
+	if !ok || n == "" {
+		return false
+	}
+	for _, c := range n {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// Name is the path the directory appears under.
+func (d *Dir) Name() string { return d.path }
+
+// Create creates the file name in the directory, for reading and writing.
+func (d *Dir) Create(name string) (*os.File, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done {
+		return nil, errors.New("outfile: Create after Commit or Abort")
+	}
+	fd, err := unix.Openat(int(d.dir.Fd()), name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(Mode))
+	if err != nil {
+		return nil, &fs.PathError{Op: "create", Path: filepath.Join(d.path, name), Err: err}
+	}
+	return os.NewFile(uintptr(fd), filepath.Join(d.path, name)), nil
+}
+
+// Finish closes a file Create made. Commit makes it durable: a sync of
+// each of thousands of data files would cost more than one of their file
+// system.
+func (d *Dir) Finish(f *os.File) error {
+	return f.Close()
+}
+
+// Commit syncs the directory and moves it into place.
+func (d *Dir) Commit() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done {
+		return errors.New("outfile: Commit after Commit or Abort")
+	}
+	d.done = true
+	// the files (syncfs(2): the directory's file system), then the directory
+	err := unix.Syncfs(int(d.dir.Fd()))
+	if err == nil {
+		err = d.dir.Sync()
+	}
+	if err == nil {
+		err = d.place()
+	}
+	if err != nil {
+		d.remove()
+		return err
+	}
+	d.dir.Close()
+	syncParent(d.path)
+	return nil
+}
+
+// place renames the temporary directory to its name: never over what
+// appeared meanwhile, unless Force, which exchanges the two and removes
+// the old one.
+func (d *Dir) place() error {
+	err := unix.Renameat2(unix.AT_FDCWD, d.tmp, unix.AT_FDCWD, d.path, unix.RENAME_NOREPLACE)
+	if err == nil {
+		return nil
+	}
+	if err != unix.EEXIST {
+		return &fs.PathError{Op: "rename", Path: d.path, Err: err}
+	}
+	if !d.force {
+		return &fs.PathError{Op: "create", Path: d.path, Err: fmt.Errorf("%w: it appeared while bpfmeta wrote it (-f replaces it)", ErrExists)}
+	}
+	st, err := os.Lstat(d.path)
+	switch {
+	case err != nil:
+		return err
+	case st.IsDir():
+		if err := checkReplaceable(d.path); err != nil {
+			return err
+		}
+	case !st.Mode().IsRegular():
+		return &fs.PathError{Op: "create", Path: d.path, Err: fmt.Errorf("a %s: -f replaces only a directory recording or a regular file", kind(st.Mode()))}
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, d.tmp, unix.AT_FDCWD, d.path, unix.RENAME_EXCHANGE); err != nil {
+		return &fs.PathError{Op: "rename", Path: d.path, Err: err}
+	}
+	// The old one is now under the temporary name.
+	if st.IsDir() {
+		removeRecording(d.tmp)
+	} else {
+		os.Remove(d.tmp)
+	}
+	return nil
+}
+
+// Abort removes the directory and its files, unless it was committed. It
+// is safe to call more than once and from another goroutine (a signal
+// handler).
+func (d *Dir) Abort() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.done {
+		return
+	}
+	d.done = true
+	d.remove()
+}
+
+func (d *Dir) remove() {
+	removeIn(d.dir)
+	d.dir.Close()
+	unix.Rmdir(d.tmp)
+}
+
+// removeRecording removes the directory recording at path: its data and
+// data.N files (nothing else, following no symlink), then the directory.
+func removeRecording(path string) {
+	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	removeIn(f)
+	f.Close()
+	unix.Rmdir(path)
+}
+
+// removeIn removes the data and data.N files of the open directory d, a
+// pass at a time until a pass finds none (a directory read while entries
+// go may skip some).
+func removeIn(d *os.File) {
+	for {
+		if _, err := d.Seek(0, io.SeekStart); err != nil {
+			return
+		}
+		removed := 0
+		for {
+			ents, err := d.ReadDir(1024)
+			for _, e := range ents {
+				if isRecordingName(e.Name()) && !e.IsDir() && unix.Unlinkat(int(d.Fd()), e.Name(), 0) == nil {
+					removed++
+				}
+			}
+			if err != nil || len(ents) == 0 {
+				break
+			}
+		}
+		if removed == 0 {
+			return
+		}
+	}
+}

@@ -1,0 +1,308 @@
+package reader
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// A directory recording is what perf record --threads writes: a directory
+// with a file "data" (the header, attrs and features, with HEADER_DIR_FORMAT,
+// and the records perf synthesized) and one file "data.N" per recording
+// thread, each a bare stream of records (no header), as perf's
+// perf_data__create_dir() makes them. The Reader reads one as a single
+// record sequence: the data section of "data", then each data file whole,
+// data.0, data.1, ... in ascending N. Records say which file they are in
+// (Record.Part) and their offset in it.
+//
+// perf_data__open_dir() takes every regular file whose name starts with
+// "data." in readdir order, and __perf_session__process_dir_events() reads
+// them interleaved, 2 MiB at a time, to sort their records by time. bpfmeta
+// sorts nothing: it reads one file at a time, in an order that does not
+// depend on the file system, and has at most one data file open.
+
+// ErrNoDataFile is OpenDir's error for a directory without a file named
+// data: no directory recording. It is an ErrNotPerfData.
+var ErrNoDataFile = fmt.Errorf("no file named data: not a directory recording (perf record --threads writes data and data.N): %w", ErrNotPerfData)
+
+// DirFormatVersion is the HEADER_DIR_FORMAT version perf writes and reads
+// (PERF_DIR_VERSION).
+const DirFormatVersion = 1
+
+// MaxDataFiles bounds the data files of a directory recording: perf writes
+// one per recording thread, at most one per CPU (the kernel's NR_CPUS is
+// at most 8192).
+const MaxDataFiles = 1 << 16
+
+// maxDataFiles is MaxDataFiles, lowered by the tests.
+var maxDataFiles = MaxDataFiles
+
+// dirParts is the state of a directory recording's data files.
+type dirParts struct {
+	path  string
+	dir   *os.File // the directory, for openat: names are looked up in it only
+	files []int    // the N of each data.N, ascending
+	cur   *os.File // the data file being read (part > 0)
+}
+
+// IsDirRecording reports whether the recording was read from a directory.
+func (r *Reader) IsDirRecording() bool { return r.dir != nil }
+
+// DataFiles returns the N of each data.N file of a directory recording, in
+// the order they are read (Record.Part i is DataFiles()[i-1]); nil for a
+// single file.
+func (r *Reader) DataFiles() []int {
+	if r.dir == nil {
+		return nil
+	}
+	return r.dir.files
+}
+
+// PartName is the name of file part of a directory recording ("data", or
+// "data.N"), or "" for a single file.
+func (r *Reader) PartName(part int) string {
+	switch {
+	case r.dir == nil:
+		return ""
+	case part == 0:
+		return "data"
+	}
+	return perfdata.DataFileName(r.dir.files[part-1])
+}
+
+// OpenPart returns a new handle on the data file the records handed out now
+// are in (a directory recording's part > 0), for a writer that copies from
+// it after the reader moved on; the caller closes it.
+func (r *Reader) OpenPart() (*os.File, error) {
+	if r.dir == nil || r.dir.cur == nil {
+		return nil, errors.New("reader: no data file is being read")
+	}
+	fd, err := unix.Dup(int(r.dir.cur.Fd()))
+	if err != nil {
+		return nil, err
+	}
+	unix.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), r.dir.cur.Name()), nil
+}
+
+// OpenDir reads the directory recording at path (perf record --threads).
+// Its files must be regular files, not symlinks; names in it that start
+// with "data." must be data.N (perf would read any of them). Closing the
+// Reader closes what it opened.
+func OpenDir(path string, opts Options) (*Reader, error) {
+	dir, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	r, err := openDir(dir, path, opts)
+	if err != nil {
+		dir.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func openDir(dir *os.File, path string, opts Options) (*Reader, error) {
+	data, err := openRegular(dir, "data")
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, ErrNoDataFile
+		}
+		return nil, err
+	}
+	st, err := data.Stat()
+	if err != nil {
+		data.Close()
+		return nil, err
+	}
+	r, err := NewFile(data, st.Size(), opts)
+	if err == nil && r.format != perfdata.FormatFile {
+		err = corrupt(0, "a pipe-mode recording: a directory recording's data file has a file header")
+	}
+	if err == nil {
+		err = checkDirFormat(r)
+	}
+	if err != nil {
+		data.Close()
+		return nil, partError("data", err)
+	}
+	r.files = append(r.files, data)
+	files, err := dataFiles(dir)
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	r.dir = &dirParts{path: path, dir: dir, files: files}
+	return r, nil
+}
+
+// checkDirFormat checks the HEADER_DIR_FORMAT feature perf reads the
+// directory's layout version from (process_dir_format(); perf_data__open_dir()
+// refuses any version but PERF_DIR_VERSION).
+func checkDirFormat(r *Reader) error {
+	s, ok := r.layout.Feature(perfdata.FeatDirFormat)
+	if !ok {
+		return corrupt(0, "no DIR_FORMAT feature: not the data file of a directory recording")
+	}
+	if s.Size < 8 {
+		return corrupt(s.TableOffset, "DIR_FORMAT feature of %d bytes", s.Size)
+	}
+	var b [8]byte
+	if _, err := r.src.ReadAt(b[:], int64(s.Offset)); err != nil {
+		return truncated(int64(s.Offset), "DIR_FORMAT feature: %v", err)
+	}
+	if v := r.order.Uint64(b[:]); v != DirFormatVersion {
+		return corrupt(int64(s.Offset), "DIR_FORMAT version %d (perf reads version %d)", v, DirFormatVersion)
+	}
+	return nil
+}
+
+// dataFiles lists the data.N files of dir, in ascending N, a batch of
+// names at a time. Anything perf would read as a data file must be one.
+func dataFiles(dir *os.File) ([]int, error) {
+	var files []int
+	for {
+		ents, err := dir.ReadDir(1024)
+		for _, e := range ents {
+			name := e.Name()
+			if !strings.HasPrefix(name, "data.") {
+				continue
+			}
+			n, err := strconv.Atoi(name[len("data."):])
+			if err != nil || n < 0 || perfdata.DataFileName(n) != name {
+				return nil, fmt.Errorf("%s: not a data file perf writes (data.N), which perf would read as one", quoteName(name))
+			}
+			if e.Type() != 0 {
+				return nil, notRegular(name, e.Type())
+			}
+			if len(files) == maxDataFiles {
+				return nil, fmt.Errorf("more than %d data files (perf writes one a recording thread, at most one a CPU)", maxDataFiles)
+			}
+			files = append(files, n)
+		}
+		if err == io.EOF || len(ents) == 0 && err == nil {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(files)
+	return files, nil
+}
+
+// openRegular opens name in dir for reading, if it is a regular file: not a
+// symlink (O_NOFOLLOW), and not a FIFO or device, which O_NONBLOCK keeps
+// the open from waiting on.
+func openRegular(dir *os.File, name string) (*os.File, error) {
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err == unix.ELOOP {
+		return nil, notRegular(name, fs.ModeSymlink)
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), name)
+	st, err := f.Stat()
+	if err == nil && !st.Mode().IsRegular() {
+		err = notRegular(name, st.Mode().Type())
+	}
+	if err == nil {
+		// back to blocking reads: os.File would otherwise poll a regular file
+		err = unix.SetNonblock(fd, false)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func notRegular(name string, t fs.FileMode) error {
+	what := "not a regular file"
+	switch {
+	case t&fs.ModeSymlink != 0:
+		what = "a symlink, which bpfmeta does not follow in a directory recording"
+	case t&fs.ModeNamedPipe != 0:
+		what = "a FIFO, not a regular file"
+	case t&fs.ModeDevice != 0:
+		what = "a device, not a regular file"
+	case t.IsDir():
+		what = "a directory, not a regular file"
+	}
+	return fmt.Errorf("%s: %s", quoteName(name), what)
+}
+
+// quoteName quotes a name read from a directory for a message: it may hold
+// anything.
+func quoteName(name string) string { return safetext.Quote(name) }
+
+// partError names the file of a directory recording an error is in.
+func partError(name string, err error) error {
+	var fe *FormatError
+	if errors.As(err, &fe) && fe.File == "" {
+		fe.File = name
+		return err
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// nextPart moves to the next data file of a directory recording, if there
+// is one: each is a record stream of its own, from offset 0 to its end,
+// with its own zstd stream (perf compresses each thread's records apart).
+func (r *Reader) nextPart() (bool, error) {
+	d := r.dir
+	if d == nil || r.part >= len(d.files) {
+		return false, nil
+	}
+	if err := r.finish(); err != nil {
+		return false, err
+	}
+	if r.zs != nil {
+		r.zs.close()
+		r.zs = nil
+	}
+	r.inner, r.innerR, r.innerOff = r.inner[:0], 0, 0
+	if d.cur != nil {
+		d.cur.Close()
+		d.cur = nil
+	}
+	r.part++
+	name := perfdata.DataFileName(d.files[r.part-1])
+	f, err := openRegular(d.dir, name)
+	if err != nil {
+		return false, err
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return false, err
+	}
+	d.cur = f
+	r.end = st.Size()
+	r.s.restart(io.NewSectionReader(f, 0, st.Size()), 0)
+	return true, nil
+}
+
+// closeDir closes what a directory recording's reader opened.
+func (r *Reader) closeDir() error {
+	d := r.dir
+	if d == nil {
+		return nil
+	}
+	if d.cur != nil {
+		d.cur.Close()
+		d.cur = nil
+	}
+	return d.dir.Close()
+}
