@@ -35,6 +35,7 @@ type readRecord struct {
 	Outer  int64 // as perfdata.Record.Outer: >= 0 for records inside compressed ones
 	Type   perfdata.RecordType
 	Raw    []byte
+	Part   int // the file of a directory recording it is in
 }
 
 func (r *readRecord) compressed() bool { return r.Outer >= 0 }
@@ -47,6 +48,7 @@ type recording struct {
 	IDHeaderSize int
 	Records      []readRecord // in reader order, compressed records' contents after them
 	Trailing     []byte
+	dataFiles    []string // a directory recording's data.N, in reading order
 }
 
 // readRecording reads path with the reader, decompressing.
@@ -60,12 +62,15 @@ func readRecording(t *testing.T, path string) *recording {
 	rec := &recording{Path: path, Format: r.Format(), Order: r.ByteOrder()}
 	for r.Next() {
 		x := r.Record()
-		rec.Records = append(rec.Records, readRecord{Offset: x.Offset, Outer: x.Outer, Type: x.Header.Type, Raw: bytes.Clone(x.Raw)})
+		rec.Records = append(rec.Records, readRecord{Offset: x.Offset, Outer: x.Outer, Type: x.Header.Type, Raw: bytes.Clone(x.Raw), Part: x.Part})
 	}
 	if err := r.Err(); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
 	rec.IDHeaderSize = r.IDHeaderSize()
+	for _, n := range r.DataFiles() {
+		rec.dataFiles = append(rec.dataFiles, perfdata.DataFileName(n))
+	}
 	_, tr := r.Trailing()
 	rec.Trailing = bytes.Clone(tr)
 	return rec

@@ -1,0 +1,264 @@
+package inject_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+	"github.com/bpfmeta/bpfmeta/writer"
+)
+
+// TestOracleThreads is TestOracle for directory recordings (perf record
+// --threads: data, and a data.N per recording thread). A system-wide perf
+// 6.1 --threads recording, and then a perf 7.2 one, each while this test
+// (another process than perf's) loads the fixtures; the fixtures loaded
+// before both too. The perf 6.1 recording injected from the running kernel
+// must have perf 7.2's BPF_METADATA records, byte for byte (PerfNames), in
+// perf 7.2's places: after the BPF_EVENT perf synthesized in data for a
+// program loaded before, at the end of data for one loaded during (its
+// KSYMBOL and BPF_EVENT are in a data.N); the data.N files unchanged. perf
+// 7.2 reads the injected directory (report --stats, script
+// --show-bpf-events and -D), and strip gives back every file of the input.
+func TestOracleThreads(t *testing.T) {
+	perfStock, perfModern := requireLive(t)
+	bpffs := testkit.MountBPFFS(t)
+	objects := []string{"meta", "nometa", "rich"}
+	before := loadFixtures(t, filepath.Join(bpffs, "threads-before"), objects...)
+	dir := t.TempDir()
+	record := func(perf, who string) (string, []uint32) {
+		out := filepath.Join(dir, who+".data")
+		r := testkit.StartPerf(t, perf, out, testkit.PerfOptions{SystemWide: true, Args: []string{"--threads", "-F", "99"}})
+		r.WaitReady(t)
+		time.Sleep(200 * time.Millisecond)
+		ids := loadFixtures(t, filepath.Join(bpffs, "threads-"+who), objects...)
+		time.Sleep(200 * time.Millisecond)
+		r.Stop(t)
+		if st, err := os.Stat(out); err != nil || !st.IsDir() {
+			t.Fatalf("%s record --threads wrote no directory: %v", perf, err)
+		}
+		return out, ids
+	}
+	stock, during := record(perfStock, "stock")
+	modern, _ := record(perfModern, "modern")
+	live, err := bpfprog.NewLive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, sum := injectDir(t, stock, dir, live, inject.Options{PerfNames: true, RecordedOnly: true})
+	S, O, M := readRecording(t, stock), readRecording(t, out), readRecording(t, modern)
+	if n := len(S.dataFiles); n == 0 || !slices.Equal(O.dataFiles, S.dataFiles) {
+		t.Fatalf("data files: input %q, injected %q", S.dataFiles, O.dataFiles)
+	}
+	hasMetadata := func(id uint32) (*bpfprog.Program, bool) {
+		p, err := live.ReadProgram(id)
+		if err != nil {
+			t.Fatalf("program %d: %v", id, err)
+		}
+		return p, p.Metadata != nil && len(p.Metadata.Entries) > 0
+	}
+
+	// Loaded before: after their BPF_EVENT, in data.
+	for _, id := range before {
+		p, meta := hasMetadata(id)
+		want := 0
+		if meta {
+			want = len(p.Funcs)
+		}
+		o, m := metadataAfter(t, O, id), metadataAfter(t, M, id)
+		if len(m) != want {
+			t.Errorf("program %d (%s) loaded before: perf 7.2 wrote %d records after its BPF_EVENT, want %d", id, p.Name, len(m), want)
+		}
+		if !equalRecords(o, m) {
+			t.Errorf("program %d (%s) loaded before: inject wrote %d records after its BPF_EVENT that are not perf 7.2's %d", id, p.Name, len(o), len(m))
+		}
+		if o := O.partOf(t, id); o != 0 {
+			t.Errorf("program %d: its BPF_EVENT is in file %d of the output, not in data", id, o)
+		}
+	}
+
+	// Loaded during: at the end of data, ascending id; perf 7.2's end of
+	// data has the records of the same objects it saw loaded.
+	var perfNames []string
+	for _, id := range during {
+		if p, meta := hasMetadata(id); meta {
+			perfNames = append(perfNames, p.Metadata.ProgNames...)
+		}
+		if part := S.partOf(t, id); part == 0 {
+			t.Errorf("program %d loaded during the recording: its BPF_EVENT is in data, not in a data.N", id)
+		}
+	}
+	oTail, mTail := dataTail(t, O), dataTail(t, M)
+	if got := progNames(t, O, oTail); !slices.Equal(got, perfNames) {
+		t.Errorf("loaded during: the records at the end of data are for\n%q\nwant (ascending id)\n%q", got, perfNames)
+	}
+	if len(perfNames) == 0 {
+		t.Error("no program loaded during the recording has metadata")
+	}
+	if !isSubsequence(oTail, mTail) {
+		t.Errorf("loaded during: the %d injected records at the end of data are not perf 7.2's (it wrote %d there: %q)", len(oTail), len(mTail), progNames(t, M, mTail))
+	}
+	t.Logf("injected %d records (%d after BPF_EVENTs, %d at the end of data; perf 7.2: %d at the end), summary: %d programs",
+		sum.Injected, len(allMetadata(O))-len(oTail), len(oTail), len(mTail), len(sum.Programs))
+
+	// The data files are the input's.
+	for _, n := range S.dataFiles {
+		if !bytes.Equal(readFile(t, filepath.Join(stock, n)), readFile(t, filepath.Join(out, n))) {
+			t.Errorf("%s of the output is not the input's", n)
+		}
+	}
+
+	// perf 7.2 reads the injected directory and sees exactly these records.
+	if got, want := perfScriptMetadata(t, perfModern, out), allMetadata(O); !equalRecords(got, want) {
+		t.Errorf("perf-modern script -D shows %d BPF_METADATA records, not the %d the directory has", len(got), len(want))
+	}
+	cmd := exec.Command(perfModern, "script", "--show-bpf-events", "-i", out)
+	script, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("perf-modern script --show-bpf-events: %v", err)
+	}
+	if n := strings.Count(string(script), "PERF_RECORD_BPF_METADATA"); n != len(allMetadata(O)) {
+		t.Errorf("perf-modern script --show-bpf-events shows %d BPF_METADATA records, want %d", n, len(allMetadata(O)))
+	}
+	stats, err := exec.Command(perfModern, "report", "--stats", "-i", out).Output()
+	if err != nil {
+		t.Fatalf("perf-modern report --stats: %v", err)
+	}
+	if !strings.Contains(string(stats), "BPF_METADATA events:") {
+		t.Errorf("perf-modern report --stats counts no BPF_METADATA:\n%s", stats)
+	}
+
+	// Injecting again changes nothing; stripping gives back the input.
+	again, _ := injectDir(t, out, dir, live, inject.Options{PerfNames: true, RecordedOnly: true})
+	sameDir(t, again, out)
+	sameDir(t, stripDir(t, out, dir), stock)
+}
+
+// injectDir runs inject.Run over the directory recording at in into a new
+// directory in dir, as the CLI does (writer.NewDir, outfile.Dir).
+func injectDir(t *testing.T, in, dir string, src bpfprog.Source, opts inject.Options) (string, *inject.Summary) {
+	t.Helper()
+	return copyDir(t, in, dir, func(r *reader.Reader, w *writer.Writer) (*inject.Summary, error) {
+		return inject.Run(r, w, src, opts)
+	})
+}
+
+// stripDir copies the directory recording at in without its BPF_METADATA
+// records.
+func stripDir(t *testing.T, in, dir string) string {
+	t.Helper()
+	out, _ := copyDir(t, in, dir, func(r *reader.Reader, w *writer.Writer) (*inject.Summary, error) {
+		for r.Next() {
+			if rec := r.Record(); rec.Header.Type != perfdata.RecordBPFMetadata {
+				if err := w.WriteRecord(rec); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return nil, r.Err()
+	})
+	return out
+}
+
+func copyDir(t *testing.T, in, dir string, run func(*reader.Reader, *writer.Writer) (*inject.Summary, error)) (string, *inject.Summary) {
+	t.Helper()
+	r, err := reader.Open(in, reader.Options{Decompress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out, err := os.MkdirTemp(dir, filepath.Base(in)+".*.out")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(out) // outfile makes it, complete
+	d, err := outfile.CreateDir(out, outfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	w, err := writer.NewDir(d, r, writer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	sum, err := run(r, w)
+	if err != nil {
+		t.Fatalf("%s: %v", filepath.Base(in), err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	return out, sum
+}
+
+// sameDir checks that directories a and b hold the same files, byte for
+// byte.
+func sameDir(t *testing.T, a, b string) {
+	t.Helper()
+	names := func(d string) []string {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ns []string
+		for _, e := range ents {
+			ns = append(ns, e.Name())
+		}
+		return ns
+	}
+	na, nb := names(a), names(b)
+	if !slices.Equal(na, nb) {
+		t.Fatalf("%s has %q, %s %q", a, na, b, nb)
+	}
+	for _, n := range na {
+		if x, y := readFile(t, filepath.Join(a, n)), readFile(t, filepath.Join(b, n)); !bytes.Equal(x, y) {
+			t.Errorf("%s: %s", n, firstDiff(x, y))
+		}
+	}
+}
+
+// dataTail returns the BPF_METADATA records at the end of a directory
+// recording's data file: after its last record of another type.
+func dataTail(t *testing.T, r *recording) [][]byte {
+	t.Helper()
+	var ms [][]byte
+	for _, x := range r.top() {
+		switch {
+		case x.Part != 0:
+		case x.Type == perfdata.RecordBPFMetadata:
+			ms = append(ms, x.Raw)
+		default:
+			ms = ms[:0]
+		}
+	}
+	return ms
+}
+
+// partOf returns the file of r the PROG_LOAD BPF_EVENT of program id is in.
+func (r *recording) partOf(t *testing.T, id uint32) int {
+	t.Helper()
+	for _, x := range r.Records {
+		if x.Type != perfdata.RecordBPFEvent {
+			continue
+		}
+		if e, err := perfdata.DecodeBPFEvent(x.Raw, r.Order); err == nil && e.Type == perfdata.BPFEventProgLoad && e.ID == id {
+			return x.Part
+		}
+	}
+	t.Fatalf("%s: no PROG_LOAD BPF_EVENT for program %d", filepath.Base(r.Path), id)
+	return -1
+}
