@@ -54,8 +54,8 @@ type SnapshotEnd struct {
 	// Until is when the writer stopped adding programs (a watch's end).
 	Until time.Time `json:"taken_until"`
 	// Missed counts programs whose load a watch saw but that were gone
-	// before they could be read.
-	Missed int `json:"missed,omitempty"`
+	// before they could be read (0 for a snapshot; always written).
+	Missed int `json:"missed"`
 }
 
 // snapshotKind is the first line's "kind".

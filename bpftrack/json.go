@@ -3,6 +3,8 @@ package bpftrack
 import (
 	"encoding/json"
 	"strconv"
+
+	"github.com/bpfmeta/bpfmeta/btf"
 )
 
 // recordJSON is a MetadataRecord in JSON (bpfmeta show --json; the
@@ -18,15 +20,18 @@ type recordJSON struct {
 	// Samples counts the samples in KSymbol and Others.
 	Samples int `json:"samples"`
 	// Others are further KSYMBOLs of the same name (the same function in
-	// several loads of a program) the record may belong to; MoreOthers
-	// counts those not listed.
-	Others     []funcJSON `json:"others,omitempty"`
+	// several loads of a program) the record may belong to, [] when there
+	// are none; MoreOthers counts those not listed.
+	Others     []funcJSON `json:"others"`
 	MoreOthers int        `json:"more_others,omitempty"`
 }
 
+// entryJSON is an entry as programs --json has it, typed where the text
+// of the value tells the value (btf.DumpJSON).
 type entryJSON struct {
-	Key   string `json:"key"`
-	Value string `json:"value"`
+	Key   string          `json:"key"`
+	Value string          `json:"value"`
+	Typed json.RawMessage `json:"typed,omitempty"`
 }
 
 type funcJSON struct {
@@ -60,9 +65,10 @@ func (m *MetadataRecord) Program() *Program {
 // MarshalJSON writes the record as bpfmeta show --json does (a value
 // receiver, so that a MetadataRecord is written so wherever it is).
 func (m MetadataRecord) MarshalJSON() ([]byte, error) {
-	r := recordJSON{Offset: m.Offset, ProgName: m.Metadata.ProgName, Entries: []entryJSON{}, Samples: m.Samples, MoreOthers: m.MoreFuncs}
+	r := recordJSON{Offset: m.Offset, ProgName: m.Metadata.ProgName, Entries: []entryJSON{}, Others: []funcJSON{}, Samples: m.Samples, MoreOthers: m.MoreFuncs}
 	for _, e := range m.Metadata.Entries {
-		r.Entries = append(r.Entries, entryJSON{e.Key, e.Value})
+		typed, _ := btf.DumpJSON(e.Value)
+		r.Entries = append(r.Entries, entryJSON{e.Key, e.Value, typed})
 	}
 	for j, f := range m.Funcs {
 		k := funcJSON{Addr: hexAddr(f.Addr), Len: f.Len, Name: f.Name, Matched: m.Matched.String()}

@@ -14,8 +14,9 @@ import (
 
 // JSON renders data, a value of type t in the byte order of the machine the
 // data comes from (little endian when bo is nil), as a JSON value for
-// programs, not people: integers and floats as numbers (16-byte integers
-// as "0x..." strings), bools as true/false, enums by their enumerator's
+// programs, not people: integers and floats as numbers (integers beyond
+// ±2^53 as decimal strings, which readers that use doubles cannot round;
+// 16-byte integers as "0x..." strings), bools as true/false, enums by their enumerator's
 // name (a number when none matches), char arrays that hold a NUL-terminated
 // UTF-8 string as strings (else arrays of numbers), other arrays as arrays,
 // structs and unions as objects with their members in order (the members
@@ -69,9 +70,9 @@ func (j *jsonDumper) value(t btf.Type, off int64, bitOff, bitSize uint8, depth i
 				return err
 			}
 			if t.Encoding&btf.Signed != 0 && bitSize < 64 && v&(1<<(bitSize-1)) != 0 {
-				j.out.WriteString(strconv.FormatInt(int64(v|^(1<<bitSize-1)), 10))
+				j.int(int64(v | ^(1<<bitSize - 1)))
 			} else {
-				j.out.WriteString(strconv.FormatUint(v, 10))
+				j.uintValue(v)
 			}
 			return nil
 		}
@@ -95,9 +96,9 @@ func (j *jsonDumper) value(t btf.Type, off int64, bitOff, bitSize uint8, depth i
 			}
 		}
 		if t.Signed {
-			j.out.WriteString(strconv.FormatInt(sv, 10))
+			j.int(sv)
 		} else {
-			j.out.WriteString(strconv.FormatUint(v, 10))
+			j.uintValue(v)
 		}
 		return nil
 	case *btf.Float:
@@ -165,9 +166,9 @@ func (j *jsonDumper) integer(t *btf.Int, off int64) error {
 	case t.Encoding&btf.Bool != 0:
 		j.out.WriteString(strconv.FormatBool(v != 0))
 	case t.Encoding&btf.Signed != 0:
-		j.out.WriteString(strconv.FormatInt(signExtend(v, int(t.Size)), 10))
+		j.int(signExtend(v, int(t.Size)))
 	default:
-		j.out.WriteString(strconv.FormatUint(v, 10))
+		j.uintValue(v)
 	}
 	return nil
 }
@@ -238,6 +239,26 @@ func (j *jsonDumper) members(members []btf.Member, off int64, depth int, first b
 		}
 	}
 	return nil
+}
+
+// maxExactInt is the largest integer a JSON reader that uses doubles (jq,
+// JavaScript) reads exactly: beyond it, integers are written as strings.
+const maxExactInt = 1 << 53
+
+func (j *jsonDumper) int(v int64) {
+	if v > maxExactInt || v < -maxExactInt {
+		j.str(strconv.FormatInt(v, 10))
+		return
+	}
+	j.out.WriteString(strconv.FormatInt(v, 10))
+}
+
+func (j *jsonDumper) uintValue(v uint64) {
+	if v > maxExactInt {
+		j.str(strconv.FormatUint(v, 10))
+		return
+	}
+	j.out.WriteString(strconv.FormatUint(v, 10))
 }
 
 func (j *jsonDumper) str(s string) {

@@ -342,7 +342,7 @@ func TestShowJSON(t *testing.T) {
 				t.Fatalf("%d objects, want one per function of a program with metadata: %d", len(shown), len(want))
 			}
 			for i, o := range shown {
-				for _, k := range []string{"offset", "prog_name", "entries", "ksymbol", "program_id", "samples"} {
+				for _, k := range []string{"offset", "prog_name", "entries", "ksymbol", "program_id", "samples", "others"} {
 					if _, ok := o[k]; !ok {
 						t.Errorf("object %d has no %q: %v", i, k, o)
 					}
@@ -355,7 +355,7 @@ func TestShowJSON(t *testing.T) {
 				if id, _ := o["program_id"].(float64); uint32(id) != p.ID {
 					t.Errorf("object %d (%s): program_id %v, want %d", i, pn, o["program_id"], p.ID)
 				}
-				entries := fmt.Sprintf(`[{"key":"version","value":"\"1.0.%d\""},{"key":"build","value":"42"}]`, p.ID)
+				entries := fmt.Sprintf(`[{"key":"version","typed":"1.0.%d","value":"\"1.0.%d\""},{"key":"build","typed":42,"value":"42"}]`, p.ID, p.ID)
 				if got, _ := json.Marshal(o["entries"]); string(got) != entries {
 					t.Errorf("object %d: entries %s, want %s", i, got, entries)
 				}
