@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -68,72 +67,4 @@ func copyFileRange(dst fder, dstOff int64, src fder, srcOff, n int64) (int64, er
 		done += int64(m)
 	}
 	return done, nil
-}
-
-// writeback starts the kernel writing a file output's pages to disk as the
-// sink writes them (sync_file_range SYNC_FILE_RANGE_WRITE, which does not
-// wait), a piece at a time: the fsync that makes the output durable before
-// it gets its name (package outfile) then waits for the last piece only,
-// instead of for the whole recording after the copy; a stream written to a
-// regular file (> out) is not held back by the kernel for its dirty pages
-// near its end.
-type writeback struct {
-	fd       int
-	base     int64 // where the sink's offset 0 is in the file
-	from, to int64
-}
-
-// writebackChunk is how much is written before writeback is started for it.
-const writebackChunk = 8 << 20
-
-// writebackOf returns the writeback of the regular file dst is (an
-// *os.File or what embeds one, or a command's stdout that has one), or
-// nil. A stream's
-// offset 0 is where the file's offset is now; a file written at offsets
-// has its own.
-func writebackOf(dst any, stream bool) *writeback {
-	var f fder
-	switch d := dst.(type) {
-	case fder:
-		f = d
-	case interface{ File() (*os.File, bool) }: // a command's stdout
-		if of, ok := d.File(); ok {
-			f = of
-		}
-	}
-	if f == nil {
-		return nil
-	}
-	wb := &writeback{fd: int(f.Fd())}
-	var st unix.Stat_t
-	if unix.Fstat(wb.fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil
-	}
-	if stream {
-		off, err := unix.Seek(wb.fd, 0, io.SeekCurrent)
-		if err != nil {
-			return nil
-		}
-		wb.base = off
-	}
-	return wb
-}
-
-// written notes n bytes written at sink offset off, and starts the
-// writeback of what was written since the last start once that is a
-// chunk. Writes come in order; a gap starts a new range.
-func (wb *writeback) written(off, n int64) {
-	if wb == nil {
-		return
-	}
-	off += wb.base
-	if off != wb.to {
-		wb.from = off
-	}
-	wb.to = off + n
-	if wb.to-wb.from >= writebackChunk {
-		// A hint: an error changes nothing.
-		unix.SyncFileRange(wb.fd, wb.from, wb.to-wb.from, unix.SYNC_FILE_RANGE_WRITE)
-		wb.from = wb.to
-	}
 }

@@ -115,11 +115,10 @@ func (w *dirWriter) startPart(p int) error {
 		w.sink = newSink(
 			func(b []byte, off int64) error { _, err := w.dst.WriteAt(b, off); return err },
 			func(off, srcOff, n int64) error { return copyRange(w.dst, off, w.src, srcOff, n) },
-			0, nil)
+			0)
 	}
 	// the sink is idle (endPart drained it): it starts the new file
 	w.sink.pos = 0
-	w.sink.wb = writebackOf(dst, false)
 	return nil
 }
 

@@ -44,7 +44,7 @@ func newFile(dst io.WriterAt, src io.ReaderAt, l *perfdata.FileLayout) *file {
 	w.sink = newSink(
 		func(b []byte, off int64) error { _, err := dst.WriteAt(b, off); return err },
 		func(off, srcOff, n int64) error { return copyRange(dst, off, src, srcOff, n) },
-		l.DataOffset(), writebackOf(dst, false))
+		l.DataOffset())
 	return w
 }
 

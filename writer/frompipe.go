@@ -179,7 +179,7 @@ func (w *fromPipe) start() error {
 	w.dataOff = w.next
 	w.sink = newSink(
 		func(b []byte, off int64) error { _, err := w.dst.WriteAt(b, off); return err },
-		nil, w.dataOff, writebackOf(w.dst, false))
+		nil, w.dataOff)
 	return nil
 }
 

@@ -24,7 +24,7 @@ func newPipe(w io.Writer, bo binary.ByteOrder, dialect perfdata.Dialect) *pipe {
 	p.bw = newSink(
 		func(b []byte, _ int64) error { _, err := w.Write(b); return err },
 		func(_, _, _ int64) error { return errors.New("writer: a pipe stream has no input file to copy from") },
-		0, writebackOf(w, true))
+		0)
 	p.bw.Write(perfdata.PipeHeader(bo))
 	return p
 }

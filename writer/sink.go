@@ -20,7 +20,6 @@ type sink struct {
 	write func(b []byte, off int64) error  // writes b at output offset off
 	copy  func(off, srcOff, n int64) error // copies n input bytes at srcOff to off
 	pos   int64                            // output offset of the next byte
-	wb    *writeback                       // nil for an output that is no regular file
 	buf   []byte                           // own buffer being filled, from free
 	run   []byte                           // held bytes not yet queued
 	// cp is a run of input bytes not yet queued, to copy to pos: cpOff
@@ -57,12 +56,11 @@ const (
 	sinkQueue = 64
 )
 
-func newSink(write func([]byte, int64) error, copy func(off, srcOff, n int64) error, pos int64, wb *writeback) *sink {
+func newSink(write func([]byte, int64) error, copy func(off, srcOff, n int64) error, pos int64) *sink {
 	s := &sink{
 		write:    write,
 		copy:     copy,
 		pos:      pos,
-		wb:       wb,
 		jobs:     make(chan sinkJob, sinkQueue),
 		free:     make(chan []byte, sinkBufs),
 		finished: make(chan struct{}),
@@ -85,10 +83,8 @@ func (s *sink) work() {
 		if !failed {
 			if j.b != nil {
 				err = s.write(j.b, j.off)
-				s.wb.written(j.off, int64(len(j.b)))
 			} else {
 				err = s.copy(j.off, j.srcOff, j.n)
-				s.wb.written(j.off, j.n)
 			}
 		}
 		if j.own {

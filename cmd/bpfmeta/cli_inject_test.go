@@ -415,3 +415,39 @@ func TestInjectStrictStdout(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncFlag: --sync reaches the output of every command that writes a
+// recording (the file is on the disk when bpfmeta exits), and a snapshot is
+// synced without it (package outfile's test covers a recording left
+// unsynced without --sync).
+func TestSyncFlag(t *testing.T) {
+	in := corpusPath(t, bpfFile)
+	snap := programsSnapshot(t, recordedPrograms(t, in, allPrograms))
+	injected := filepath.Join(t.TempDir(), "injected.data")
+	cases := []struct {
+		name string
+		args []string
+	}{
+		{"inject", []string{"inject", "-q", "--sync", "--snapshot", snap, "-i", in}},
+		{"strip", []string{"strip", "-q", "--sync", "-i", injected}},
+		{"convert", []string{"convert", "-q", "--sync", "-i", in}},
+		{"snapshot", []string{"snapshot", "-q"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "snapshot" {
+				testkit.Root(t)
+			}
+			out := filepath.Join(t.TempDir(), "out")
+			if c.name == "inject" {
+				out = injected
+			}
+			if r := bpfmeta(t, nil, append(c.args, "-o", out)...); r.code != exitOK {
+				t.Fatalf("%v", r)
+			}
+			if n := testkit.Unsynced(t, out); n != 0 {
+				t.Errorf("%d pages of the output are not on the disk when bpfmeta has exited", n)
+			}
+		})
+	}
+}

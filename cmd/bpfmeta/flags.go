@@ -28,6 +28,14 @@ func forceFlag() cli.Flag {
 		Usage: "replace FILE if it is a regular file (or write to it if it is a device or FIFO)"}
 }
 
+// syncFlag is --sync of the commands that write a recording: a recording
+// can be made again from its input, so by default it is not synced (as perf
+// and cp do not sync); snapshots always are.
+func syncFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "sync",
+		Usage: "have a recording written to FILE on the disk before bpfmeta exits (fsync the file and its directory)"}
+}
+
 func quietFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"}
 }
@@ -70,7 +78,7 @@ func openInput(c *cli.Context, opts reader.Options) (*cliutil.Input, error) {
 // (Session.OpenOutput).
 func openOutput(c *cli.Context, in *cliutil.Input) (*outfile.Output, error) {
 	return sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
-		Given: c.IsSet("output"), Force: c.Bool("force"), Binary: true, Input: in.File,
+		Given: c.IsSet("output"), Force: c.Bool("force"), Sync: c.Bool("sync"), Binary: true, Input: in.File,
 		Dir: in.Dir != "", InputDir: in.Dir})
 }
 
@@ -78,7 +86,7 @@ func openOutput(c *cli.Context, in *cliutil.Input) (*outfile.Output, error) {
 // for a directory recording (convert).
 func openFileOutput(c *cli.Context, in *cliutil.Input) (*outfile.Output, error) {
 	return sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
-		Given: c.IsSet("output"), Force: c.Bool("force"), Binary: true, Input: in.File, InputDir: in.Dir})
+		Given: c.IsSet("output"), Force: c.Bool("force"), Sync: c.Bool("sync"), Binary: true, Input: in.File, InputDir: in.Dir})
 }
 
 // newWriter is the writer of a recording read from in to out: a
@@ -92,10 +100,11 @@ func newWriter(out *outfile.Output, in *cliutil.Input, opts writer.Options) (*wr
 }
 
 // openSnapshotOutput opens the snapshot -o names; with journal, a new file
-// appears under its name at once (watch).
+// appears under its name at once (watch). A snapshot is synced: it cannot be
+// made again once its programs are gone.
 func openSnapshotOutput(c *cli.Context, journal bool) (*outfile.Output, error) {
 	return sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
-		Given: c.IsSet("output"), Force: c.Bool("force"), Journal: journal})
+		Given: c.IsSet("output"), Force: c.Bool("force"), Journal: journal, Sync: true})
 }
 
 // recordFormat is the format a recording written to out must have

@@ -71,6 +71,7 @@ Examples:
 			inputFlag(),
 			outputFlag("recording"),
 			forceFlag(),
+			syncFlag(),
 			&cli.StringFlag{Name: "snapshot", TakesFile: true,
 				Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch) instead of the running kernel"},
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program with samples gets no metadata perf would have written"},

@@ -15,6 +15,7 @@ type OutputOptions struct {
 	Given   bool     // -o was given (-o - writes a recording to a terminal)
 	Force   bool     // -f: outfile.Options.Force
 	Journal bool     // a new file appears under its name at once (watch)
+	Sync    bool     // a file is on the disk when committed: outfile.Options.Sync
 	Binary  bool     // a recording, not text: never to a terminal unasked
 	Input   *os.File // the input, which the output may not be
 	// Dir makes a path a directory (outfile.OpenDir): a copy of a
@@ -71,7 +72,7 @@ func (s *Session) OpenOutput(path string, o OutputOptions) (*outfile.Output, err
 			}
 		}
 	}
-	opts := outfile.Options{Force: o.Force, Journal: o.Journal}
+	opts := outfile.Options{Force: o.Force, Journal: o.Journal, Sync: o.Sync}
 	if o.Dir && !isStream(path) {
 		out, err := outfile.OpenDir(path, name, opts, s.Track)
 		if err != nil {

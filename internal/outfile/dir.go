@@ -24,8 +24,9 @@ const DirMode fs.FileMode = 0o700
 //     anything is written.
 //   - The directory is made under a temporary name beside the target
 //     (".NAME.tmpXXXXXXXXXX", mkdir, which fails on an existing name), its
-//     files created in it O_EXCL|O_NOFOLLOW, mode 0600; Commit syncs them
-//     (syncfs) and the directory, and renames it into place with
+//     files created in it O_EXCL|O_NOFOLLOW, mode 0600; Commit (with
+//     Options.Sync, --sync, syncs them (syncfs) and the directory, then)
+//     renames it into place with
 //     RENAME_NOREPLACE, which cannot replace what appeared meanwhile.
 //     Abort, or a Commit that fails, removes it and its files.
 //   - With Force, an existing directory recording (a directory holding
@@ -37,6 +38,7 @@ type Dir struct {
 	tmp   string
 	dir   *os.File // the temporary directory: files are made in it by name
 	force bool
+	sync  bool // Options.Sync
 	mu    sync.Mutex
 	done  bool
 }
@@ -74,7 +76,7 @@ func CreateDir(path string, opts Options) (*Dir, error) {
 			unix.Rmdir(tmp)
 			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
 		}
-		return &Dir{path: path, tmp: tmp, dir: f, force: opts.Force}, nil
+		return &Dir{path: path, tmp: tmp, dir: f, force: opts.Force, sync: opts.Sync}, nil
 	}
 	return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("no free temporary name next to it")}
 }
@@ -146,14 +148,15 @@ func (d *Dir) Create(name string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), filepath.Join(d.path, name)), nil
 }
 
-// Finish closes a file Create made. Commit makes it durable: a sync of
-// each of thousands of data files would cost more than one of their file
-// system.
+// Finish closes a file Create made. Commit makes it durable if asked: a
+// sync of each of thousands of data files would cost more than one of
+// their file system.
 func (d *Dir) Finish(f *os.File) error {
 	return f.Close()
 }
 
-// Commit syncs the directory and moves it into place.
+// Commit moves the directory into place; with Options.Sync, it syncs it
+// (its file system) first and its parent after.
 func (d *Dir) Commit() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -161,10 +164,13 @@ func (d *Dir) Commit() error {
 		return errors.New("outfile: Commit after Commit or Abort")
 	}
 	d.done = true
-	// the files (syncfs(2): the directory's file system), then the directory
-	err := unix.Syncfs(int(d.dir.Fd()))
-	if err == nil {
-		err = d.dir.Sync()
+	var err error
+	if d.sync {
+		// the files (syncfs(2): the directory's file system), then the directory
+		err = unix.Syncfs(int(d.dir.Fd()))
+		if err == nil {
+			err = d.dir.Sync()
+		}
 	}
 	if err == nil {
 		err = d.place()
@@ -174,7 +180,9 @@ func (d *Dir) Commit() error {
 		return err
 	}
 	d.dir.Close()
-	syncParent(d.path)
+	if d.sync {
+		syncParent(d.path)
+	}
 	return nil
 }
 

@@ -7,8 +7,8 @@
 //     anything is opened for writing.
 //   - A new file is written under a temporary name in the same directory,
 //     created O_CREAT|O_EXCL|O_NOFOLLOW with mode 0600 (what perf record
-//     gives perf.data), and appears under its name only when complete and
-//     synced (Commit). Without Force it then cannot replace a file that
+//     gives perf.data), and appears under its name only when complete
+//     (Commit). Without Force it then cannot replace a file that
 //     appeared meanwhile: it is linked into place (link(2) fails on an
 //     existing name, where rename(2) would replace it; renameio has no such
 //     mode). Abort, or a Commit that fails, removes it.
@@ -20,6 +20,13 @@
 //   - Journal mode (for a file that is useful while it is written, such as
 //     a watch's snapshot): the new file appears under its name as soon as it
 //     is created, by the same link or rename, and is written in place.
+//   - Sync (snapshots, journals, a recording written with --sync): Commit
+//     fsyncs the file before it gets its name and the directory after, so
+//     that it is on the disk when Commit returns. A recording is derived
+//     data, made again from its input, and is not synced unless asked (perf
+//     record, perf inject and cp do not sync either): the temporary name
+//     already keeps a killed run from leaving half a file under the name;
+//     only a crash of the machine can lose a file not synced.
 //
 // A Guard aborts the files it tracks when a signal ends the process.
 package outfile
@@ -50,8 +57,11 @@ type Options struct {
 	// existing character device or FIFO (or a symlink to one).
 	Force bool
 	// Journal makes the file appear under its name at once (see the
-	// package comment); Commit then syncs it, Abort removes it.
+	// package comment); Commit then finishes it, Abort removes it.
 	Journal bool
+	// Sync has Commit fsync the file and its directory (see the package
+	// comment). Without it nothing is synced.
+	Sync bool
 }
 
 // File is an output file being written.
@@ -217,8 +227,9 @@ func (f *File) Name() string { return f.path }
 // rather than a device or FIFO written through.
 func (f *File) Regular() bool { return f.tmp != "" }
 
-// Commit closes the file and moves it into place: synced, then linked (or,
-// with Force, renamed) to its name, and the directory synced.
+// Commit closes the file and moves it into place: linked (or, with Force,
+// renamed) to its name; with Options.Sync, the file is synced before and
+// the directory after.
 func (f *File) Commit() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -229,7 +240,10 @@ func (f *File) Commit() error {
 	if f.tmp == "" {
 		return f.File.Close()
 	}
-	err := f.File.Sync()
+	var err error
+	if f.opts.Sync {
+		err = f.File.Sync()
+	}
 	if err == nil && !f.placed {
 		err = f.place()
 	}
@@ -240,7 +254,9 @@ func (f *File) Commit() error {
 		f.remove()
 		return err
 	}
-	syncParent(f.path)
+	if f.opts.Sync {
+		syncParent(f.path)
+	}
 	return nil
 }
 

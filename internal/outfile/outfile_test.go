@@ -337,3 +337,33 @@ func TestOutputHold(t *testing.T) {
 		}
 	}
 }
+
+// TestSync: with Options.Sync the file is on the disk when Commit returns;
+// without it, Commit leaves its pages to the kernel's writeback (a
+// recording is derived data, not synced unless asked).
+func TestSync(t *testing.T) {
+	data := strings.Repeat("x", 4<<20)
+	for _, sync := range []bool{true, false} {
+		path := filepath.Join(t.TempDir(), "out.data")
+		f, err := outfile.Create(path, outfile.Options{Sync: sync})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(data); err != nil {
+			t.Fatal(err)
+		}
+		before := testkit.Unsynced(t, f.File.Name())
+		if err := f.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		after := testkit.Unsynced(t, path)
+		switch {
+		case sync && after != 0:
+			t.Errorf("Sync: %d pages not on the disk after Commit", after)
+		case !sync && before == 0:
+			t.Log("without Sync: the kernel wrote the file back before Commit; cannot tell whether Commit synced")
+		case !sync && after == 0:
+			t.Errorf("without Sync: Commit wrote the file to the disk (%d pages were dirty before)", before)
+		}
+	}
+}
