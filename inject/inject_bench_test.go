@@ -9,6 +9,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
@@ -64,4 +65,42 @@ func BenchmarkInjectStream(b *testing.B) {
 		r.Close()
 		f.Close()
 	}
+}
+
+// counter is a RecordWriter that only counts the records.
+type counter struct{ n int }
+
+func (c *counter) WriteRecord(*perfdata.Record) error { c.n++; return nil }
+
+// BenchmarkInjectWalk: the walk inject makes over a recording in a file
+// (the reader's parse and inject's look at each record), without the
+// output, whose bytes a file output copies in the kernel: ns/record is what
+// a record inject only passes through (MMAP, COMM, a SAMPLE outside every
+// BPF program) costs. With BPFMETA_BENCH_INPUT=.../big.data, e.g.
+//
+//	BPFMETA_BENCH_INPUT=/var/tmp/bpfmeta-bench/big.data go test -run - -bench InjectWalk -count 10 ./inject
+func BenchmarkInjectWalk(b *testing.B) {
+	path, size := benchInput(b)
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	src := &bpfprog.Snapshot{}
+	b.SetBytes(size)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		r, err := reader.NewFile(f, size, reader.Options{Decompress: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		c := &counter{}
+		if _, err := inject.Run(r, c, src, inject.Options{}); err != nil {
+			b.Fatal(err)
+		}
+		n = c.n
+		r.Close()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(n, 1)), "ns/record")
 }
