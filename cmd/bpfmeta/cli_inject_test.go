@@ -432,6 +432,7 @@ func TestSyncFlag(t *testing.T) {
 		{"strip", []string{"strip", "-q", "--sync", "-i", injected}},
 		{"convert", []string{"convert", "-q", "--sync", "-i", in}},
 		{"snapshot", []string{"snapshot", "-q"}},
+		{"strip directory", []string{"strip", "-q", "--sync", "-i", threadsPath(threads72)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -445,8 +446,14 @@ func TestSyncFlag(t *testing.T) {
 			if r := bpfmeta(t, nil, append(c.args, "-o", out)...); r.code != exitOK {
 				t.Fatalf("%v", r)
 			}
-			if n := testkit.Unsynced(t, out); n != 0 {
-				t.Errorf("%d pages of the output are not on the disk when bpfmeta has exited", n)
+			files := []string{out}
+			if st, err := os.Stat(out); err == nil && st.IsDir() {
+				files, _ = filepath.Glob(filepath.Join(out, "*"))
+			}
+			for _, f := range files {
+				if n := testkit.Unsynced(t, f); n != 0 {
+					t.Errorf("%d pages of %s are not on the disk when bpfmeta has exited", n, f)
+				}
 			}
 		})
 	}
