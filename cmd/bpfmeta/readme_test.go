@@ -13,8 +13,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -101,4 +103,41 @@ func tail(s string, n int) string {
 		return "..." + s[len(s)-n:]
 	}
 	return s
+}
+
+// TestREADMELibrary compiles the README's "Use as a library" program as
+// written, as a package of the module (an overlay: nothing is written into
+// the repository).
+func TestREADMELibrary(t *testing.T) {
+	goTool := testkit.Command(t, "go")
+	src, err := os.ReadFile(testkit.RepoPath("README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(src), "## Use as a library\n")
+	_, block, ok := strings.Cut(section, "```go\n")
+	block, _, ok2 := strings.Cut(block, "```\n")
+	if !ok || !ok2 || !strings.HasPrefix(block, "package main\n") {
+		t.Fatalf("no go block with a package main under \"Use as a library\"")
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, "main.go")
+	if err := os.WriteFile(file, []byte(block), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pkg := testkit.RepoPath("internal", "readmelibrary")
+	overlay, _ := json.Marshal(map[string]any{"Replace": map[string]string{filepath.Join(pkg, "main.go"): file}})
+	overlayFile := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// (go vet cannot take a package that is only in an overlay)
+	cmd := exec.Command(goTool, "build", "-overlay", overlayFile, "-o", filepath.Join(dir, "prog"), "./internal/readmelibrary")
+	cmd.Dir = testkit.RepoPath()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("go build: %v\n%s\n---\n%s", err, out, block)
+	}
+	if _, err := os.Stat(pkg); err == nil {
+		t.Errorf("%s exists in the repository", pkg)
+	}
 }
