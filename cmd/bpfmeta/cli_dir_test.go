@@ -272,3 +272,49 @@ func TestDirMemory(t *testing.T) {
 		t.Errorf("strip wrote %d files, want %d", len(out), n+1)
 	}
 }
+
+// TestDirDump: dump lists a directory recording's records file by file,
+// each file's offsets its own, after a line naming it; strip -o - writes
+// one stream of them that perf 7.2 reads.
+func TestDirDump(t *testing.T) {
+	r := bpfmeta(t, nil, "dump", "-i", threadsPath(threads61))
+	if r.code != exitOK || r.stderr != "" {
+		t.Fatalf("dump: %v", r)
+	}
+	var files []string
+	first := map[string]string{}
+	cur := "data"
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if n, ok := strings.CutPrefix(l, "# data."); ok {
+			cur = "data." + n
+			files = append(files, cur)
+			continue
+		}
+		if _, seen := first[cur]; !seen && strings.HasPrefix(l, "0x") {
+			first[cur], _, _ = strings.Cut(l, " ")
+		}
+	}
+	if !slices.Equal(files, []string{"data.0", "data.1"}) {
+		t.Errorf("dump names the files %q", files)
+	}
+	if !strings.Contains(r.stdout, "# a directory recording: data and 2 data files, read in this order\n") {
+		t.Errorf("dump does not say it is a directory recording:\n%.400s", r.stdout)
+	}
+	if first["data.0"] != "0x0" || first["data.1"] != "0x0" || first["data"] == "0x0" {
+		t.Errorf("the first records are at %v: data.N start at 0, data after its header", first)
+	}
+
+	stream := filepath.Join(t.TempDir(), "stream")
+	s := bpfmeta(t, nil, "strip", "-q", "-i", threadsPath(threads72), "-o", "-")
+	if s.code != exitOK {
+		t.Fatalf("strip -o -: %v", s)
+	}
+	if err := os.WriteFile(stream, []byte(s.stdout), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got := bpfmetaStats(t, stream)
+	if got.counts["BPF_METADATA"] != 0 || got.counts["SAMPLE"] != bpfmetaStats(t, threadsPath(threads72)).counts["SAMPLE"] {
+		t.Errorf("strip -o - of a directory recording: %v", got.counts)
+	}
+	equalStats(t, "strip -o -, perf 7.2", perfReportStats(t, perfPath(t, modernPerf), stream), got)
+}
