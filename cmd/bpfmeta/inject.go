@@ -120,7 +120,7 @@ func runInject(c *cli.Context) error {
 	rec := &hostCheck{Input: in, src: src, w: notes(c)}
 	prog := newProgress(s, in, c.Bool("quiet"))
 	var iw inject.RecordWriter = w
-	if prog.Size > 0 {
+	if prog.Active() {
 		iw = &progressWriter{RecordWriter: w, p: prog}
 	}
 	sum, err := inject.Run(rec, iw, src, inject.Options{PerfNames: c.Bool("perf-names"), RecordedOnly: c.Bool("recorded-only")})

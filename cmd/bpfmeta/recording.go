@@ -157,13 +157,17 @@ func copyRecords(in *cliutil.Input, out *outfile.Output, opts writer.Options, ke
 	return dropped, nil
 }
 
-// newProgress is inject's progress line: on a terminal's stderr, for a
-// file-mode input, not with -q.
+// newProgress is inject's progress line: on a terminal's stderr, not with
+// -q; the share of a file read, or the bytes of a stream.
 func newProgress(s *cliutil.Session, in *cliutil.Input, quiet bool) *cliutil.Progress {
-	if quiet || in.Layout() == nil || in.IsDirRecording() || !cliutil.IsTerminal(s.Stderr) {
+	if quiet {
 		return &cliutil.Progress{}
 	}
-	return &cliutil.Progress{W: s.Stderr, Prefix: "bpfmeta", Name: in.Name, Size: in.Layout().Size, Offset: in.Offset}
+	var size int64
+	if l := in.Layout(); l != nil {
+		size = l.Size
+	}
+	return s.NewProgress(in.Name, size, in.Offset)
 }
 
 // progressWriter updates a progress line every 4096 records written.

@@ -107,7 +107,7 @@ func runWatch(c *cli.Context) (status int, err error) {
 		}
 	} else {
 		if !c.Bool("quiet") {
-			fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: following BPF program loads (%d loaded); SIGINT, SIGTERM or SIGHUP stops\n", w.AtStart())
+			fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: following BPF program loads (%d loaded) until Ctrl-C (SIGINT), SIGTERM or SIGHUP\n", w.AtStart())
 		}
 		select {
 		case <-sigs:

@@ -142,3 +142,29 @@ func TestRunStatus(t *testing.T) {
 		}
 	}
 }
+
+// A stream's progress counts bytes; Abort (a signal) and Done erase the
+// line once drawn.
+func TestProgress(t *testing.T) {
+	var w bytes.Buffer
+	off := int64(130 << 20)
+	p := &Progress{W: &w, Prefix: "bpfmeta", Name: "stdin", Offset: func() int64 { return off }}
+	p.Update() // starts the delay
+	p.next = p.start
+	p.Update()
+	if got := w.String(); got != "\rbpfmeta: stdin: 130 MB read\033[K" {
+		t.Errorf("stream progress %q", got)
+	}
+	w.Reset()
+	p.Abort()
+	p.Done()
+	if got := w.String(); got != "\r\033[K" {
+		t.Errorf("Abort and Done wrote %q, want the line erased once", got)
+	}
+	var zero Progress
+	zero.Update()
+	zero.Done()
+	if zero.Active() {
+		t.Errorf("the zero Progress is active")
+	}
+}
