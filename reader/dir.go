@@ -53,6 +53,10 @@ type dirParts struct {
 	dir   *os.File // the directory, for openat: names are looked up in it only
 	files []int    // the N of each data.N, ascending
 	cur   *os.File // the data file being read (part > 0)
+	// others are the first names of what else the directory holds (perf
+	// record --kcore's kcore_dir), nOthers how many there are
+	others  []string
+	nOthers int
 }
 
 // IsDirRecording reports whether the recording was read from a directory.
@@ -78,6 +82,21 @@ func (r *Reader) PartName(part int) string {
 		return "data"
 	}
 	return perfdata.DataFileName(r.dir.files[part-1])
+}
+
+// maxOthers is how many names of other entries a directory recording's
+// reader keeps.
+const maxOthers = 8
+
+// Others returns the names of the entries of a directory recording that
+// are neither data nor data.N (the first few, quoted for messages), and
+// how many there are: perf record --kcore's kcore_dir, say. The reader
+// does not read them.
+func (r *Reader) Others() (names []string, n int) {
+	if r.dir == nil {
+		return nil, 0
+	}
+	return r.dir.others, r.dir.nOthers
 }
 
 // OpenPart returns a new handle on the data file the records handed out now
@@ -137,12 +156,12 @@ func openDir(dir *os.File, path string, opts Options) (*Reader, error) {
 		return nil, partError("data", err)
 	}
 	r.files = append(r.files, data)
-	files, err := dataFiles(dir)
-	if err != nil {
+	r.dir = &dirParts{path: path, dir: dir}
+	if err := r.dir.list(); err != nil {
+		r.dir = nil
 		r.Close()
 		return nil, err
 	}
-	r.dir = &dirParts{path: path, dir: dir, files: files}
 	return r, nil
 }
 
@@ -167,26 +186,33 @@ func checkDirFormat(r *Reader) error {
 	return nil
 }
 
-// dataFiles lists the data.N files of dir, in ascending N, a batch of
-// names at a time. Anything perf would read as a data file must be one.
-func dataFiles(dir *os.File) ([]int, error) {
+// list lists the data.N files of the directory, in ascending N, a batch
+// of names at a time, and counts what else it holds. Anything perf would
+// read as a data file must be one.
+func (d *dirParts) list() error {
+	dir := d.dir
 	var files []int
 	for {
 		ents, err := dir.ReadDir(1024)
 		for _, e := range ents {
 			name := e.Name()
 			if !strings.HasPrefix(name, "data.") {
+				if name != "data" {
+					if d.nOthers++; len(d.others) < maxOthers {
+						d.others = append(d.others, quoteName(name))
+					}
+				}
 				continue
 			}
 			n, err := strconv.Atoi(name[len("data."):])
 			if err != nil || n < 0 || perfdata.DataFileName(n) != name {
-				return nil, fmt.Errorf("%s: not a data file perf writes (data.N), which perf would read as one", quoteName(name))
+				return fmt.Errorf("%s: not a data file perf writes (data.N), which perf would read as one", quoteName(name))
 			}
 			if e.Type() != 0 {
-				return nil, notRegular(name, e.Type())
+				return notRegular(name, e.Type())
 			}
 			if len(files) == maxDataFiles {
-				return nil, fmt.Errorf("more than %d data files (perf writes one a recording thread, at most one a CPU)", maxDataFiles)
+				return fmt.Errorf("more than %d data files (perf writes one a recording thread, at most one a CPU)", maxDataFiles)
 			}
 			files = append(files, n)
 		}
@@ -194,11 +220,12 @@ func dataFiles(dir *os.File) ([]int, error) {
 			break
 		}
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
 	slices.Sort(files)
-	return files, nil
+	d.files = files
+	return nil
 }
 
 // openRegular opens name in dir for reading, if it is a regular file: not a

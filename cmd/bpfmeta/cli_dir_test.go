@@ -318,3 +318,36 @@ func TestDirDump(t *testing.T) {
 	}
 	equalStats(t, "strip -o -, perf 7.2", perfReportStats(t, perfPath(t, modernPerf), stream), got)
 }
+
+// TestDirOthers: what a directory recording holds besides data and data.N
+// (perf record --kcore's kcore_dir) is not copied, and the output says so.
+func TestDirOthers(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.data")
+	if err := os.Mkdir(in, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range dirNames(t, threadsPath(threads61)) {
+		b, err := os.ReadFile(filepath.Join(threadsPath(threads61), n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(in, n), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(in, "kcore_dir"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out.data")
+	r := bpfmeta(t, nil, "strip", "-i", in, "-o", out)
+	if r.code != exitOK {
+		t.Fatalf("strip: %v", r)
+	}
+	if !strings.Contains(r.stderr, "bpfmeta: warning: "+in+": kcore_dir not copied: bpfmeta writes a directory recording's data and data.N files only\n") {
+		t.Errorf("no warning about kcore_dir:\n%s", r.stderr)
+	}
+	if got := dirNames(t, out); !slices.Equal(got, []string{"data", "data.0", "data.1"}) {
+		t.Errorf("the output has %q", got)
+	}
+}

@@ -116,6 +116,7 @@ func runInject(c *cli.Context) error {
 	}
 	defer w.Abort() // stops the writer when an error ends the command early
 	printOmitted(notes(c), in, w, verbose(c))
+	warnOthers(notes(c), in)
 	warnUnfinished(notes(c), in)
 	rec := &hostCheck{Input: in, src: src, w: notes(c)}
 	prog := newProgress(s, in, c.Bool("quiet"))

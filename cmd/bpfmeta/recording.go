@@ -27,6 +27,20 @@ func printOmitted(w io.Writer, in *cliutil.Input, wr *writer.Writer, verbose boo
 	}
 }
 
+// warnOthers warns that what a directory recording holds besides data and
+// data.N (perf record --kcore's kcore_dir) is not in the output.
+func warnOthers(w io.Writer, in *cliutil.Input) {
+	names, n := in.Others()
+	if n == 0 {
+		return
+	}
+	more := ""
+	if n > len(names) {
+		more = fmt.Sprintf(" and %d more", n-len(names))
+	}
+	fmt.Fprintf(w, "bpfmeta: warning: %s: %s%s not copied: bpfmeta writes a directory recording's data and data.N files only\n", in.Name, strings.Join(names, ", "), more)
+}
+
 // warnTrailingDropped warns that a file output left out the bytes after a
 // pipe stream's last record that are not a record.
 func warnTrailingDropped(w io.Writer, in *cliutil.Input, wr *writer.Writer) {
@@ -132,6 +146,7 @@ func copyRecords(in *cliutil.Input, out *outfile.Output, opts writer.Options, ke
 	}
 	defer w.Abort() // stops the writer when an error ends the command early
 	printOmitted(notes, in, w, verbose)
+	warnOthers(notes, in)
 	warnUnfinished(notes, in)
 	for in.Next() {
 		rec := in.Record()
