@@ -173,9 +173,11 @@ func copyRecords(in *cliutil.Input, out *outfile.Output, opts writer.Options, ke
 }
 
 // newProgress is inject's progress line: on a terminal's stderr, not with
-// -q; the share of a file read, or the bytes of a stream.
+// -q; the share of a file read, or the bytes of a stream; none for a
+// directory recording.
 func newProgress(s *cliutil.Session, in *cliutil.Input, quiet bool) *cliutil.Progress {
-	if quiet {
+	if quiet || in.IsDirRecording() {
+		// a directory recording's offsets start again in each data file
 		return &cliutil.Progress{}
 	}
 	var size int64
