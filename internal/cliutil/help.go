@@ -95,14 +95,6 @@ func Synopsis(app string, c *cli.Command) string {
 // "(default: false)" to every boolean).
 func SetHelp(app string, c *cli.Command) {
 	c.UsageText = Synopsis(app, c)
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-	for _, d := range FlagDocs(c.Flags, !c.HideHelp) {
-		fmt.Fprintf(tw, "   %s\t%s\n", strings.TrimSpace(d.Names+" "+d.Value), d.Usage)
-	}
-	tw.Flush()
-	// The text is template text: {{ cannot appear in it.
-	flags := strings.ReplaceAll(b.String(), "{{", `{{"{{"}}`)
 	c.CustomHelpTemplate = `NAME:
    {{template "helpNameTemplate" .}}
 
@@ -113,7 +105,19 @@ DESCRIPTION:
    {{template "descriptionTemplate" .}}{{end}}
 
 OPTIONS:
-` + flags
+` + flagTable(c.Flags, !c.HideHelp)
+}
+
+// flagTable lists flags as FlagDocs does, in columns, as template text (no
+// {{ in it).
+func flagTable(flags []cli.Flag, help bool) string {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+	for _, d := range FlagDocs(flags, help) {
+		fmt.Fprintf(tw, "   %s\t%s\n", strings.TrimSpace(d.Names+" "+d.Value), d.Usage)
+	}
+	tw.Flush()
+	return strings.ReplaceAll(b.String(), "{{", `{{"{{"}}`)
 }
 
 // SuggestFlag is the flag of flags (with -h and --help) that provided, a
@@ -173,12 +177,6 @@ func editDistance(a, b string) int {
 
 // SetAppHelp has app's -h list its flags as FlagDocs does.
 func SetAppHelp(app *cli.App) {
-	var b strings.Builder
-	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-	for _, d := range FlagDocs(app.Flags, !app.HideHelp) {
-		fmt.Fprintf(tw, "   %s\t%s\n", strings.TrimSpace(d.Names+" "+d.Value), d.Usage)
-	}
-	tw.Flush()
 	head, _, _ := strings.Cut(cli.AppHelpTemplate, "{{if .VisibleFlagCategories}}")
-	app.CustomAppHelpTemplate = head + "\n\nGLOBAL OPTIONS:\n" + strings.ReplaceAll(b.String(), "{{", `{{"{{"}}`)
+	app.CustomAppHelpTemplate = head + "\n\nGLOBAL OPTIONS:\n" + flagTable(app.Flags, !app.HideHelp)
 }
