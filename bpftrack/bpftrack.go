@@ -28,8 +28,9 @@
 //
 // It keeps the programs that are loaded and the functions that are
 // registered, so its memory follows what is loaded at one time, not the
-// length of the recording, within MaxPrograms and MaxFuncs; History keeps
-// every function ever registered, within MaxFuncs. ReadMetadata reads a
+// length of the recording, within MaxPrograms, MaxFuncs and MaxNameBytes;
+// History keeps every function ever registered, within MaxHistory and
+// MaxNameBytes. A name is at most perfdata.KSymNameLen-1 bytes. ReadMetadata reads a
 // whole recording for the BPF_METADATA records it has and what they
 // belong to (bpfmeta show).
 package bpftrack
@@ -112,6 +113,10 @@ type Update struct {
 	// Unloaded is the program a PROG_UNLOAD BPF_EVENT announced (nil if it
 	// was not seen loading).
 	Unloaded *Program
+	// Replaced is the program a PROG_LOAD BPF_EVENT of the same id
+	// replaced: loaded and never seen unloading. The tracker keeps it no
+	// longer.
+	Replaced *Program
 	// Func is the function a KSYMBOL registered or unregistered, or the one
 	// a SAMPLE was counted in (Options.Samples).
 	Func *Func
@@ -127,9 +132,23 @@ const (
 	MaxPrograms = 1 << 15
 )
 
+// MaxHistory bounds the functions a Tracker with History keeps: every
+// function registered in the recording, each with its name, program and
+// indexes, beside what its caller keeps of the recording (show: its
+// BPF_METADATA records).
+const MaxHistory = 1 << 16
+
+// MaxNameBytes bounds the bytes of the names of the functions a Tracker
+// keeps, in each of what it keeps: the functions registered at one time,
+// those of the programs loaded at one time and, with History, those ever
+// registered. A machine's few thousand functions have names of a few
+// dozen bytes; MaxFuncs names of KSYM_NAME_LEN would take 64 MiB.
+const MaxNameBytes = 8 << 20
+
 // ErrTooMany is returned (wrapped, with the record's offset) for a KSYMBOL
 // or a PROG_LOAD BPF_EVENT that would make a Tracker keep more than
-// MaxFuncs functions or MaxPrograms programs.
+// MaxFuncs functions (MaxHistory with History), MaxPrograms programs or
+// MaxNameBytes of names.
 var ErrTooMany = errors.New("more BPF programs or functions than bpfmeta keeps track of")
 
 // maxPending bounds the KSYMBOLs a stream keeps waiting for their
@@ -146,13 +165,19 @@ type Tracker struct {
 	pending map[int][]*Func
 	// registered are the registered functions, by address.
 	registered addrIndex
+	// registeredNames counts the bytes of the registered functions' names.
+	registeredNames int
 	// loaded are the programs loaded and not unloaded, by id;
-	// loadedFuncs counts their functions.
+	// loadedFuncs counts their functions, loadedNames the bytes of their
+	// names.
 	loaded      map[uint32]*Program
 	loadedFuncs int
-	// history are all functions ever registered, by name (History).
-	history    map[string][]*Func
-	historyLen int
+	loadedNames int
+	// history are all functions ever registered, by name (History);
+	// historyNames counts the bytes of their names.
+	history      map[string][]*Func
+	historyLen   int
+	historyNames int
 	// called are the same functions by the function name after the tag
 	// (History): RecordFuncs looks them up per BPF_METADATA record.
 	called map[string][]*Func
@@ -205,7 +230,7 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 		}
 		f := &Func{Addr: k.Addr, Len: k.Len, Name: k.Name, Offset: rec.Offset, Part: rec.Part}
 		if err := t.register(f); err != nil {
-			return Update{}, fmt.Errorf("KSYMBOL at %#x: %w (%d)", rec.Offset, err, MaxFuncs)
+			return Update{}, fmt.Errorf("KSYMBOL at %#x: %w", rec.Offset, err)
 		}
 		if !isTrampoline(k.Name) {
 			p := append(t.pending[stream], f)
@@ -225,33 +250,39 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 		switch e.Type {
 		case perfdata.BPFEventProgLoad:
 			old := t.loaded[e.ID] // a load of an id not unloaded replaces it
-			switch {
-			case old == nil && len(t.loaded) >= MaxPrograms:
+			if old == nil && len(t.loaded) >= MaxPrograms {
 				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d programs loaded at once)", rec.Offset, ErrTooMany, MaxPrograms)
-			case old != nil:
-				t.loadedFuncs -= len(old.Funcs)
 			}
 			// The functions of the loaded programs are kept, registered or
-			// not: they count against MaxFuncs too.
-			if t.loadedFuncs+len(funcs) > MaxFuncs {
-				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxFuncs)
+			// not: they count against MaxFuncs and MaxNameBytes too.
+			var oldFuncs []*Func
+			if old != nil {
+				oldFuncs = old.Funcs
 			}
+			names := nameBytes(funcs)
+			switch {
+			case t.loadedFuncs-len(oldFuncs)+len(funcs) > MaxFuncs:
+				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxFuncs)
+			case t.loadedNames-nameBytes(oldFuncs)+names > MaxNameBytes:
+				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d MiB of names of the functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxNameBytes>>20)
+			}
+			t.forget(old)
 			t.loadedFuncs += len(funcs)
+			t.loadedNames += names
 			p := &Program{ID: e.ID, Tag: e.Tag, Funcs: funcs, Offset: rec.Offset, Outer: rec.Outer, Synthesized: t.synthesized(rec)}
 			for _, f := range funcs {
 				f.Program = p
 			}
 			t.loaded[e.ID] = p
 			t.calledCache = nil
-			return Update{Loaded: p}, nil
+			return Update{Loaded: p, Replaced: old}, nil
 		case perfdata.BPFEventProgUnload:
 			p := t.loaded[e.ID]
 			if p == nil || p.Tag != e.Tag {
 				return Update{}, nil
 			}
 			p.Unloaded = true
-			delete(t.loaded, e.ID)
-			t.loadedFuncs -= len(p.Funcs)
+			t.forget(p)
 			return Update{Unloaded: p}, nil
 		}
 	}
@@ -266,16 +297,47 @@ func isTrampoline(name string) bool {
 	return strings.HasPrefix(name, "bpf_trampoline_") || strings.HasPrefix(name, "bpf_dispatcher_")
 }
 
+// forget drops loaded program p (nil: none).
+func (t *Tracker) forget(p *Program) {
+	if p == nil {
+		return
+	}
+	delete(t.loaded, p.ID)
+	t.loadedFuncs -= len(p.Funcs)
+	t.loadedNames -= nameBytes(p.Funcs)
+}
+
+// nameBytes is the bytes of the functions' names.
+func nameBytes(funcs []*Func) int {
+	n := 0
+	for _, f := range funcs {
+		n += len(f.Name)
+	}
+	return n
+}
+
 // register adds a function; one at the same address replaces it.
 func (t *Tracker) register(f *Func) error {
-	if t.registered.n >= MaxFuncs && t.registered.get(f.Addr) == nil || t.opts.History && t.historyLen >= MaxFuncs {
-		return ErrTooMany
+	old := t.registered.get(f.Addr)
+	oldName := 0
+	if old != nil {
+		oldName = len(old.Name)
+	}
+	switch {
+	case old == nil && t.registered.n >= MaxFuncs:
+		return fmt.Errorf("%w (%d)", ErrTooMany, MaxFuncs)
+	case t.opts.History && t.historyLen >= MaxHistory:
+		return fmt.Errorf("%w (%d functions in all)", ErrTooMany, MaxHistory)
+	case t.registeredNames-oldName+len(f.Name) > MaxNameBytes, t.opts.History && t.historyNames+len(f.Name) > MaxNameBytes:
+		return fmt.Errorf("%w (%d MiB of function names)", ErrTooMany, MaxNameBytes>>20)
 	}
 	t.registered.put(f)
+	t.registeredNames += len(f.Name) - oldName
 	t.calledCache = nil
 	if t.opts.History {
 		t.history[f.Name] = append(t.history[f.Name], f)
 		t.historyLen++
+		t.historyNames += len(f.Name)
 		if _, fn, ok := perfdata.ParseBPFProgName(f.Name); ok {
 			t.called[fn] = append(t.called[fn], f)
 		}
@@ -289,6 +351,7 @@ func (t *Tracker) unregister(k perfdata.KSymbol) *Func {
 	f := t.registered.remove(k.Addr, func(f *Func) bool { return f.Name == k.Name })
 	if f != nil {
 		f.Unregistered = true
+		t.registeredNames -= len(f.Name)
 	}
 	return f
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"testing"
@@ -353,6 +354,73 @@ func TestTooManyLoadedFuncs(t *testing.T) {
 	ferr := feedErr(t, s, bpftrack.Options{})
 	if !errors.Is(ferr, bpftrack.ErrTooMany) {
 		t.Errorf("%d programs of %d functions, unregistered: %v, want ErrTooMany", bpftrack.MaxFuncs/perProgram+1, perProgram, ferr)
+	}
+}
+
+// The names of the functions kept are bounded in bytes, in each of what
+// the tracker keeps: registered functions (names of KSYM_NAME_LEN, the
+// most a KSYMBOL's name is read as, fill MaxNameBytes long before
+// MaxFuncs), every function (History), and the functions of the loaded
+// programs once unregistered. Unregistering gives the bytes back.
+func TestTooManyNameBytes(t *testing.T) {
+	long := func(i int) string { return fmt.Sprintf("bpf_prog_0000000000000000_%0*d", perfdata.KSymNameLen-1-26, i) }
+	const addr = 0xffffffffc0000000
+	over := bpftrack.MaxNameBytes/(perfdata.KSymNameLen-1) + 1
+	registered := func(unregister bool) *testkit.Stream {
+		s := testkit.NewStream(binary.LittleEndian)
+		for i := range over {
+			s.KSymbol(addr+uint64(i)*0x40, 0x40, long(i), false, true)
+			if unregister {
+				s.KSymbol(addr+uint64(i)*0x40, 0x40, long(i), true, true)
+			}
+		}
+		return s
+	}
+	loaded := testkit.NewStream(binary.LittleEndian)
+	for i := range over {
+		loaded.KSymbol(addr+uint64(i)*0x40, 0x40, long(i), false, true)
+		loaded.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tag(1), true)
+		loaded.KSymbol(addr+uint64(i)*0x40, 0x40, long(i), true, true)
+	}
+	for _, tc := range []struct {
+		name    string
+		s       *testkit.Stream
+		history bool
+		fail    bool
+	}{
+		{"registered", registered(false), false, true},
+		{"registered and unregistered", registered(true), false, false},
+		{"registered and unregistered, History", registered(true), true, true},
+		{"the functions of the loaded programs", loaded, false, true},
+	} {
+		ferr := feedErr(t, tc.s, bpftrack.Options{History: tc.history})
+		if got := errors.Is(ferr, bpftrack.ErrTooMany); got != tc.fail {
+			t.Errorf("%s: %d names of %d bytes: %v, want ErrTooMany %v", tc.name, over, perfdata.KSymNameLen-1, ferr, tc.fail)
+		}
+	}
+}
+
+// A PROG_LOAD of an id loaded and not unloaded replaces the program: the
+// update says which, and the tracker keeps only the new one, so that
+// 20,000 loads of one id take the memory of one.
+func TestReplaced(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	for range 3 {
+		s.KSymbol(0x1000, 0x40, name(tag(1), "f"), false, true)
+		s.BPFEvent(perfdata.BPFEventProgLoad, 7, tag(1), true)
+	}
+	var loads, replaced []*bpftrack.Program
+	tr := feed(t, s, bpftrack.Options{}, func(_ *bpftrack.Tracker, _ *perfdata.Record, u bpftrack.Update) {
+		if u.Loaded != nil {
+			loads = append(loads, u.Loaded)
+			replaced = append(replaced, u.Replaced)
+		}
+	})
+	if len(loads) != 3 || replaced[0] != nil || replaced[1] != loads[0] || replaced[2] != loads[1] {
+		t.Fatalf("loads %v, replaced %v", loads, replaced)
+	}
+	if tr.Loaded(7) != loads[2] || tr.Func(0x1000).Program != loads[2] {
+		t.Errorf("loaded %v, function's program %v, want the last load", tr.Loaded(7), tr.Func(0x1000).Program)
 	}
 }
 

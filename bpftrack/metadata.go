@@ -41,9 +41,11 @@ const MaxRecordFuncs = 16
 // MaxMetadataRecords and MaxMetadataBytes bound the records ReadMetadata
 // keeps, in number and in the bytes of their decoded names, keys and
 // values: perf writes one per BPF function, a few thousand on a machine,
-// of a few hundred bytes each (a record may hold 64 KiB).
+// of a few hundred bytes each (a record may hold 64 KiB). With MaxFuncs
+// functions kept beside them, and what each record keeps to be matched,
+// more would take a process past 64 MiB.
 const (
-	MaxMetadataRecords = 1 << 16
+	MaxMetadataRecords = 1 << 15
 	MaxMetadataBytes   = 16 << 20
 )
 
@@ -133,6 +135,9 @@ func ReadMetadata(r Records) ([]MetadataRecord, error) {
 		samples int
 	}
 	byName := map[string]*found{}
+	// The functions of one function name after the tag are those of every
+	// name RecordFuncs finds by it alone: their samples are counted once.
+	byFunction := map[string]int{}
 	var prev *Func // the one function of the record before
 	for i := range recs {
 		m := &recs[i]
@@ -147,11 +152,20 @@ func ReadMetadata(r Records) ([]MetadataRecord, error) {
 		case f == nil:
 			f = &found{}
 			f.funcs, f.match = t.RecordFuncs(name, nil)
+			_, fn, _ := perfdata.ParseBPFProgName(name)
+			n, counted := byFunction[fn]
+			if !counted || f.match == MatchName || f.match == MatchNone {
+				n = 0
+				for _, g := range f.funcs {
+					n += g.Samples
+				}
+			}
+			if f.match == MatchFunction || f.match == MatchAmbiguous {
+				byFunction[fn] = n
+			}
+			f.samples = n
 			if len(f.funcs) > 0 && atEnd[name] > len(f.funcs) {
 				f.match = MatchAmbiguous
-			}
-			for _, g := range f.funcs {
-				f.samples += g.Samples
 			}
 			byName[name] = f
 		}

@@ -19,7 +19,10 @@
 //
 // Programs are looked up in a bpfprog.Source by the id of their BPF_EVENT
 // and matched by tag and by the addresses of their KSYMBOLs, so a reused id
-// or a program from another boot gets no metadata. Records the recording
+// or a program from another boot gets no metadata. An id gets records
+// once, for its first PROG_LOAD: perf keeps one bpf_prog_info per id
+// (perf_env__insert_bpf_prog_info() refuses a second, and
+// perf_event__synthesize_one_bpf_prog() then writes no metadata). Records the recording
 // already has are kept and not duplicated, so injecting twice is injecting
 // once. Every other record passes through unchanged.
 //
@@ -32,6 +35,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"slices"
 	"strconv"
 
@@ -80,6 +84,9 @@ const (
 	// NoMetadata: the program has no bpf_metadata_ variables; perf writes
 	// nothing for it either.
 	NoMetadata
+	// Duplicate: an earlier PROG_LOAD of the recording has the program's
+	// id; perf writes the records of an id once, for the first.
+	Duplicate
 	// TooLarge: the program's metadata has more variables than perf writes
 	// a record for (perfdata.MaxBPFMetadataEntries); perf writes nothing.
 	TooLarge
@@ -101,6 +108,8 @@ func (o Outcome) String() string {
 		return "already present"
 	case NoMetadata:
 		return "no metadata"
+	case Duplicate:
+		return "an id loaded before"
 	case TooLarge:
 		return "too many variables"
 	case NotFound:
@@ -158,12 +167,19 @@ type Program struct {
 // be told to be one of an unlisted program's.
 const MaxListed = 1 << 14
 
-// MaxAtEnd bounds the records inject keeps to write at the end: one per
-// function of every program with metadata loaded during the recording.
-const MaxAtEnd = 1 << 17
+// MaxAtEnd and MaxAtEndBytes bound the records inject keeps to write at
+// the end: one per function of every program with metadata loaded during
+// the recording, each program's entries kept once (a record may hold 64
+// KiB of them) and its functions' names. MaxAtEnd also bounds the
+// recording's BPF_METADATA records of programs it has no record of that
+// inject keeps count of.
+const (
+	MaxAtEnd      = 1 << 17
+	MaxAtEndBytes = 16 << 20
+)
 
 // ErrTooMany is returned for a recording that needs more than MaxAtEnd
-// records at its end.
+// records, or MaxAtEndBytes of them, at its end.
 var ErrTooMany = errors.New("more BPF_METADATA records to write at the end than inject keeps")
 
 // Summary is what an injection did.
@@ -299,7 +315,8 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 		claimable:   map[string][]*Program{},
 		known:       map[uint32]bool{},
 		atEndByName: map[string][]int{},
-		orphans:     map[string]int{},
+		orphans:     map[uint64]int{},
+		seed:        maphash.MakeSeed(),
 	}
 	if _, ok := src.(bpfprog.Lister); ok && !opts.RecordedOnly {
 		j.timed = true
@@ -335,7 +352,8 @@ type injector struct {
 	// may be one of theirs (existing).
 	claimable map[string][]*Program
 	// known are the ids of the listed programs and of every program the
-	// source has: unrecorded adds none of them.
+	// source has that the recording loads: unrecorded adds none of them,
+	// and a later load of one is a Duplicate.
 	known map[uint32]bool
 	// matched: the source has one of the recording's programs (the same
 	// id, tag and addresses).
@@ -344,11 +362,13 @@ type injector struct {
 	// records that follow it show the recording does not have them already.
 	after []pending
 	// atEnd are records for programs loaded during the recording;
-	// atEndByName their indexes by each of their names.
+	// atEndByName their indexes by each of their names; atEndBytes the
+	// bytes they keep (MaxAtEndBytes).
 	atEnd       []pending
 	atEndByName map[string][]int
-	// cur is the program whose BPF_EVENT the records since are right
-	// after (only BPF_METADATA records came since), or nil.
+	atEndBytes  int
+	// cur is the program perf found loaded whose BPF_EVENT the records
+	// since are right after (only BPF_METADATA records came since), or nil.
 	cur *Program
 	// missing counts the loaded programs whose samples are counted: those
 	// the output has no metadata for.
@@ -364,10 +384,12 @@ type injector struct {
 	// unrecordedProgs are the programs the recording has no record of,
 	// listed once their records are written.
 	unrecordedProgs []*Program
-	// orphans are the names of the recording's BPF_METADATA records that
-	// stand for no program of its BPF_EVENTs: perf's records of programs
-	// it has no record of.
-	orphans map[string]int
+	// orphans count the recording's BPF_METADATA records that stand for
+	// no program of its BPF_EVENTs (perf's records of programs it has no
+	// record of) by the hash of their name, so that they keep no name;
+	// seed is the hash's, unknown to the recording.
+	orphans map[uint64]int
+	seed    maphash.Seed
 	// nOrphans counts them (at most MaxAtEnd are kept).
 	nOrphans int
 	// part is the file of a directory recording the current record is in.
@@ -380,11 +402,12 @@ type injector struct {
 	deferred []string
 }
 
-// pending is a BPF_METADATA record not yet written.
+// pending is a BPF_METADATA record not yet written: encoded when written,
+// so that the records of a program share its entries.
 type pending struct {
 	prog  *Program
 	names []string // names that make an existing record the same (KSYMBOL, perf, kernel)
-	raw   []byte
+	md    perfdata.BPFMetadata
 	done  bool // the recording has it already (atEnd)
 	// part is the file of a directory recording it goes to: that of the
 	// BPF_EVENT it follows; 0, the file with the header, for the records
@@ -442,18 +465,27 @@ func (j *injector) record(rec *perfdata.Record) error {
 		}
 		if p := j.byTP[u.Unloaded]; p != nil {
 			p.Unloaded = true
-			delete(j.byTP, u.Unloaded)
-			if !p.hasMetadata() {
-				j.missing--
-			}
-			if !p.listed && !p.atEnd {
-				j.sum.Unlisted.add(p) // settled
-			}
+			j.gone(p)
+		}
+		if p := j.byTP[u.Replaced]; p != nil {
+			j.gone(p) // a load of its id replaced it: no sample is its any more
 		}
 	case perfdata.RecordFinishedInit:
 		j.track.Feed(rec)
 	}
 	return nil
+}
+
+// gone settles a program the tracker no longer keeps: unloaded, or
+// replaced by a load of its id.
+func (j *injector) gone(p *Program) {
+	delete(j.byTP, p.tracked)
+	if !p.hasMetadata() {
+		j.missing--
+	}
+	if !p.listed && !p.atEnd {
+		j.sum.Unlisted.add(p) // settled
+	}
 }
 
 // time widens the recording's time span to t (0 is perf's synthesized
@@ -481,7 +513,7 @@ func (j *injector) countSample(ip uint64) {
 // hasMetadata: the output has the program's metadata, or perf writes none.
 func (p *Program) hasMetadata() bool {
 	switch p.Outcome {
-	case Injected, AlreadyPresent, NoMetadata:
+	case Injected, AlreadyPresent, NoMetadata, Duplicate:
 		return true
 	}
 	return false
@@ -529,7 +561,7 @@ func (j *injector) atEndRecord(name string) {
 	}
 	delete(j.claimable, name)
 	if j.nOrphans < MaxAtEnd { // more stand for nothing inject would write
-		j.orphans[name]++
+		j.orphans[maphash.String(j.seed, name)]++
 		j.nOrphans++
 	}
 }
@@ -554,9 +586,20 @@ func (j *injector) cancelAtEnd(name string) bool {
 
 // queueAtEnd adds a record to write at the end.
 func (j *injector) queueAtEnd(pr pending) error {
-	if len(j.atEnd) == MaxAtEnd {
-		return fmt.Errorf("program %d: %w (%d)", pr.prog.ID, ErrTooMany, MaxAtEnd)
+	n := 0
+	for _, s := range pr.names {
+		n += len(s) + 16
 	}
+	if k := len(j.atEnd); k == 0 || j.atEnd[k-1].prog != pr.prog {
+		n += entryBytes(pr.md.Entries) // a program's records are queued together, and share them
+	}
+	switch {
+	case len(j.atEnd) == MaxAtEnd:
+		return fmt.Errorf("program %d: %w (%d)", pr.prog.ID, ErrTooMany, MaxAtEnd)
+	case j.atEndBytes+n > MaxAtEndBytes:
+		return fmt.Errorf("program %d: %w (%d MiB)", pr.prog.ID, ErrTooMany, MaxAtEndBytes>>20)
+	}
+	j.atEndBytes += n
 	for _, n := range pr.names {
 		j.atEndByName[n] = append(j.atEndByName[n], len(j.atEnd))
 	}
@@ -612,12 +655,25 @@ func (j *injector) flushAfter() error {
 	return nil
 }
 
+// entryBytes is what entries keep: their strings and headers.
+func entryBytes(entries []perfdata.BPFMetadataEntry) int {
+	n := 0
+	for _, e := range entries {
+		n += len(e.Key) + len(e.Value) + 32
+	}
+	return n
+}
+
 func (j *injector) write(p pending) error {
+	raw, err := p.md.Encode(j.r.ByteOrder(), j.r.IDHeaderSize())
+	if err != nil {
+		return err // records checked it for the program's first record
+	}
 	rec := perfdata.Record{
 		Offset: -1,
 		Outer:  -1,
-		Header: perfdata.DecodeEventHeader(p.raw, j.r.ByteOrder()),
-		Raw:    p.raw,
+		Header: perfdata.DecodeEventHeader(raw, j.r.ByteOrder()),
+		Raw:    raw,
 		Part:   p.part,
 	}
 	if err := j.w.WriteRecord(&rec); err != nil {
@@ -685,6 +741,12 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	if len(tp.Funcs) > 0 {
 		p.Name = tp.Funcs[0].Name
 	}
+	if j.known[tp.ID] {
+		// perf's tree of bpf_prog_info has the id's first load already:
+		// perf_env__insert_bpf_prog_info() refuses this one, and perf
+		// writes no metadata for it.
+		p.Outcome = Duplicate
+	}
 	// Listed while the list and the functions its programs keep are
 	// within bounds.
 	if len(j.sum.Programs) < MaxListed && j.listedFuncs+len(tp.Funcs) <= bpftrack.MaxFuncs {
@@ -694,7 +756,15 @@ func (j *injector) load(tp *bpftrack.Program) error {
 		j.known[p.ID] = true
 	}
 	j.byTP[tp] = p
-	j.cur = p
+	if tp.Synthesized {
+		// Only perf's own records of a program are followed by its
+		// BPF_METADATA: those right after a kernel's BPF_EVENT are at the
+		// end (the one before them is the recording's last).
+		j.cur = p
+	}
+	if p.Outcome == Duplicate {
+		return nil
+	}
 	recs, outcome, err := j.records(tp, p)
 	p.setOutcome(outcome, err, j)
 	switch outcome {
@@ -713,7 +783,7 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	}
 	p.atEnd = !tp.Synthesized && len(recs) > 0
 	for _, r := range recs {
-		pr := pending{prog: p, names: r.names, raw: r.raw}
+		pr := pending{prog: p, names: r.names, md: r.md}
 		if tp.Synthesized {
 			pr.part = j.part
 			j.after = append(j.after, pr)
@@ -726,7 +796,7 @@ func (j *injector) load(tp *bpftrack.Program) error {
 
 type newRecord struct {
 	names []string
-	raw   []byte
+	md    perfdata.BPFMetadata
 }
 
 // records builds the BPF_METADATA records for program tp, or says why
@@ -771,11 +841,13 @@ func (j *injector) records(tp *bpftrack.Program, p *Program) ([]newRecord, Outco
 			name = m.ProgNames[i]
 		}
 		bm := perfdata.BPFMetadata{ProgName: name, Entries: entries}
-		raw, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize())
-		if err != nil {
-			return nil, Failed, err
+		if i == 0 {
+			// what Encode checks is the same for every record of a program
+			if _, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize()); err != nil {
+				return nil, Failed, err
+			}
 		}
-		out = append(out, newRecord{names: uniq(names[i], m.ProgNames[i], f.PerfName, f.KernelName), raw: raw})
+		out = append(out, newRecord{names: uniq(names[i], m.ProgNames[i], f.PerfName, f.KernelName), md: bm})
 	}
 	return out, Injected, nil
 }
@@ -824,18 +896,17 @@ func (j *injector) unrecorded() error {
 		for i, f := range sp.Funcs {
 			// no KSYMBOL to name it after: perf's name
 			names := uniq(m.ProgNames[i], f.PerfName, f.KernelName)
-			if k := slices.IndexFunc(names, func(n string) bool { return j.orphans[n] > 0 }); k >= 0 {
+			if k := slices.IndexFunc(names, func(n string) bool { return j.orphans[maphash.String(j.seed, n)] > 0 }); k >= 0 {
 				// write() makes it Injected if other records are added
-				j.orphans[names[k]]--
+				j.orphans[maphash.String(j.seed, names[k])]--
 				p.Outcome = AlreadyPresent
 				continue
 			}
 			bm := perfdata.BPFMetadata{ProgName: m.ProgNames[i], Entries: entries}
-			raw, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize())
-			if err != nil {
+			if _, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize()); err != nil {
 				return err
 			}
-			if err := j.queueAtEnd(pending{prog: p, names: names, raw: raw}); err != nil {
+			if err := j.queueAtEnd(pending{prog: p, names: names, md: bm}); err != nil {
 				return err
 			}
 		}

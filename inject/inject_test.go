@@ -541,3 +541,59 @@ func TestUnrecorded(t *testing.T) {
 		}
 	}
 }
+
+// TestReloads: an id loaded again and again (perf's synthesized records or
+// the kernel's, unloaded in between or not) gets its records once, for its
+// first load, as perf writes them: perf keeps one bpf_prog_info per id
+// (perf_env__insert_bpf_prog_info()). The later loads are Duplicate and
+// the programs they replace are settled, not kept.
+func TestReloads(t *testing.T) {
+	a := prog(10, 0xa0, 0xffff0000, 1, true)
+	src := fakeSource{10: a}
+	for _, tc := range []struct {
+		name           string
+		kernel, unload bool
+	}{
+		{"synthesized", false, false},
+		{"kernel", true, false},
+		{"kernel, unloaded in between", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const loads = 1000
+			in, want := newStream(), newStream()
+			for i := range loads {
+				for _, s := range []*stream{in, want} {
+					if tc.kernel {
+						s.kernelLoad(a)
+					} else {
+						s.synth(a)
+					}
+					if !tc.kernel && i == 0 && s == want {
+						for _, f := range a.Funcs {
+							want.metadataOf(f.PerfName, a)
+						}
+					}
+					if tc.unload {
+						s.bpfEvent(perfdata.BPFEventProgUnload, a.ID, a.Tag, true)
+					}
+				}
+			}
+			if tc.kernel {
+				for _, f := range a.Funcs {
+					want.metadataOf(f.KernelName, a)
+				}
+			}
+			got, sum := run(t, in.Bytes(), src, inject.Options{})
+			if !bytes.Equal(got, want.Bytes()) {
+				t.Errorf("output differs from the expected recording")
+			}
+			tl := sum.Tally()
+			if sum.Injected != 2 || tl.Programs != loads || tl.Outcomes[inject.Injected] != 1 || tl.Outcomes[inject.Duplicate] != loads-1 {
+				t.Errorf("%d records injected, tally %+v; want 2 records, 1 program injected, %d duplicates", sum.Injected, tl, loads-1)
+			}
+			if again, sum2 := run(t, got, src, inject.Options{}); !bytes.Equal(again, got) || sum2.Injected != 0 {
+				t.Errorf("second injection added %d records", sum2.Injected)
+			}
+		})
+	}
+}

@@ -64,17 +64,28 @@ type KSymbol struct {
 // kSymbolFieldsSize is the size of a KSYMBOL's fields before its name.
 const kSymbolFieldsSize = EventHeaderSize + 16
 
-// DecodeKSymbol decodes a KSYMBOL record (raw includes the header).
+// KSymNameLen is KSYM_NAME_LEN, the size of the buffer the kernel
+// (perf_event_ksymbol(), bpf_prog_ksym_set_name()) and perf
+// (perf_event__synthesize_one_bpf_prog()) snprintf() a KSYMBOL's name
+// into: 512 since Linux 6.1, as perf defines it.
+const KSymNameLen = 512
+
+// DecodeKSymbol decodes a KSYMBOL record (raw includes the header). A name
+// longer than KSymNameLen-1 bytes, which neither the kernel nor perf
+// writes, is cut to that, as their snprintf() would have cut it: a record
+// may hold 64 KiB of name, and a BPF_METADATA's prog_name is at most as
+// long (BPFProgNameLen).
 func DecodeKSymbol(raw []byte, bo binary.ByteOrder) (KSymbol, error) {
 	if len(raw) < kSymbolFieldsSize {
 		return KSymbol{}, fmt.Errorf("KSYMBOL record of %d bytes, want at least %d", len(raw), kSymbolFieldsSize)
 	}
+	name := raw[kSymbolFieldsSize:]
 	return KSymbol{
 		Addr:  bo.Uint64(raw[8:]),
 		Len:   bo.Uint32(raw[16:]),
 		Type:  KSymbolType(bo.Uint16(raw[20:])),
 		Flags: KSymbolFlags(bo.Uint16(raw[22:])),
-		Name:  cString(raw[kSymbolFieldsSize:]),
+		Name:  cString(name[:min(len(name), KSymNameLen-1)]),
 	}, nil
 }
 

@@ -104,3 +104,22 @@ func TestBPFMetadataRoundTrip(t *testing.T) {
 		t.Errorf("203 entries: encoded, perf writes none")
 	}
 }
+
+// TestDecodeKSymbolLongName: a name longer than KSYM_NAME_LEN-1 bytes, which
+// only a made-up record has, is cut to that, as the kernel's and perf's
+// snprintf() cut theirs; a name that ends before is kept whole.
+func TestDecodeKSymbolLongName(t *testing.T) {
+	bo := binary.LittleEndian
+	for _, tc := range []struct{ name, want string }{
+		{"bpf_prog_e21be2de8fc54252_main", "bpf_prog_e21be2de8fc54252_main"},
+		{strings.Repeat("n", KSymNameLen-1), strings.Repeat("n", KSymNameLen-1)},
+		{strings.Repeat("n", 65000), strings.Repeat("n", KSymNameLen-1)},
+	} {
+		raw := make([]byte, kSymbolFieldsSize+(len(tc.name)+8)&^7)
+		copy(raw[kSymbolFieldsSize:], tc.name)
+		k, err := DecodeKSymbol(raw, bo)
+		if err != nil || k.Name != tc.want {
+			t.Errorf("a name of %d bytes: %d bytes, %v; want %d", len(tc.name), len(k.Name), err, len(tc.want))
+		}
+	}
+}

@@ -32,8 +32,12 @@ import (
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// peakBound is the most memory a run may take, whatever its input claims.
-const peakBound = 64 << 20
+// peakBound is the most memory a run may take, whatever its input claims,
+// and hostileCPU the most CPU time (not wall time: the machine is shared).
+const (
+	peakBound  = 64 << 20
+	hostileCPU = 10 * time.Second
+)
 
 // procRun is how a test runs bpfmeta as a process.
 type procRun struct {
@@ -47,6 +51,7 @@ type procRun struct {
 type procResult struct {
 	result
 	peak   int64          // maxrss, bytes
+	cpu    time.Duration  // user and system time
 	signal syscall.Signal // the signal that ended it, or 0
 }
 
@@ -79,10 +84,12 @@ func runProc(t testing.TB, bin string, o procRun, args ...string) procResult {
 	cmd.Wait()
 	var r procResult
 	var sig int
-	if _, err := fmt.Sscan(string(report), &r.code, &sig, &r.peak); err != nil {
+	var cpuNs int64
+	if _, err := fmt.Sscan(string(report), &r.code, &sig, &r.peak, &cpuNs); err != nil {
 		t.Fatalf("%v: no report from the helper: %q, %v", argv, report, cmd.ProcessState)
 	}
 	r.signal = syscall.Signal(sig)
+	r.cpu = time.Duration(cpuNs)
 	r.stdout, r.stderr = stdout.String(), stderr.String()
 	return r
 }
@@ -91,7 +98,7 @@ func runProc(t testing.TB, bin string, o procRun, args ...string) procResult {
 const maxRSSEnv = "BPFMETA_TEST_MAXRSS"
 
 // maxRSSHelper runs argv and writes its exit code, the signal that ended
-// it (or 0) and its peak memory in bytes to fd 3. It stands between the
+// it (or 0), its peak memory in bytes and its CPU time in ns to fd 3. It stands between the
 // test and bpfmeta because Linux counts in a process's maxrss the memory of
 // the process it was started from when that shares its memory until exec
 // (as os/exec's vfork does): bpfmeta started by this small process starts
@@ -102,7 +109,7 @@ func maxRSSHelper(argv []string) int {
 	cmd.Run()
 	report := os.NewFile(3, "report")
 	if cmd.ProcessState == nil {
-		fmt.Fprintln(report, -1, 0, 0)
+		fmt.Fprintln(report, -1, 0, 0, 0)
 		return 1
 	}
 	sig := 0
@@ -113,7 +120,8 @@ func maxRSSHelper(argv []string) int {
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
 		peak = ru.Maxrss << 10
 	}
-	fmt.Fprintln(report, cmd.ProcessState.ExitCode(), sig, peak)
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+	fmt.Fprintln(report, cmd.ProcessState.ExitCode(), sig, peak, int64(cpu))
 	return 0
 }
 
@@ -202,8 +210,8 @@ func TestHostileMemory(t *testing.T) {
 		{"a KSYMBOL flood, show", nil, []string{"show", "-i", ksymbolFlood(t, dir)}, "KSYMBOL"},
 		{"a BPF_METADATA flood, show", nil, []string{"show", "-i", metadataFlood(t, dir)}, "more than"},
 		{"1,000 BPF_METADATA records of 64 KiB, show", nil, []string{"show", "-i", bigMetadataFlood(t, dir)}, "MiB"},
-		{"131,071 KSYMBOLs of one name and 65,536 records of it, show", nil, []string{"show", "-i", sameNameFlood(t, dir)}, ""},
-		{"131,071 KSYMBOLs of one name and 65,536 records of it, show --json", nil, []string{"show", "--json", "-i", sameNameFlood(t, dir)}, ""},
+		{"65,535 KSYMBOLs of one name and 32,768 records of it, show", nil, []string{"show", "-i", sameNameFlood(t, dir)}, ""},
+		{"65,535 KSYMBOLs of one name and 32,768 records of it, show --json", nil, []string{"show", "--json", "-i", sameNameFlood(t, dir)}, ""},
 		{"500,000 program loads and unloads, inject", nil,
 			[]string{"inject", "-q", "--snapshot", snap, "-i", progFlood(t, dir, true), "-o", "OUT"}, ""},
 		{"500,000 program loads and unloads, show", nil, []string{"show", "-i", progFlood(t, dir, true)}, ""},
@@ -217,6 +225,18 @@ func TestHostileMemory(t *testing.T) {
 			[]string{"inject", "-q", "--snapshot", manyProgramsSnapshot(t, dir, 1<<20+1), "-i", corpusPath(t, bpfFile), "-o", "OUT"}, "programs"},
 		{"a snapshot with a 100 MB value", nil,
 			[]string{"inject", "-q", "--snapshot", bigValueSnapshot(t, dir, 100<<20), "-i", corpusPath(t, bpfFile), "-o", "OUT"}, "MiB"},
+		{"1,000,000 loads of one id, compressed, inject", nil,
+			[]string{"inject", "-q", "--snapshot", snap, "-i", oneIDFlood(t, dir), "-o", "OUT"}, ""},
+		{"1,000,000 loads of one id, compressed, show", nil, []string{"show", "-i", oneIDFlood(t, dir)}, ""},
+		{"10,000 KSYMBOL names of 65,000 bytes, compressed, inject", nil,
+			[]string{"inject", "-q", "--snapshot", snap, "-i", longNameFlood(t, dir), "-o", "OUT"}, ""},
+		{"10,000 KSYMBOL names of 65,000 bytes, compressed, show", nil, []string{"show", "-i", longNameFlood(t, dir)}, ""},
+		{"65,535 KSYMBOLs of one function name and 32,767 records of other tags, show", nil,
+			[]string{"show", "-i", sameFunctionFlood(t, dir)}, ""},
+		{"131,072 BPF_METADATA records of no program, long names, inject", nil,
+			[]string{"inject", "-q", "--snapshot", snap, "-i", orphanFlood(t, dir), "-o", "OUT"}, ""},
+		{"131,072 BPF_METADATA records of no program, long names, show", nil,
+			[]string{"show", "-i", orphanFlood(t, dir)}, "more than"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			outDir := t.TempDir()
@@ -232,9 +252,12 @@ func TestHostileMemory(t *testing.T) {
 			}
 			start := time.Now()
 			r := runProc(t, bin, o, args...)
-			t.Logf("%v, peak %.1f MiB, %v", r, float64(r.peak)/(1<<20), time.Since(start).Round(time.Millisecond))
+			t.Logf("%v, peak %.1f MiB, %v (CPU %v)", r, float64(r.peak)/(1<<20), time.Since(start).Round(time.Millisecond), r.cpu.Round(time.Millisecond))
 			if r.peak > peakBound {
 				t.Errorf("peak memory %d MiB, want < %d MiB", r.peak>>20, peakBound>>20)
+			}
+			if r.cpu > hostileCPU {
+				t.Errorf("took %v of CPU, want < %v", r.cpu.Round(time.Millisecond), hostileCPU)
 			}
 			if c.fail == "" && r.code != exitOK {
 				t.Errorf("%v, want exit 0", r)
@@ -354,7 +377,7 @@ func sameNameFlood(t testing.TB, dir string) string {
 	}
 	s := testkit.NewStream(binary.LittleEndian)
 	const name = "bpf_prog_0123456789abcdef_f"
-	for i := range bpftrack.MaxFuncs - 1 {
+	for i := range bpftrack.MaxHistory - 1 {
 		s.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, name, false, true)
 	}
 	m := perfdata.BPFMetadata{ProgName: name, Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}}
@@ -365,6 +388,127 @@ func sameNameFlood(t testing.TB, dir string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// zFlood writes a pipe recording whose records go in COMPRESSED records
+// of about 1 MiB of records each: a small file that claims much.
+type zFlood struct{ s, rs *testkit.Stream }
+
+func newZFlood() *zFlood {
+	return &zFlood{testkit.NewStream(binary.LittleEndian), testkit.NewRecords(binary.LittleEndian)}
+}
+
+// add returns where to write the next records.
+func (z *zFlood) add() *testkit.Stream {
+	if z.rs.Len() > 1<<20 {
+		z.flush()
+	}
+	return z.rs
+}
+
+func (z *zFlood) flush() {
+	if z.rs.Len() > 0 {
+		z.s.Compressed(z.rs.Bytes(), false)
+		z.rs.Reset()
+	}
+}
+
+// write writes the recording to dir/name, once.
+func (z *zFlood) write(t testing.TB, path string) string {
+	t.Helper()
+	z.flush()
+	if err := os.WriteFile(path, z.s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d bytes", filepath.Base(path), z.s.Len())
+	return path
+}
+
+// cached returns path if a generator wrote it already.
+func cached(dir, name string) (string, bool) {
+	path := filepath.Join(dir, name)
+	_, err := os.Stat(path)
+	return path, err == nil
+}
+
+// oneIDFlood writes a compressed pipe recording of 1,000,000 PROG_LOAD
+// BPF_EVENTs of one id, none unloaded: each load replaces the one before.
+func oneIDFlood(t testing.TB, dir string) string {
+	t.Helper()
+	path, ok := cached(dir, "one-id.data")
+	if ok {
+		return path
+	}
+	z := newZFlood()
+	for range 1_000_000 {
+		z.add().BPFEvent(perfdata.BPFEventProgLoad, 7, perfdata.BPFTag{7}, true)
+	}
+	return z.write(t, path)
+}
+
+// longNameFlood writes a compressed pipe recording of 10,000 BPF
+// KSYMBOLs of names of 65,000 bytes (KSYM_NAME_LEN is 512), each in a
+// program loaded while recording.
+func longNameFlood(t testing.TB, dir string) string {
+	t.Helper()
+	path, ok := cached(dir, "long-names.data")
+	if ok {
+		return path
+	}
+	z := newZFlood()
+	long := "bpf_prog_0123456789abcdef_" + strings.Repeat("n", 65000-26-8)
+	for i := range 10_000 {
+		rs := z.add()
+		rs.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, fmt.Sprintf("%s%08d", long, i), false, true)
+		rs.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), perfdata.BPFTag{1}, true)
+	}
+	return z.write(t, path)
+}
+
+// sameFunctionFlood writes a pipe recording of 65,535 programs loaded and
+// unloaded while recording, each with one function of its own tag and one
+// function name, and then 32,767 BPF_METADATA records of that function
+// name and tags no KSYMBOL has: each record may be any of them. It is not
+// compressed: show keeps all of this, and a zstd window on top of it is
+// more than 64 MiB (see README, Bounded memory).
+func sameFunctionFlood(t testing.TB, dir string) string {
+	t.Helper()
+	path, ok := cached(dir, "same-function.data")
+	if ok {
+		return path
+	}
+	s := testkit.NewStream(binary.LittleEndian)
+	for i := range bpftrack.MaxHistory - 1 {
+		tg := perfdata.BPFTag{0, byte(i), byte(i >> 8), byte(i >> 16)}
+		s.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, perfdata.BPFProgName(tg, "f"), false, true)
+		s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tg, true)
+		s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tg, true)
+	}
+	for i := range bpftrack.MaxMetadataRecords - 1 {
+		tg := perfdata.BPFTag{1, byte(i), byte(i >> 8), byte(i >> 16)}
+		s.Metadata(perfdata.BPFMetadata{ProgName: perfdata.BPFProgName(tg, "f"), Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
+	}
+	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// orphanFlood writes a compressed pipe recording of 131,072 BPF_METADATA
+// records of names of BPF_PROG_NAME_LEN-1 bytes, all different, of no
+// program the recording has.
+func orphanFlood(t testing.TB, dir string) string {
+	t.Helper()
+	path, ok := cached(dir, "orphans.data")
+	if ok {
+		return path
+	}
+	z := newZFlood()
+	long := strings.Repeat("o", perfdata.BPFProgNameLen-1-8)
+	for i := range 1 << 17 {
+		z.add().Metadata(perfdata.BPFMetadata{ProgName: fmt.Sprintf("%s%08d", long, i), Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
+	}
+	return z.write(t, path)
 }
 
 // metadataFlood writes a pipe recording with more BPF_METADATA records

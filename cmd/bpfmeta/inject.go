@@ -247,6 +247,9 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 		fmt.Fprintf(&b, "; %d had them already", n)
 	}
 	fmt.Fprintf(&b, "; %d without metadata", t.Outcomes[inject.NoMetadata])
+	if n := t.Outcomes[inject.Duplicate]; n > 0 {
+		fmt.Fprintf(&b, "; %d loads of an id loaded before (perf records an id once)", n)
+	}
 	if n := t.WithSamples + t.Others; n > 0 {
 		fmt.Fprintf(&b, "; %d without the metadata perf would have written (%d with samples)", n, t.WithSamples)
 	}
