@@ -33,6 +33,7 @@
 package bpfprog
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -247,8 +248,8 @@ type programJSON struct {
 	LoadTime     int64              `json:"load_time_ns"`
 	UID          uint32             `json:"uid"`
 	BTFID        uint32             `json:"btf_id"`
-	MapIDs       []uint32           `json:"map_ids"`
-	Funcs        []funcJSON         `json:"funcs"`
+	MapIDs       mapIDList          `json:"map_ids"`
+	Funcs        funcList           `json:"funcs"`
 	Metadata     *metadataJSON      `json:"metadata,omitempty"`
 	MetadataErr  *metadataErrorJSON `json:"metadata_error,omitempty"`
 	TooLarge     *TooLargeError     `json:"metadata_too_large,omitempty"`
@@ -265,11 +266,11 @@ type funcJSON struct {
 }
 
 type metadataJSON struct {
-	MapID     uint32      `json:"map_id"`
-	MapName   string      `json:"map_name"`
-	BTFID     uint32      `json:"btf_id"`
-	ProgNames []string    `json:"prog_names"`
-	Entries   []entryJSON `json:"entries"`
+	MapID     uint32    `json:"map_id"`
+	MapName   string    `json:"map_name"`
+	BTFID     uint32    `json:"btf_id"`
+	ProgNames nameList  `json:"prog_names"`
+	Entries   entryList `json:"entries"`
 }
 
 type entryJSON struct {
@@ -297,15 +298,15 @@ func (p Program) MarshalJSON() ([]byte, error) {
 		j.LoadedAtNano = &ns
 	}
 	if j.MapIDs == nil {
-		j.MapIDs = []uint32{}
+		j.MapIDs = mapIDList{}
 	}
-	j.Funcs = make([]funcJSON, len(p.Funcs))
+	j.Funcs = make(funcList, len(p.Funcs))
 	for i, f := range p.Funcs {
 		j.Funcs[i] = funcJSON{Tag: jsonTag(f.Tag), BTFName: f.BTFName, Addr: "0x" + strconv.FormatUint(f.Addr, 16), Len: f.Len,
 			PerfName: f.PerfName, KernelName: f.KernelName}
 	}
 	if md := p.Metadata; md != nil {
-		m := &metadataJSON{MapID: md.MapID, MapName: md.MapName, BTFID: md.BTFID, ProgNames: md.ProgNames, Entries: []entryJSON{}}
+		m := &metadataJSON{MapID: md.MapID, MapName: md.MapName, BTFID: md.BTFID, ProgNames: md.ProgNames, Entries: entryList{}}
 		for _, e := range md.Entries {
 			m.Entries = append(m.Entries, entryJSON(e))
 		}
@@ -437,8 +438,8 @@ type programV1 struct {
 	LoadTime     int64              `json:"load_time_ns"`
 	CreatedByUID uint32             `json:"created_by_uid"`
 	BTFID        uint32             `json:"btf_id"`
-	MapIDs       []uint32           `json:"map_ids"`
-	Funcs        []funcJSON         `json:"funcs"`
+	MapIDs       mapIDList          `json:"map_ids"`
+	Funcs        funcList           `json:"funcs"`
 	Metadata     *metadataJSON      `json:"metadata,omitempty"`
 	MetadataErr  *metadataErrorJSON `json:"metadata_error,omitempty"`
 }
@@ -461,4 +462,71 @@ func decodeV1(b []byte, boot time.Time) (*Program, error) {
 	}
 	p := new(Program)
 	return p, p.UnmarshalJSON(jb)
+}
+
+// The most elements each array of a program's JSON form may have, checked
+// as the array is decoded: a line of a few MiB can hold a million empty
+// elements ("funcs":[{},{},...]), each tens or hundreds of bytes once
+// decoded.
+const (
+	maxJSONFuncs   = 256  // BPF_MAX_SUBPROGS: a program's functions, and its prog_names
+	maxJSONMapIDs  = 1024 // the kernel's MAX_USED_MAPS is 64
+	maxJSONEntries = perfdata.MaxBPFMetadataEntries
+)
+
+// The arrays of a program's JSON form, decoded within their bound.
+type (
+	funcList  []funcJSON
+	mapIDList []uint32
+	nameList  []string
+	entryList []entryJSON
+)
+
+func (l *funcList) UnmarshalJSON(b []byte) error {
+	return decodeList(b, (*[]funcJSON)(l), maxJSONFuncs, "funcs", "functions")
+}
+
+func (l *mapIDList) UnmarshalJSON(b []byte) error {
+	return decodeList(b, (*[]uint32)(l), maxJSONMapIDs, "map_ids", "map ids")
+}
+
+func (l *nameList) UnmarshalJSON(b []byte) error {
+	return decodeList(b, (*[]string)(l), maxJSONFuncs, "metadata.prog_names", "prog_names")
+}
+
+func (l *entryList) UnmarshalJSON(b []byte) error {
+	return decodeList(b, (*[]entryJSON)(l), maxJSONEntries, "metadata.entries", "metadata entries")
+}
+
+// decodeList decodes the JSON array b (or null), field's value, into out,
+// one element at a time, and refuses one of more than most elements
+// before it decodes more.
+func decodeList[T any](b []byte, out *[]T, most int, field, what string) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	t, err := d.Token()
+	switch {
+	case err != nil:
+		return err
+	case t == nil:
+		*out = nil
+		return nil
+	case t != json.Delim('['):
+		return &FieldError{Field: field, Problem: "not an array"}
+	}
+	list := []T{}
+	for d.More() {
+		if len(list) == most {
+			return &FieldError{Field: field, Problem: fmt.Sprintf("more than %d %s", most, what)}
+		}
+		var v T
+		if err := d.Decode(&v); err != nil {
+			return err // as it is: encoding/json adds the field to a type error
+		}
+		list = append(list, v)
+	}
+	if _, err := d.Token(); err != nil {
+		return err
+	}
+	*out = list
+	return nil
 }

@@ -488,19 +488,25 @@ func (s *Snapshot) readV1(size int64) error {
 	if size > maxSnapshotV1 {
 		return fmt.Errorf("snapshot: a version 1 snapshot of %d bytes (bpfmeta reads those up to %d MiB)", size, maxSnapshotV1>>20)
 	}
-	d := json.NewDecoder(io.NewSectionReader(s.file, 0, size))
+	br := &budgetReader{r: io.NewSectionReader(s.file, 0, size)}
+	br.from(0)
+	d := json.NewDecoder(br)
 	fail := func(format string, args ...any) error {
+		if br.over {
+			return s.tooLong(br.start)
+		}
 		return fmt.Errorf("snapshot: %w: "+format, append([]any{ErrSnapshotFormat}, args...)...)
 	}
 	if t, err := d.Token(); err != nil || t != json.Delim('{') {
 		return fail("not a JSON object")
 	}
-	for d.More() {
+	for br.from(d.InputOffset()); d.More(); br.from(d.InputOffset()) {
 		t, err := d.Token()
 		if err != nil {
 			return fail("%v", jsonError(err))
 		}
 		key, _ := t.(string)
+		br.from(d.InputOffset())
 		switch key {
 		case "format_version":
 			if err := d.Decode(&s.version); err != nil {
@@ -520,7 +526,7 @@ func (s *Snapshot) readV1(size int64) error {
 		case "taken":
 			err = d.Decode(&s.Taken)
 		case "programs":
-			err = s.readV1Programs(d)
+			err = s.readV1Programs(d, br)
 		default:
 			var skip json.RawMessage
 			err = d.Decode(&skip)
@@ -542,16 +548,57 @@ func (s *Snapshot) readV1(size int64) error {
 	return nil
 }
 
+// budgetReader is a version 1 snapshot as its json.Decoder reads it: a
+// value the decoder is at may take it no further than maxSnapshotLine
+// bytes past the value's start, so that it never buffers more, however
+// long the value (one program's "funcs":[{},{},...] of 32 MiB).
+type budgetReader struct {
+	r     io.Reader
+	n     int64 // bytes read
+	start int64 // where the value the budget is for starts
+	limit int64
+	over  bool // the decoder asked for more
+}
+
+// from gives the value at offset off its budget.
+func (b *budgetReader) from(off int64) {
+	b.start, b.limit = off, max(b.n, off+maxSnapshotLine)
+}
+
+// errOverBudget is what the decoder reads past a value's budget.
+var errOverBudget = errors.New("a value longer than bpfmeta reads")
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if b.n >= b.limit {
+		b.over = true
+		return 0, errOverBudget
+	}
+	p = p[:min(int64(len(p)), b.limit-b.n)]
+	n, err := b.r.Read(p)
+	b.n += int64(n)
+	return n, err
+}
+
+// tooLong is the error for a version 1 snapshot's value at offset off
+// that is longer than maxSnapshotLine, with the line it starts on.
+func (s *Snapshot) tooLong(off int64) error {
+	line, err := countLines(io.NewSectionReader(s.file, 0, off))
+	if err != nil {
+		return fmt.Errorf("snapshot: %w", err)
+	}
+	return fmt.Errorf("snapshot: line %d: %w: a value longer than %d MiB, the most bpfmeta reads of one (a program is a few KiB: perf records at most 202 entries of 320 bytes)", line+1, ErrSnapshotFormat, maxSnapshotLine>>20)
+}
+
 // knownV1Keys are the keys of a version 1 snapshot an error may name.
 var knownV1Keys = map[string]bool{"format_version": true, "kernel_release": true, "boot_id": true,
 	"hostname": true, "boot_time": true, "taken": true, "programs": true}
 
-func (s *Snapshot) readV1Programs(d *json.Decoder) error {
+func (s *Snapshot) readV1Programs(d *json.Decoder, br *budgetReader) error {
 	if t, err := d.Token(); err != nil || t != json.Delim('[') {
 		return errors.New("not an array")
 	}
 	for i := 0; d.More(); i++ {
-
+		br.from(d.InputOffset())
 		var raw json.RawMessage
 		if err := d.Decode(&raw); err != nil {
 			return jsonError(err)

@@ -1,6 +1,7 @@
 package bpfprog
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -68,5 +69,61 @@ func TestSnapshotDeviceSniffed(t *testing.T) {
 		if d := time.Since(start); d > time.Second {
 			t.Errorf("%s: %v to fail: it was read on", dev, d)
 		}
+	}
+}
+
+// TestSnapshotArraysBounded: the arrays of a program (functions, map ids,
+// prog_names, entries) are refused past what a program can have, as they
+// are decoded: a line of a few MiB of "funcs":[{},{},...] decoded whole
+// took 319 MiB. The error says the line and the array.
+func TestSnapshotArraysBounded(t *testing.T) {
+	golden, err := os.ReadFile(snapshotGolden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := string(golden)
+	many := func(elem string, n int) string { return strings.TrimSuffix(strings.Repeat(elem+",", n), ",") }
+	for _, tc := range []struct {
+		name, old, new, want string
+	}{
+		{"funcs", `"funcs":[`, `"funcs":[` + many("{}", 1<<20) + `,`, "more than 256 functions"},
+		{"map_ids", `"map_ids":[29]`, `"map_ids":[` + many("1", 1<<20) + `]`, "more than 1024 map ids"},
+		{"prog_names", `"prog_names":[`, `"prog_names":[` + many(`""`, 1<<20) + `,`, "more than 256 prog_names"},
+		{"entries", `"entries":[`, `"entries":[` + many("{}", 203) + `,`, "more than 202 metadata entries"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := strings.Replace(g, tc.old, tc.new, 1)
+			if in == g {
+				t.Fatalf("the golden snapshot has no %s", tc.old)
+			}
+			_, err := openBytes([]byte(in))
+			if err == nil || !strings.Contains(err.Error(), "line 2") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%v, want an error of line 2 that says %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestSnapshotV1Budget: a version 1 snapshot is one JSON document, read
+// value by value: a value longer than a program line may be (one program
+// of 32 MiB) is refused with the line it starts on, having been read no
+// further than that; a document of many programs of a usual size is read.
+func TestSnapshotV1Budget(t *testing.T) {
+	head := "{\n  \"format_version\": 1,\n  \"programs\": [\n"
+	big := head + `{"id":1,"funcs":[` + strings.Repeat("{},", 16<<20/3) + "{}]}\n]}\n"
+	_, err := openBytes([]byte(big))
+	if err == nil || !strings.Contains(err.Error(), "line 4") || !strings.Contains(err.Error(), "longer than 4 MiB") {
+		t.Errorf("a program of 16 MiB: %v, want line 4, longer than 4 MiB", err)
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	const n = 100_000
+	for i := range n {
+		fmt.Fprintf(&b, "    {\"id\": %d, \"tag\": \"e21be2de8fc54252\", \"funcs\": [{\"addr\": \"0x1\"}]},\n", i+1)
+	}
+	b.WriteString("    {\"id\": 0}\n  ]\n}\n")
+	s, err := openBytes([]byte(b.String()))
+	if err != nil || s.Len() != n+1 {
+		t.Fatalf("%d programs of a usual size: %v", n+1, err)
 	}
 }

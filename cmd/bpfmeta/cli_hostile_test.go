@@ -225,6 +225,10 @@ func TestHostileMemory(t *testing.T) {
 			[]string{"inject", "-q", "--snapshot", manyProgramsSnapshot(t, dir, 1<<20+1), "-i", corpusPath(t, bpfFile), "-o", "OUT"}, "programs"},
 		{"a snapshot with a 100 MB value", nil,
 			[]string{"inject", "-q", "--snapshot", bigValueSnapshot(t, dir, 100<<20), "-i", corpusPath(t, bpfFile), "-o", "OUT"}, "MiB"},
+		{"a version 1 snapshot of 32 MiB, one program of 11 million functions", nil,
+			[]string{"inject", "-q", "--snapshot", emptyFuncsSnapshot(t, dir, 1, 32<<20), "-i", corpusPath(t, bpfFile), "-o", "OUT"}, "line 4"},
+		{"a snapshot with a line of 4 MiB of functions", nil,
+			[]string{"inject", "-q", "--snapshot", emptyFuncsSnapshot(t, dir, 2, 4<<20-100), "-i", corpusPath(t, bpfFile), "-o", "OUT"}, "line 2"},
 		{"1,000,000 loads of one id, compressed, inject", nil,
 			[]string{"inject", "-q", "--snapshot", snap, "-i", oneIDFlood(t, dir), "-o", "OUT"}, ""},
 		{"1,000,000 loads of one id, compressed, show", nil, []string{"show", "-i", oneIDFlood(t, dir)}, ""},
@@ -563,6 +567,27 @@ func bigValueSnapshot(t testing.TB, dir string, n int) string {
 	}
 	path := filepath.Join(dir, "big-value.jsonl")
 	text := strings.Replace(b.String(), "VALUE", strings.Repeat("v", n), 1)
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// emptyFuncsSnapshot writes a snapshot of format version whose one
+// program lists about n bytes of empty functions ("funcs":[{},{},...]),
+// each of which was a hundred bytes once decoded.
+func emptyFuncsSnapshot(t testing.TB, dir string, version, n int) string {
+	t.Helper()
+	path, ok := cached(dir, fmt.Sprintf("empty-funcs-v%d-%d.json", version, n))
+	if ok {
+		return path
+	}
+	funcs := strings.Repeat("{},", n/3) + "{}"
+	text := "{\n  \"format_version\": 1,\n  \"programs\": [\n    {\"id\": 1, \"funcs\": [" + funcs + "]}\n  ]\n}\n"
+	if version == 2 {
+		text = `{"format_version":2,"kind":"snapshot","system":{"hostname":"h"},"taken":"2026-12-03T13:17:06Z"}` + "\n" +
+			`{"program":{"id":1,"tag":"e21be2de8fc54252","type":"socket_filter","funcs":[` + funcs + "]}}\n"
+	}
 	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
 		t.Fatal(err)
 	}
