@@ -279,6 +279,55 @@ func TestHostileMemory(t *testing.T) {
 	}
 }
 
+// TestHostileReloads: one program still loaded, with metadata of 202
+// variables (records of nearly 64 KiB), whose KSYMBOLs and PROG_LOAD
+// BPF_EVENT a 1 MB recording repeats 20,000 times. inject from the kernel
+// writes its records once, at the end, as perf writes an id's records
+// once (perf_env__insert_bpf_prog_info()); it kept one per load (1.3 GiB,
+// and as big an output).
+func TestHostileReloads(t *testing.T) {
+	testkit.Root(t)
+	bin := buildBinary(t)
+	progs, _ := testkit.LoadCilium(t, "many202")
+	live, err := bpfprog.NewLive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := live.ReadProgram(progs[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Metadata == nil || len(p.Metadata.Entries) != perfdata.MaxBPFMetadataEntries {
+		t.Fatalf("program %d: metadata %v, want %d entries", p.ID, p.Metadata, perfdata.MaxBPFMetadataEntries)
+	}
+	const loads = 20_000
+	s := testkit.NewStream(binary.LittleEndian)
+	for range loads {
+		for _, f := range p.Funcs {
+			s.KSymbol(f.Addr, f.Len, f.KernelName, false, true)
+		}
+		s.BPFEvent(perfdata.BPFEventProgLoad, p.ID, p.Tag, true)
+	}
+	dir := t.TempDir()
+	in, out := filepath.Join(dir, "reloads.data"), filepath.Join(dir, "out.data")
+	if err := os.WriteFile(in, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	r := runProc(t, bin, procRun{}, "inject", "-q", "--recorded-only", "-i", in, "-o", out)
+	t.Logf("%d bytes in: %v, peak %.1f MiB, %v (CPU %v)", s.Len(), r, float64(r.peak)/(1<<20), time.Since(start).Round(time.Millisecond), r.cpu.Round(time.Millisecond))
+	if r.code != exitOK || r.peak > peakBound || r.cpu > hostileCPU {
+		t.Fatalf("%v, peak %d MiB, CPU %v; want exit 0 under %d MiB and %v", r, r.peak>>20, r.cpu, peakBound>>20, hostileCPU)
+	}
+	rb := readRecording(t, out, false)
+	if n := countType(rb, perfdata.RecordBPFMetadata); n != len(p.Funcs) {
+		t.Errorf("%d BPF_METADATA records, want %d: one per function of the id, once", n, len(p.Funcs))
+	}
+	if st, err := os.Stat(out); err != nil || st.Size() > int64(s.Len())+int64(len(p.Funcs))<<16 {
+		t.Errorf("output of %v bytes (%v), want the input and one record per function", st.Size(), err)
+	}
+}
+
 // ksymbolFlood writes a pipe recording with more BPF KSYMBOLs than
 // package bpftrack keeps.
 func ksymbolFlood(t testing.TB, dir string) string {
