@@ -547,21 +547,25 @@ func sameFunctionFlood(t testing.TB, dir string) string {
 	return path
 }
 
-// orphanFlood writes a compressed pipe recording of 131,072 BPF_METADATA
-// records of names of BPF_PROG_NAME_LEN-1 bytes, all different, of no
-// program the recording has.
+// orphanFlood writes a pipe recording of 131,072 BPF_METADATA records of
+// names of BPF_PROG_NAME_LEN-1 bytes, all different, of no program the
+// recording has (not compressed: perf never writes them inside COMPRESSED
+// records, and inject counts only those outside).
 func orphanFlood(t testing.TB, dir string) string {
 	t.Helper()
 	path, ok := cached(dir, "orphans.data")
 	if ok {
 		return path
 	}
-	z := newZFlood()
+	s := testkit.NewStream(binary.LittleEndian)
 	long := strings.Repeat("o", perfdata.BPFProgNameLen-1-8)
 	for i := range 1 << 17 {
-		z.add().Metadata(perfdata.BPFMetadata{ProgName: fmt.Sprintf("%s%08d", long, i), Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
+		s.Metadata(perfdata.BPFMetadata{ProgName: fmt.Sprintf("%s%08d", long, i), Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
 	}
-	return z.write(t, path)
+	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // metadataFlood writes a pipe recording with more BPF_METADATA records
