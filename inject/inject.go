@@ -398,8 +398,9 @@ type injector struct {
 	// whose records at the end are in its first file, read before the
 	// data files with the loads they are for; deferred are their names,
 	// settled at the end, where perf wrote them.
-	dir      bool
-	deferred []string
+	dir           bool
+	deferred      []string
+	deferredBytes int // their names' bytes, within MaxAtEndBytes
 }
 
 // pending is a BPF_METADATA record not yet written: encoded when written,
@@ -420,7 +421,9 @@ func (j *injector) record(rec *perfdata.Record) error {
 	j.part = rec.Part
 	if t == perfdata.RecordBPFMetadata && !rec.Compressed() {
 		if m, err := perfdata.DecodeBPFMetadata(rec.Raw, j.r.ByteOrder()); err == nil {
-			j.existing(m.ProgName)
+			if err := j.existing(m.ProgName); err != nil {
+				return fmt.Errorf("BPF_METADATA at %#x: %w", rec.Offset, err)
+			}
 		}
 	} else {
 		j.cur = nil
@@ -525,7 +528,12 @@ func (p *Program) hasMetadata() bool {
 // program whose BPF_EVENT it follows, or else of a program loaded during
 // the recording. Its name alone does not say which program: two loads of
 // one object have the same names, and may have other metadata.
-func (j *injector) existing(name string) {
+//
+// In a directory recording the records at the end of its first file come
+// before the data files that load their programs, so their names are kept
+// until the end; forgetting one would make inject write its record again,
+// so past MaxAtEnd of them, or MaxAtEndBytes of names, it is an error.
+func (j *injector) existing(name string) error {
 	j.sum.Kept++
 	if j.cur != nil {
 		if k := slices.IndexFunc(j.after, func(p pending) bool { return slices.Contains(p.names, name) }); k >= 0 {
@@ -534,15 +542,21 @@ func (j *injector) existing(name string) {
 		} else {
 			j.claim(j.cur, name)
 		}
-		return
+		return nil
 	}
 	if j.dir && j.part == 0 {
-		if len(j.deferred) < MaxAtEnd {
-			j.deferred = append(j.deferred, name)
+		switch {
+		case len(j.deferred) == MaxAtEnd:
+			return fmt.Errorf("%w (%d records at the end of a directory recording's first file)", ErrTooMany, MaxAtEnd)
+		case j.deferredBytes+len(name) > MaxAtEndBytes:
+			return fmt.Errorf("%w (%d MiB of names of records at the end of a directory recording's first file)", ErrTooMany, MaxAtEndBytes>>20)
 		}
-		return
+		j.deferred = append(j.deferred, name)
+		j.deferredBytes += len(name)
+		return nil
 	}
 	j.atEndRecord(name)
+	return nil
 }
 
 // atEndRecord settles a record of the recording's that follows no
@@ -696,7 +710,7 @@ func (j *injector) finish() error {
 	for _, name := range j.deferred {
 		j.atEndRecord(name)
 	}
-	j.deferred = nil
+	j.deferred, j.deferredBytes = nil, 0
 	if err := j.unrecorded(); err != nil {
 		return err
 	}

@@ -1,0 +1,81 @@
+package inject_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+	"github.com/bpfmeta/bpfmeta/writer"
+)
+
+// TestDirAtEndBounded: the BPF_METADATA records at the end of a directory
+// recording's first file are read before the data files that load their
+// programs, so inject keeps their names until the end. Past
+// MaxAtEndBytes of names that is an error naming the record, never a name
+// forgotten (which would make inject write that record a second time).
+func TestDirAtEndBounded(t *testing.T) {
+	in := filepath.Join(testkit.ThreadsDir(), "perf6.1_x86_64_threads_bpf.data")
+	dir := t.TempDir()
+	name := strings.Repeat("n", perfdata.KSymNameLen-1)
+	n := inject.MaxAtEndBytes/len(name) + 1
+	src, err := reader.Open(in, reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idHdr, order := src.IDHeaderSize(), src.ByteOrder()
+	src.Close()
+	hostile, _ := copyDir(t, in, dir, func(r *reader.Reader, w *writer.Writer) (*inject.Summary, error) {
+		for r.Next() {
+			if err := w.WriteRecord(r.Record()); err != nil {
+				return nil, err
+			}
+		}
+		if err := r.Err(); err != nil {
+			return nil, err
+		}
+		for i := range n {
+			md := perfdata.BPFMetadata{ProgName: fmt.Sprintf("%s%07d", name[:len(name)-7], i)}
+			raw, err := md.Encode(order, idHdr)
+			if err != nil {
+				return nil, err
+			}
+			h := perfdata.DecodeEventHeader(raw, order)
+			if err := w.WriteRecord(&perfdata.Record{Offset: -1, Outer: -1, Header: h, Raw: raw, Part: 0}); err != nil {
+				return nil, err
+			}
+		}
+		return nil, nil
+	})
+
+	r, err := reader.Open(hostile, reader.Options{Decompress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	out := filepath.Join(dir, "out.data")
+	d, err := outfile.CreateDir(out, outfile.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Abort()
+	w, err := writer.NewDir(d, r, writer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	_, err = inject.Run(r, w, fakeSource{}, inject.Options{})
+	if !errors.Is(err, inject.ErrTooMany) || !strings.Contains(err.Error(), "BPF_METADATA at 0x") {
+		t.Fatalf("%d records of %d-byte names at the end of data: err %v, want ErrTooMany at the record's offset", n, len(name), err)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("%s exists after a failed inject", out)
+	}
+}
