@@ -28,6 +28,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -929,27 +930,13 @@ func TestRootSafety(t *testing.T) {
 		if r := runProc(t, bin, procRun{}, "convert", "-i", in, "-o", fifo); r.code != exitFailure || time.Since(start) > 10*time.Second {
 			t.Errorf("without -f: %v after %v, want exit 1 at once", r, time.Since(start))
 		}
-		// With -f bpfmeta waits for a reader; a signal still ends it.
-		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
-			cmd := exec.Command(bin, "convert", "-f", "-i", in, "-o", fifo)
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			time.Sleep(200 * time.Millisecond)
-			cmd.Process.Signal(sig)
-			done := make(chan struct{})
-			go func() { cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-				if ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != sig {
-					t.Errorf("-f, %v: ended with %v", sig, cmd.ProcessState)
-				}
-			case <-time.After(5 * time.Second):
-				cmd.Process.Kill()
-				<-done
-				t.Errorf("-f: %v did not end a run waiting for a reader", sig)
-			}
+		// With -f bpfmeta waits outfile.FIFOWait for a reader, then fails.
+		start = time.Now()
+		r := runProc(t, bin, procRun{}, "convert", "-f", "-i", in, "-o", fifo)
+		if r.code != exitFailure || time.Since(start) > outfile.FIFOWait+10*time.Second {
+			t.Errorf("-f: %v after %v, want exit 1 after about %v", r, time.Since(start), outfile.FIFOWait)
 		}
+		oneLine(t, "-f", r.result, "no process reads")
 		if names := dirNames(t, dir); len(names) != 1 {
 			t.Errorf("the directory has %v", names)
 		}
@@ -1045,14 +1032,14 @@ func TestRootSafety(t *testing.T) {
 	})
 
 	t.Run("unprivileged inject from the kernel", func(t *testing.T) {
-		setpriv := testkit.Command(t, "setpriv")
+		wrap := asNobody(t)
 		dir := t.TempDir()
 		os.Chmod(dir, 0o1777)
 		os.Chmod(filepath.Dir(bin), 0o755)
 		rec := copyFile(t, corpusPath(t, bpfFile), dir)
 		os.Chmod(rec, 0o644)
 		out := filepath.Join(dir, "out.data")
-		r := runProc(t, bin, procRun{dir: dir, wrap: []string{setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all", "--bounding-set=-all"}},
+		r := runProc(t, bin, procRun{dir: dir, wrap: wrap},
 			"inject", "-i", rec, "-o", out)
 		if r.code != exitFailure {
 			t.Errorf("%v, want exit 1", r)

@@ -4,11 +4,15 @@ package main
 // seem, runs without a capability, outputs another user prepared.
 
 import (
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
@@ -137,6 +141,100 @@ func TestWatchWithoutCapSyslog(t *testing.T) {
 		oneLine(t, args[0], r.result, "CAP_SYSLOG")
 		if names := dirNames(t, dir); len(names) != 0 {
 			t.Errorf("%s without CAP_SYSLOG left %v", args[0], names)
+		}
+	}
+}
+
+// TestPlantedOutput: root's -f onto a FIFO, or a symlink to a device or
+// FIFO, that another user put in a sticky directory others can write is
+// refused (the kernel's protected_fifos and protected_symlinks rules,
+// whatever the sysctls say): nothing reaches that user's reader.
+func TestPlantedOutput(t *testing.T) {
+	testkit.Root(t)
+	snap := emptySnapshot(t)
+	in := corpusPath(t, smallFile)
+	for _, c := range writingCommands(snap) {
+		for _, how := range []string{"FIFO", "symlink to a FIFO", "symlink to a character device"} {
+			sticky, plain := t.TempDir(), t.TempDir()
+			if err := unix.Chmod(sticky, 0o1777); err != nil {
+				t.Fatal(err)
+			}
+			out := filepath.Join(sticky, "out.data")
+			fifo := out
+			if how != "FIFO" {
+				fifo = filepath.Join(plain, "fifo")
+			}
+			if err := unix.Mkfifo(fifo, 0o666); err != nil {
+				t.Fatal(err)
+			}
+			target := fifo
+			if how == "symlink to a character device" {
+				target = filepath.Join(plain, "tty")
+				if err := unix.Mknod(target, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if how != "FIFO" {
+				if err := os.Symlink(target, out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, p := range []string{out, fifo, target} {
+				if err := os.Lchown(p, 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+			}
+			rd, err := os.OpenFile(fifo, os.O_RDONLY|unix.O_NONBLOCK, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := bpfmeta(t, nil, with(c.args, "-f", "-i", in, "-o", out)...)
+			n, _ := rd.Read(make([]byte, 16))
+			rd.Close()
+			if r.code != exitFailure || n != 0 {
+				t.Errorf("%s -f onto another user's %s: %v, their reader got %d bytes; want exit 1 and nothing", c.name, how, r, n)
+			}
+			oneLine(t, c.name+" "+how, r, "protected_fifos")
+		}
+	}
+}
+
+// TestOutputDirRenamed: an output directory renamed away while bpfmeta
+// writes in it keeps no temporary file: the output is made, linked and
+// removed relative to the directory's descriptor.
+func TestOutputDirRenamed(t *testing.T) {
+	bin := buildBinary(t)
+	snap := emptySnapshot(t)
+	rec, err := os.ReadFile(corpusPath(t, smallPipe))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range writingCommands(snap) {
+		root := t.TempDir()
+		dir, moved := filepath.Join(root, "dir"), filepath.Join(root, "moved")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		pr, pw := io.Pipe()
+		done := make(chan procResult, 1)
+		go func() {
+			done <- runProc(t, bin, procRun{stdin: pr}, with(c.args, "-i", "-", "-o", filepath.Join(dir, "o.data"))...)
+		}()
+		pw.Write(rec[:len(rec)/2])
+		// wait for the temporary output, then move the directory away
+		deadline := time.Now().Add(10 * time.Second)
+		for len(dirNames(t, dir)) == 0 && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err := os.Rename(dir, moved); err != nil {
+			t.Fatal(err)
+		}
+		pw.Write(rec[len(rec)/2:])
+		pw.Close()
+		r := <-done
+		names := dirNames(t, moved)
+		if r.code != exitOK || len(names) != 1 || names[0] != "o.data" {
+			t.Errorf("%s, its directory renamed: %v, the directory holds %q; want exit 0 and o.data only", c.name, r.result, names)
 		}
 	}
 }

@@ -60,10 +60,11 @@ func CreateDir(path string, opts Options) (*Dir, error) {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %s: -f replaces only a directory recording or a regular file", kind(st.Mode()))}
 	}
 	for range 100 {
-		tmp, err := tempName(path)
+		tmp, err := tempName(filepath.Base(path))
 		if err != nil {
 			return nil, err
 		}
+		tmp = filepath.Join(filepath.Dir(path), tmp)
 		err = unix.Mkdir(tmp, uint32(DirMode))
 		if err == unix.EEXIST {
 			continue

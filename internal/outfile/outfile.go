@@ -17,6 +17,17 @@
 //     written through, never replaced; anything else (a symlink to a file or
 //     to nothing, a block device, a socket, a directory) is refused: Force
 //     replaces only regular files, and follows no symlink to one.
+//   - Written through only if nobody else planted it: in a sticky directory
+//     others can write (/tmp), a FIFO or device is written through, and a
+//     symlink followed, only if it belongs to the caller, to the
+//     directory's owner or to root, whatever fs.protected_fifos and
+//     fs.protected_symlinks say (the kernel's may_create_in_sticky() and
+//     may_follow_link() rules; its protected_fifos covers only O_CREAT
+//     opens). A FIFO no process reads is refused after FIFOWait, not
+//     waited on for ever.
+//   - The directory is opened once: the temporary file is created, linked
+//     and removed relative to it (openat, linkat, unlinkat), so that a
+//     directory renamed meanwhile keeps no temporary file.
 //   - Journal mode (for a file that is useful while it is written, such as
 //     a watch's snapshot): the new file appears under its name as soon as it
 //     is created, by the same link or rename, and is written in place.
@@ -40,6 +51,7 @@ import (
 	"path/filepath"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -68,7 +80,10 @@ type Options struct {
 type File struct {
 	*os.File
 	path   string
-	tmp    string // the temporary name; "" when writing through to a device or FIFO
+	dir    *os.File  // the directory the file is made in
+	base   string    // its name in dir
+	id     [2]uint64 // the new file's device and inode: what remove may remove
+	tmp    string    // the temporary name in dir; "" when writing through to a device or FIFO
 	mu     sync.Mutex
 	done   bool
 	opts   Options
@@ -97,13 +112,26 @@ func Create(path string, opts Options) (*File, error) {
 		case err != nil:
 			return nil, err
 		case writeThrough(target.Mode()):
-			return openThrough(path)
+			if err := notPlanted(path, st); err != nil {
+				return nil, err
+			}
+			resolved, err := filepath.EvalSymlinks(path)
+			if err != nil {
+				return nil, err
+			}
+			if err := notPlanted(resolved, target); err != nil {
+				return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("its target: %w", errors.Unwrap(err))}
+			}
+			return openThrough(path, target, 0)
 		case target.Mode().IsRegular():
 			return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("a symlink to a file: -f replaces only regular files and does not follow symlinks to them")}
 		}
 		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a symlink to a %s: bpfmeta writes only regular files, character devices and FIFOs", kind(target.Mode()))}
 	case writeThrough(st.Mode()):
-		return openThrough(path)
+		if err := notPlanted(path, st); err != nil {
+			return nil, err
+		}
+		return openThrough(path, st, unix.O_NOFOLLOW)
 	}
 	return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %s: bpfmeta writes only regular files, character devices and FIFOs", kind(st.Mode()))}
 }
@@ -126,17 +154,68 @@ func kind(m fs.FileMode) string {
 	return "special file"
 }
 
-// openThrough opens an existing character device or FIFO for writing. A
-// FIFO's open waits for a reader, as for any writer. What was opened is
-// checked again: it must not have become something else meanwhile.
-func openThrough(path string) (*File, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
+// notPlanted refuses path (a FIFO, a device, or a symlink to be followed;
+// st its Lstat or Stat) if another user may have put it there: it is in a
+// sticky directory that others can write, and belongs neither to the
+// caller, nor to the directory's owner, nor to root. That is the kernel's
+// rule for FIFOs (may_create_in_sticky(), fs.protected_fifos=2) and for
+// symlinks (may_follow_link(), fs.protected_symlinks), applied whatever
+// the sysctls say: protected_fifos covers only opens with O_CREAT, and a
+// root process writing a snapshot into another user's FIFO, device or
+// terminal gives that user kernel addresses.
+func notPlanted(path string, st fs.FileInfo) error {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
 	}
-	st, err := f.Stat()
-	if err == nil && !writeThrough(st.Mode()) {
-		err = &fs.PathError{Op: "create", Path: path, Err: errors.New("was replaced by another kind of file while it was opened")}
+	var dir unix.Stat_t
+	if err := unix.Stat(filepath.Dir(path), &dir); err != nil {
+		return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("its directory: %w", err)}
+	}
+	owner := sys.Uid
+	if dir.Mode&unix.S_ISVTX == 0 || dir.Mode&0o022 == 0 || owner == dir.Uid || owner == 0 || int(owner) == os.Geteuid() {
+		return nil
+	}
+	what := "a FIFO"
+	switch {
+	case st.Mode()&fs.ModeSymlink != 0:
+		what = "a symlink"
+	case st.Mode()&fs.ModeCharDevice != 0:
+		what = "a device"
+	}
+	return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%s of user %d in a sticky directory others can write: bpfmeta writes there only through one of its own user, of the directory's owner or of root (the kernel's protected_fifos rule); -o - writes to a pipe", what, owner)}
+}
+
+// FIFOWait is how long Create waits for a process to open a FIFO for
+// reading (a reader started at the same time) before it refuses it.
+const FIFOWait = 2 * time.Second
+
+// openThrough opens an existing character device or FIFO for writing,
+// without blocking (a FIFO no process reads is refused after FIFOWait)
+// and without making a terminal the controlling one. What was opened must
+// be what st describes: it must not have been replaced meanwhile.
+func openThrough(path string, st fs.FileInfo, flags int) (*File, error) {
+	flags |= unix.O_WRONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
+	fd, err := unix.Open(path, flags, 0)
+	for deadline := time.Now().Add(FIFOWait); errors.Is(err, unix.ENXIO) && st.Mode()&fs.ModeNamedPipe != 0 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+		fd, err = unix.Open(path, flags, 0)
+	}
+	if errors.Is(err, unix.ENXIO) && st.Mode()&fs.ModeNamedPipe != 0 {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a FIFO no process reads (waited %v): start its reader first, or write to a pipe with -o -", FIFOWait)}
+	}
+	if err != nil {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	// Blocking again: writes wait for the reader, as any writer's do.
+	if err := unix.SetNonblock(fd, false); err != nil {
+		unix.Close(fd)
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), path)
+	now, err := f.Stat()
+	if err == nil && (!writeThrough(now.Mode()) || !os.SameFile(now, st)) {
+		err = &fs.PathError{Op: "create", Path: path, Err: errors.New("was replaced by another file while it was opened")}
 	}
 	if err != nil {
 		f.Close()
@@ -154,10 +233,9 @@ const (
 	maxName = 255
 )
 
-// tempName is ".<base>.tmpXXXXXXXXXX" in path's directory, the base cut so
-// that the name fits in NAME_MAX.
-func tempName(path string) (string, error) {
-	dir, base := filepath.Split(path)
+// tempName is ".<base>.tmpXXXXXXXXXX", base cut so that the name fits in
+// NAME_MAX.
+func tempName(base string) (string, error) {
 	if n := maxName - 1 - tempSuffix; len(base) > n {
 		base = base[:n]
 	}
@@ -169,52 +247,84 @@ func tempName(path string) (string, error) {
 	for i := range r {
 		r[i] = letters[int(r[i])%len(letters)]
 	}
-	return filepath.Join(dir, "."+base+".tmp"+string(r[:])), nil
+	return "." + base + ".tmp" + string(r[:]), nil
+}
+
+// openDir opens the directory a new file is made in: for reading, so that
+// it can be synced, or (without read permission) as a path only.
+func openDir(dir string) (*os.File, error) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if errors.Is(err, unix.EACCES) {
+		fd, err = unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), dir), nil
 }
 
 func create(path string, opts Options) (*File, error) {
+	dirName, base := filepath.Split(path)
+	if dirName == "" {
+		dirName = "."
+	}
+	dir, err := openDir(dirName)
+	if err != nil {
+		// Name the output, not its directory.
+		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
+	}
+	dfd := int(dir.Fd())
 	for range 100 {
-		tmp, err := tempName(path)
+		tmp, err := tempName(base)
 		if err != nil {
+			dir.Close()
 			return nil, err
 		}
-		f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, Mode)
-		if errors.Is(err, fs.ErrExist) {
+		fd, err := unix.Openat(dfd, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(Mode))
+		if errors.Is(err, unix.EEXIST) {
 			continue
 		}
 		if err != nil {
-			// Name the output, not the temporary file next to it.
-			var pe *fs.PathError
-			if errors.As(err, &pe) {
-				return nil, &fs.PathError{Op: "create", Path: path, Err: pe.Err}
-			}
-			return nil, err
+			dir.Close()
+			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
 		}
-		file := &File{File: f, path: path, tmp: tmp, opts: opts}
+		file := &File{File: os.NewFile(uintptr(fd), filepath.Join(dirName, tmp)), path: path, dir: dir, base: base, tmp: tmp, opts: opts}
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			file.File.Close()
+			unix.Unlinkat(dfd, tmp, 0)
+			dir.Close()
+			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
+		}
+		file.id = [2]uint64{st.Dev, st.Ino}
 		if opts.Journal {
 			if err := file.place(); err != nil {
-				f.Close()
-				os.Remove(tmp)
+				file.File.Close()
+				unix.Unlinkat(dfd, tmp, 0)
+				dir.Close()
 				return nil, err
 			}
 		}
 		return file, nil
 	}
+	dir.Close()
 	return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("no free temporary name next to it")}
 }
 
-// place links (or, with Force, renames) the temporary file to its name.
+// place links (or, with Force, renames) the temporary file to its name, in
+// the directory it was made in.
 func (f *File) place() error {
+	dfd := int(f.dir.Fd())
 	if f.opts.Force {
-		if err := os.Rename(f.tmp, f.path); err != nil {
-			return err
+		if err := unix.Renameat(dfd, f.tmp, dfd, f.base); err != nil {
+			return &fs.PathError{Op: "rename", Path: f.path, Err: err}
 		}
-	} else if err := unix.Link(f.tmp, f.path); errors.Is(err, unix.EEXIST) {
+	} else if err := unix.Linkat(dfd, f.tmp, dfd, f.base, 0); errors.Is(err, unix.EEXIST) {
 		return &fs.PathError{Op: "create", Path: f.path, Err: fmt.Errorf("%w: it appeared while bpfmeta wrote it (-f replaces it)", ErrExists)}
 	} else if err != nil {
 		return &fs.PathError{Op: "link", Path: f.path, Err: err}
 	} else {
-		os.Remove(f.tmp)
+		unix.Unlinkat(dfd, f.tmp, 0)
 	}
 	f.placed = true
 	return nil
@@ -240,6 +350,7 @@ func (f *File) Commit() error {
 	if f.tmp == "" {
 		return f.File.Close()
 	}
+	defer f.dir.Close()
 	var err error
 	if f.opts.Sync {
 		err = f.File.Sync()
@@ -255,7 +366,7 @@ func (f *File) Commit() error {
 		return err
 	}
 	if f.opts.Sync {
-		syncParent(f.path)
+		f.dir.Sync() // the new name, durable; best effort (not on a path-only descriptor)
 	}
 	return nil
 }
@@ -281,20 +392,22 @@ func (f *File) Abort() {
 	f.done = true
 	f.remove()
 	f.File.Close()
+	if f.dir != nil {
+		f.dir.Close()
+	}
 }
 
-// remove removes the file: its temporary name, or the name of a journal
-// placed under it, if that is still this file.
+// remove removes the file from its directory: its temporary name, or the
+// name of a journal placed under it, if that is still this file.
 func (f *File) remove() {
 	switch {
 	case f.tmp == "":
 	case !f.placed:
-		os.Remove(f.tmp)
+		unix.Unlinkat(int(f.dir.Fd()), f.tmp, 0)
 	default:
-		mine, err1 := f.File.Stat()
-		there, err2 := os.Lstat(f.path)
-		if err1 == nil && err2 == nil && os.SameFile(mine, there) {
-			os.Remove(f.path)
+		var there unix.Stat_t
+		if unix.Fstatat(int(f.dir.Fd()), f.base, &there, unix.AT_SYMLINK_NOFOLLOW) == nil && f.id == [2]uint64{there.Dev, there.Ino} {
+			unix.Unlinkat(int(f.dir.Fd()), f.base, 0)
 		}
 	}
 }
