@@ -238,3 +238,42 @@ func TestOutputDirRenamed(t *testing.T) {
 		}
 	}
 }
+
+// TestLowLimits: under limits too low for the Go runtime to go on (ulimit
+// -n 6: no descriptors for its poller; ulimit -v under 1 GiB) bpfmeta
+// fails at start with exit 1 and one line naming the limit, not with the
+// runtime's exit 2 and goroutine dump half-way, which left the temporary
+// output; with enough, it runs.
+func TestLowLimits(t *testing.T) {
+	sh := testkit.Command(t, "sh")
+	bin := buildBinary(t)
+	in := corpusPath(t, smallFile)
+	for _, c := range []struct {
+		limit string
+		want  int
+		says  string
+	}{
+		{"ulimit -n 6", exitFailure, "ulimit -n"},
+		{"ulimit -n 20", exitFailure, "ulimit -n"},
+		{"ulimit -v 900000", exitFailure, "ulimit -v"},
+		{"ulimit -n 64", exitOK, ""},
+		{"ulimit -v 1100000", exitOK, ""},
+	} {
+		dir := t.TempDir()
+		cmd := exec.Command(sh, "-c", c.limit+` && exec "$@"`, "sh", bin, "convert", "-i", in, "-o", filepath.Join(dir, "out.data"))
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		cmd.Run()
+		r := result{code: cmd.ProcessState.ExitCode(), stderr: stderr.String()}
+		if r.code != c.want {
+			t.Errorf("%s: %v, want exit %d", c.limit, r, c.want)
+		}
+		if c.want == exitOK {
+			continue
+		}
+		oneLine(t, c.limit, r, c.says)
+		if names := dirNames(t, dir); len(names) != 0 {
+			t.Errorf("%s: left %v", c.limit, names)
+		}
+	}
+}

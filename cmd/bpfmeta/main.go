@@ -37,6 +37,10 @@ const (
 const memoryLimit = 40 << 20
 
 func main() {
+	if err := cliutil.CheckLimits(); err != nil {
+		fmt.Fprintf(os.Stderr, "bpfmeta: %v\n", err)
+		os.Exit(exitFailure)
+	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		debug.SetMemoryLimit(memoryLimit)
 	}
