@@ -199,42 +199,47 @@ func TestPlantedOutput(t *testing.T) {
 	}
 }
 
+// startHalfFed starts bpfmeta with args reading the pipe recording rec
+// from stdin, writes the first half of it, and returns once bpfmeta has had
+// the time to open its output; the caller writes the rest, or not.
+func startHalfFed(t *testing.T, bin string, rec []byte, args ...string) (*exec.Cmd, io.WriteCloser) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Write(rec[:len(rec)/2])
+	time.Sleep(300 * time.Millisecond)
+	return cmd, stdin
+}
+
 // TestOutputDirRenamed: an output directory renamed away while bpfmeta
 // writes in it keeps no temporary file: the output is made, linked and
 // removed relative to the directory's descriptor.
 func TestOutputDirRenamed(t *testing.T) {
 	bin := buildBinary(t)
 	snap := emptySnapshot(t)
-	rec, err := os.ReadFile(corpusPath(t, smallPipe))
-	if err != nil {
-		t.Fatal(err)
-	}
+	rec := testkit.CorpusBytes(t, smallPipe)
 	for _, c := range writingCommands(snap) {
 		root := t.TempDir()
 		dir, moved := filepath.Join(root, "dir"), filepath.Join(root, "moved")
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		pr, pw := io.Pipe()
-		done := make(chan procResult, 1)
-		go func() {
-			done <- runProc(t, bin, procRun{stdin: pr}, with(c.args, "-i", "-", "-o", filepath.Join(dir, "o.data"))...)
-		}()
-		pw.Write(rec[:len(rec)/2])
-		// wait for the temporary output, then move the directory away
-		deadline := time.Now().Add(10 * time.Second)
-		for len(dirNames(t, dir)) == 0 && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		cmd, stdin := startHalfFed(t, bin, rec, with(c.args, "-i", "-", "-o", filepath.Join(dir, "o.data"))...)
 		if err := os.Rename(dir, moved); err != nil {
 			t.Fatal(err)
 		}
-		pw.Write(rec[len(rec)/2:])
-		pw.Close()
-		r := <-done
+		stdin.Write(rec[len(rec)/2:])
+		stdin.Close()
+		err := cmd.Wait()
 		names := dirNames(t, moved)
-		if r.code != exitOK || len(names) != 1 || names[0] != "o.data" {
-			t.Errorf("%s, its directory renamed: %v, the directory holds %q; want exit 0 and o.data only", c.name, r.result, names)
+		if err != nil || len(names) != 1 || names[0] != "o.data" {
+			t.Errorf("%s, its directory renamed: %v, the directory holds %q; want exit 0 and o.data only", c.name, err, names)
 		}
 	}
 }
@@ -274,6 +279,25 @@ func TestLowLimits(t *testing.T) {
 		oneLine(t, c.limit, r, c.says)
 		if names := dirNames(t, dir); len(names) != 0 {
 			t.Errorf("%s: left %v", c.limit, names)
+		}
+	}
+}
+
+// TestKilledLeavesNothing: a run ended by what it cannot catch (SIGKILL,
+// the OOM killer, a fatal error of the Go runtime) leaves nothing of its
+// output: the file is unnamed (O_TMPFILE) until it is complete.
+func TestKilledLeavesNothing(t *testing.T) {
+	bin := buildBinary(t)
+	snap := emptySnapshot(t)
+	rec := testkit.CorpusBytes(t, smallPipe)
+	for _, c := range writingCommands(snap) {
+		dir := t.TempDir()
+		cmd, stdin := startHalfFed(t, bin, rec, with(c.args, "-i", "-", "-o", filepath.Join(dir, "o.data"))...)
+		cmd.Process.Kill()
+		cmd.Wait()
+		stdin.Close()
+		if names := dirNames(t, dir); len(names) != 0 {
+			t.Errorf("%s killed: the directory holds %q", c.name, names)
 		}
 	}
 }

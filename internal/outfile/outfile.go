@@ -5,14 +5,17 @@
 //   - Without Force, a path that exists as anything (a file, a symlink,
 //     dangling or not, a FIFO, a device, a directory) is refused before
 //     anything is opened for writing.
-//   - A new file is written under a temporary name in the same directory,
-//     created O_CREAT|O_EXCL|O_NOFOLLOW with mode 0600 (what perf record
-//     gives perf.data), and appears under its name only when complete
-//     (Commit). Without Force it then cannot replace a file that
-//     appeared meanwhile: it is linked into place (link(2) fails on an
-//     existing name, where rename(2) would replace it; renameio has no such
-//     mode). Abort, or a Commit that fails, removes it.
-//   - With Force, a regular file is replaced atomically by rename(2); a
+//   - A new file is written unnamed in its directory (O_TMPFILE, mode 0600:
+//     what perf record gives perf.data), so that nothing of it survives the
+//     process however it ends, and appears under its name only when complete
+//     (Commit, by linkat of /proc/self/fd). Where O_TMPFILE fails, and for a
+//     journal, it has a temporary name in the same directory instead,
+//     created O_CREAT|O_EXCL|O_NOFOLLOW. Without Force it cannot replace a
+//     file that appeared meanwhile: it is linked into place (link(2) fails
+//     on an existing name, where rename(2) would replace it; renameio has no
+//     such mode). Abort, or a Commit that fails, removes it.
+//   - With Force, a regular file is replaced atomically by rename(2) (an
+//     unnamed file is linked to a temporary name first); a
 //     character device or a FIFO, or a symlink to one (/dev/null), is
 //     written through, never replaced; anything else (a symlink to a file or
 //     to nothing, a block device, a socket, a directory) is refused: Force
@@ -49,6 +52,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -79,15 +83,17 @@ type Options struct {
 // File is an output file being written.
 type File struct {
 	*os.File
-	path   string
-	dir    *os.File  // the directory the file is made in
-	base   string    // its name in dir
-	id     [2]uint64 // the new file's device and inode: what remove may remove
-	tmp    string    // the temporary name in dir; "" when writing through to a device or FIFO
-	mu     sync.Mutex
-	done   bool
-	opts   Options
-	placed bool // the file is under its name (a journal)
+	path string
+	dir  *os.File // the directory the file is made in; nil when writing through
+	base string   // its name in dir
+	// unnamed: made O_TMPFILE, the file has no name until Commit links it.
+	unnamed bool
+	tmp     string    // the temporary name in dir, while it has one
+	id      [2]uint64 // the new file's device and inode: what remove may remove
+	mu      sync.Mutex
+	done    bool
+	opts    Options
+	placed  bool // the file is under its name (a journal)
 }
 
 // Create opens path for writing, by the policy of the package comment.
@@ -273,61 +279,130 @@ func create(path string, opts Options) (*File, error) {
 		// Name the output, not its directory.
 		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
 	}
-	dfd := int(dir.Fd())
-	for range 100 {
-		tmp, err := tempName(base)
-		if err != nil {
-			dir.Close()
-			return nil, err
+	f := &File{path: path, dir: dir, base: base, opts: opts}
+	fd := -1
+	if !opts.Journal {
+		fd = openUnnamed(int(dir.Fd()))
+	}
+	if fd >= 0 {
+		f.unnamed = true
+		f.File = os.NewFile(uintptr(fd), filepath.Join(dirName, "."+base+".tmp (unnamed)"))
+	} else if err := f.createNamed(dirName); err != nil {
+		dir.Close()
+		return nil, err
+	}
+	var st unix.Stat_t
+	if err = unix.Fstat(int(f.File.Fd()), &st); err == nil {
+		f.id = [2]uint64{st.Dev, st.Ino}
+		if opts.Journal {
+			err = f.place()
 		}
-		fd, err := unix.Openat(dfd, tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(Mode))
+	}
+	if err != nil {
+		f.remove()
+		f.File.Close()
+		dir.Close()
+		if _, ok := err.(*fs.PathError); !ok {
+			err = &fs.PathError{Op: "create", Path: path, Err: err}
+		}
+		return nil, err
+	}
+	return f, nil
+}
+
+// openUnnamed makes the file unnamed in the directory dfd (O_TMPFILE), so
+// that nothing of it is left whatever ends the process, SIGKILL and the Go
+// runtime's fatal errors included; Commit links it by /proc/self/fd. It
+// returns -1 where the file system or a missing /proc does not allow that.
+func openUnnamed(dfd int) int {
+	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(Mode))
+	if err != nil {
+		return -1
+	}
+	var st unix.Stat_t
+	if unix.Stat(procFD(fd), &st) != nil {
+		unix.Close(fd)
+		return -1
+	}
+	return fd
+}
+
+// procFD is the name of descriptor fd in /proc: linkat(2) of it with
+// AT_SYMLINK_FOLLOW names an unnamed file without the CAP_DAC_READ_SEARCH
+// that AT_EMPTY_PATH needs.
+func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
+
+// createNamed makes the file under a temporary name in its directory,
+// O_EXCL|O_NOFOLLOW, where it cannot be unnamed.
+func (f *File) createNamed(dirName string) error {
+	for range 100 {
+		tmp, err := tempName(f.base)
+		if err != nil {
+			return err
+		}
+		fd, err := unix.Openat(int(f.dir.Fd()), tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(Mode))
 		if errors.Is(err, unix.EEXIST) {
 			continue
 		}
 		if err != nil {
-			dir.Close()
-			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
+			return &fs.PathError{Op: "create", Path: f.path, Err: err}
 		}
-		file := &File{File: os.NewFile(uintptr(fd), filepath.Join(dirName, tmp)), path: path, dir: dir, base: base, tmp: tmp, opts: opts}
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			file.File.Close()
-			unix.Unlinkat(dfd, tmp, 0)
-			dir.Close()
-			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
-		}
-		file.id = [2]uint64{st.Dev, st.Ino}
-		if opts.Journal {
-			if err := file.place(); err != nil {
-				file.File.Close()
-				unix.Unlinkat(dfd, tmp, 0)
-				dir.Close()
-				return nil, err
-			}
-		}
-		return file, nil
+		f.File, f.tmp = os.NewFile(uintptr(fd), filepath.Join(dirName, tmp)), tmp
+		return nil
 	}
-	dir.Close()
-	return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("no free temporary name next to it")}
+	return &fs.PathError{Op: "create", Path: f.path, Err: errors.New("no free temporary name next to it")}
 }
 
-// place links (or, with Force, renames) the temporary file to its name, in
-// the directory it was made in.
+// place links (or, with Force, renames) the file to its name, in the
+// directory it was made in. An unnamed file is linked, with Force to a
+// temporary name first and renamed from it.
 func (f *File) place() error {
 	dfd := int(f.dir.Fd())
+	link := func(to string) error {
+		if f.unnamed {
+			return unix.Linkat(unix.AT_FDCWD, procFD(int(f.File.Fd())), dfd, to, unix.AT_SYMLINK_FOLLOW)
+		}
+		return unix.Linkat(dfd, f.tmp, dfd, to, 0)
+	}
 	if f.opts.Force {
+		if f.unnamed {
+			if err := f.linkTemp(link); err != nil {
+				return err
+			}
+		}
 		if err := unix.Renameat(dfd, f.tmp, dfd, f.base); err != nil {
 			return &fs.PathError{Op: "rename", Path: f.path, Err: err}
 		}
-	} else if err := unix.Linkat(dfd, f.tmp, dfd, f.base, 0); errors.Is(err, unix.EEXIST) {
+		f.tmp = ""
+	} else if err := link(f.base); errors.Is(err, unix.EEXIST) {
 		return &fs.PathError{Op: "create", Path: f.path, Err: fmt.Errorf("%w: it appeared while bpfmeta wrote it (-f replaces it)", ErrExists)}
 	} else if err != nil {
 		return &fs.PathError{Op: "link", Path: f.path, Err: err}
-	} else {
+	} else if f.tmp != "" {
 		unix.Unlinkat(dfd, f.tmp, 0)
+		f.tmp = ""
 	}
 	f.placed = true
 	return nil
+}
+
+// linkTemp gives an unnamed file a temporary name, which place then
+// renames over the file it replaces.
+func (f *File) linkTemp(link func(string) error) error {
+	for range 100 {
+		tmp, err := tempName(f.base)
+		if err != nil {
+			return err
+		}
+		if err := link(tmp); errors.Is(err, unix.EEXIST) {
+			continue
+		} else if err != nil {
+			return &fs.PathError{Op: "link", Path: f.path, Err: err}
+		}
+		f.tmp = tmp
+		return nil
+	}
+	return &fs.PathError{Op: "create", Path: f.path, Err: errors.New("no free temporary name next to it")}
 }
 
 // Name is the path the file appears under.
@@ -335,7 +410,7 @@ func (f *File) Name() string { return f.path }
 
 // Regular reports whether the output is a new regular file (it can seek),
 // rather than a device or FIFO written through.
-func (f *File) Regular() bool { return f.tmp != "" }
+func (f *File) Regular() bool { return f.dir != nil }
 
 // Commit closes the file and moves it into place: linked (or, with Force,
 // renamed) to its name; with Options.Sync, the file is synced before and
@@ -347,7 +422,7 @@ func (f *File) Commit() error {
 		return errors.New("outfile: Commit after Commit or Abort")
 	}
 	f.done = true
-	if f.tmp == "" {
+	if f.dir == nil {
 		return f.File.Close()
 	}
 	defer f.dir.Close()
@@ -398,12 +473,14 @@ func (f *File) Abort() {
 }
 
 // remove removes the file from its directory: its temporary name, or the
-// name of a journal placed under it, if that is still this file.
+// name of a journal placed under it, if that is still this file. An
+// unnamed file has nothing to remove.
 func (f *File) remove() {
 	switch {
-	case f.tmp == "":
-	case !f.placed:
+	case f.dir == nil:
+	case f.tmp != "":
 		unix.Unlinkat(int(f.dir.Fd()), f.tmp, 0)
+	case !f.placed:
 	default:
 		var there unix.Stat_t
 		if unix.Fstatat(int(f.dir.Fd()), f.base, &there, unix.AT_SYMLINK_NOFOLLOW) == nil && f.id == [2]uint64{there.Dev, there.Ino} {

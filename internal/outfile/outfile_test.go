@@ -274,10 +274,17 @@ func TestNotFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Abort()
-	// O_CREAT|O_EXCL on an existing symlink fails with EEXIST.
-	_, err = os.OpenFile(f.File.Name(), os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if !errors.Is(err, fs.ErrExist) {
-		t.Errorf("reopening the temporary name exclusively: %v", err)
+	// Unnamed (O_TMPFILE), the output has no name to plant a symlink at.
+	if got := entries(t, dir); len(got) != 1 {
+		t.Errorf("while it is written, the directory holds %q, want the victim only", got)
+	}
+	// Named (where O_TMPFILE fails): O_CREAT|O_EXCL on an existing symlink
+	// fails with EEXIST.
+	if _, err := os.Lstat(f.File.Name()); err == nil {
+		_, err = os.OpenFile(f.File.Name(), os.O_RDWR|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			t.Errorf("reopening the temporary name exclusively: %v", err)
+		}
 	}
 }
 
