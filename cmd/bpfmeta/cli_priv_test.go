@@ -4,6 +4,7 @@ package main
 // seem, runs without a capability, outputs another user prepared.
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -213,8 +214,25 @@ func startHalfFed(t *testing.T, bin string, rec []byte, args ...string) (*exec.C
 		t.Fatal(err)
 	}
 	stdin.Write(rec[:len(rec)/2])
-	time.Sleep(300 * time.Millisecond)
+	waitOutputOpen(t, cmd.Process.Pid, filepath.Dir(args[len(args)-1]))
 	return cmd, stdin
+}
+
+// waitOutputOpen waits until process pid has its output in dir open: an
+// unnamed file (O_TMPFILE, "dir/#INODE (deleted)"), or a hidden temporary
+// one, which cannot be waited for in dir.
+func waitOutputOpen(t *testing.T, pid int, dir string) {
+	t.Helper()
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		es, _ := os.ReadDir(fds)
+		for _, e := range es {
+			if l, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && (strings.HasPrefix(l, dir+"/#") || strings.HasPrefix(l, dir+"/.")) {
+				return
+			}
+		}
+	}
+	t.Fatalf("process %d opened no output in %s", pid, dir)
 }
 
 // TestOutputDirRenamed: an output directory renamed away while bpfmeta

@@ -802,13 +802,7 @@ func TestCLISignal(t *testing.T) {
 				}
 				defer w.Close()
 				w.Write(data[:len(data)/2]) // and the stream stays open
-				deadline := time.Now().Add(10 * time.Second)
-				for len(dirNames(t, dir)) < 2 {
-					if time.Now().After(deadline) {
-						t.Fatalf("no temporary output appeared: %v", dirNames(t, dir))
-					}
-					time.Sleep(10 * time.Millisecond)
-				}
+				waitOutputOpen(t, cmd.Process.Pid, dir)
 				cmd.Process.Signal(sig)
 				err = cmd.Wait()
 				ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
