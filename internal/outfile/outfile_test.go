@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -359,7 +360,8 @@ func TestSync(t *testing.T) {
 		if _, err := f.WriteString(data); err != nil {
 			t.Fatal(err)
 		}
-		before := testkit.Unsynced(t, f.File.Name())
+		// the file may be unnamed (O_TMPFILE) until Commit
+		before := testkit.Unsynced(t, "/proc/self/fd/"+strconv.Itoa(int(f.File.Fd())))
 		if err := f.Commit(); err != nil {
 			t.Fatal(err)
 		}
