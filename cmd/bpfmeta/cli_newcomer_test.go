@@ -6,10 +6,13 @@ package main
 
 import (
 	"bytes"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
@@ -82,5 +85,59 @@ func TestInjectSummary(t *testing.T) {
 				t.Errorf("stderr:\n%s\nwant %d lines of summary, the note %v", stderr.String(), tc.lines, tc.note)
 			}
 		})
+	}
+}
+
+// TestProgressSignal: on a terminal, inject reading a pipe shows the bytes
+// read, and a signal that ends it erases the line first.
+func TestProgressSignal(t *testing.T) {
+	bin := buildBinary(t)
+	scriptCmd := testkit.Command(t, "script") // a terminal for bpfmeta's stderr
+	perf := perfPath(t, stockPerf)
+	testkit.Root(t)
+	stream, err := exec.Command(perf, "record", "-q", "-o", "-", "-a", "-F", "20000", "--", "sleep", "1").Output()
+	if err != nil || len(stream) < 1<<20 {
+		t.Fatalf("perf record: %d bytes, %v", len(stream), err)
+	}
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "in.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	typescript := filepath.Join(dir, "typescript")
+	cmd := exec.Command(scriptCmd, "-qfec", bin+" inject --snapshot "+emptySnapshot(t)+" -i "+fifo+" -o /dev/null", typescript)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	go func() { // slowly, so that the progress shows
+		for b := stream; len(b) > 0; b = b[min(len(b), 64<<10):] {
+			if _, err := w.Write(b[:min(len(b), 64<<10)]); err != nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}()
+	waitFor(t, "the progress line", func() bool {
+		b, _ := os.ReadFile(typescript)
+		return bytes.Contains(b, []byte(" MB read"))
+	})
+	pids, err := exec.Command("pgrep", "-f", "^"+bin+" inject").Output() // not script, nor its sh
+	if err != nil {
+		t.Fatalf("pgrep: %v", err)
+	}
+	for _, pid := range strings.Fields(string(pids)) {
+		exec.Command("kill", "-TERM", pid).Run()
+	}
+	cmd.Wait()
+	b, _ := os.ReadFile(typescript)
+	_, after, _ := bytes.Cut(b[bytes.LastIndex(b, []byte(" MB read")):], []byte("\033[K"))
+	if !bytes.HasPrefix(after, []byte("\r\033[K")) {
+		t.Errorf("after the last progress line, not erased: %q", tail(string(b), 300))
 	}
 }
