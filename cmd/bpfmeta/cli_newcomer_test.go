@@ -95,7 +95,10 @@ func TestProgressSignal(t *testing.T) {
 	scriptCmd := testkit.Command(t, "script") // a terminal for bpfmeta's stderr
 	perf := perfPath(t, stockPerf)
 	testkit.Root(t)
-	stream, err := exec.Command(perf, "record", "-q", "-o", "-", "-a", "-F", "20000", "--", "sleep", "1").Output()
+	// a CPU kept busy for 2 s, so that the stream is MBs however idle the
+	// machine is (a system-wide sleep 1 made 0.5 MB on a quiet one)
+	busy := `end=$(($(date +%s)+2)); while [ $(date +%s) -lt $end ]; do :; done`
+	stream, err := exec.Command(perf, "record", "-q", "-o", "-", "-a", "-F", "20000", "-g", "--", "sh", "-c", busy).Output()
 	if err != nil || len(stream) < 1<<20 {
 		t.Fatalf("perf record: %d bytes, %v", len(stream), err)
 	}
