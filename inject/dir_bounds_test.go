@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/inject"
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -55,23 +54,9 @@ func TestDirAtEndBounded(t *testing.T) {
 		return nil, nil
 	})
 
-	r, err := reader.Open(hostile, reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	out := filepath.Join(dir, "out.data")
-	d, err := outfile.CreateDir(out, outfile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Abort()
-	w, err := writer.NewDir(d, r, writer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	_, err = inject.Run(r, w, fakeSource{}, inject.Options{})
+	out, _, err := tryCopyDir(t, hostile, dir, func(r *reader.Reader, w *writer.Writer) (*inject.Summary, error) {
+		return inject.Run(r, w, fakeSource{}, inject.Options{})
+	})
 	if !errors.Is(err, inject.ErrTooMany) || !strings.Contains(err.Error(), "BPF_METADATA at 0x") {
 		t.Fatalf("%d records of %d-byte names at the end of data: err %v, want ErrTooMany at the record's offset", n, len(name), err)
 	}

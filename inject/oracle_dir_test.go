@@ -175,7 +175,21 @@ func stripDir(t *testing.T, in, dir string) string {
 	return out
 }
 
+// copyDir writes the directory recording at in into a new directory in
+// dir through run, as the CLI does (writer.NewDir, outfile.Dir), and
+// returns it; an error of run fails the test.
 func copyDir(t *testing.T, in, dir string, run func(*reader.Reader, *writer.Writer) (*inject.Summary, error)) (string, *inject.Summary) {
+	t.Helper()
+	out, sum, err := tryCopyDir(t, in, dir, run)
+	if err != nil {
+		t.Fatalf("%s: %v", filepath.Base(in), err)
+	}
+	return out, sum
+}
+
+// tryCopyDir is copyDir returning run's error, with nothing left at the
+// returned name after one.
+func tryCopyDir(t *testing.T, in, dir string, run func(*reader.Reader, *writer.Writer) (*inject.Summary, error)) (string, *inject.Summary, error) {
 	t.Helper()
 	r, err := reader.Open(in, reader.Options{Decompress: true})
 	if err != nil {
@@ -199,7 +213,7 @@ func copyDir(t *testing.T, in, dir string, run func(*reader.Reader, *writer.Writ
 	defer w.Abort()
 	sum, err := run(r, w)
 	if err != nil {
-		t.Fatalf("%s: %v", filepath.Base(in), err)
+		return out, sum, err
 	}
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
@@ -207,7 +221,7 @@ func copyDir(t *testing.T, in, dir string, run func(*reader.Reader, *writer.Writ
 	if err := d.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	return out, sum
+	return out, sum, nil
 }
 
 // sameDir checks that directories a and b hold the same files, byte for
