@@ -239,7 +239,7 @@ func checkPlacement(t *testing.T, c recordCase, snap *bpfprog.Snapshot, out *rec
 		}
 		var ns []string
 		for _, f := range p.Funcs {
-			ns = append(ns, ksyms[f.Addr])
+			ns = append(ns, ksyms.of(f))
 		}
 		return ns
 	}

@@ -234,7 +234,7 @@ func compareWithModern(t *testing.T, perfModern string, live *bpfprog.Live, befo
 		if p := program(id); hasMetadata(p) {
 			perfNames = append(perfNames, p.Metadata.ProgNames...)
 			for _, f := range p.Funcs {
-				ksymNames = append(ksymNames, ksyms[f.Addr])
+				ksymNames = append(ksymNames, ksyms.of(f))
 			}
 		}
 	}

@@ -97,20 +97,38 @@ func (r *recording) metadata(t *testing.T, x readRecord) perfdata.BPFMetadata {
 	return m
 }
 
-// ksymNames maps the address of every BPF KSYMBOL registered in r (top
-// level or compressed) to its name.
-func (r *recording) ksymNames() map[uint64]string {
-	names := map[uint64]string{}
+// ksymNames indexes the names of the BPF KSYMBOLs registered in r (top
+// level or compressed) by address.
+func (r *recording) ksymNames() ksymIndex {
+	names := ksymIndex{}
 	for _, x := range r.Records {
 		if x.Type != perfdata.RecordKSymbol {
 			continue
 		}
 		k, err := perfdata.DecodeKSymbol(x.Raw, r.Order)
 		if err == nil && k.Type == perfdata.KSymbolTypeBPF && !k.Unregister() {
-			names[k.Addr] = k.Name
+			names[k.Addr] = append(names[k.Addr], k.Name)
 		}
 	}
 	return names
+}
+
+// ksymIndex holds the names of the BPF KSYMBOLs registered at each address.
+type ksymIndex map[uint64][]string
+
+// of returns the name of f's KSYMBOL: of those registered at its address,
+// the one that is a name of f's (perf's or the kernel's). An address is
+// reused by later loads, and another process's program loaded and unloaded
+// there during the recording may come later in a pipe (whose side-band
+// records are in the order of the CPUs' buffers, not of time). "" when
+// there is none.
+func (x ksymIndex) of(f bpfprog.Func) string {
+	for _, n := range x[f.Addr] {
+		if n == f.KernelName || n == f.PerfName {
+			return n
+		}
+	}
+	return ""
 }
 
 // injectFile runs inject.Run over the recording at in, writing through the
