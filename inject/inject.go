@@ -52,6 +52,10 @@ type Recording interface {
 	Next() bool
 	Record() *perfdata.Record
 	Err() error
+	// IsDirRecording reports a directory recording (perf record
+	// --threads), whose records at the end are in its first file but
+	// come before the data files that load their programs.
+	IsDirRecording() bool
 }
 
 // RecordWriter is where the records go. *writer.Writer is one.
@@ -321,9 +325,7 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 	if _, ok := src.(bpfprog.Lister); ok && !opts.RecordedOnly {
 		j.timed = true
 	}
-	if d, ok := r.(interface{ IsDirRecording() bool }); ok {
-		j.dir = d.IsDirRecording()
-	}
+	j.dir = r.IsDirRecording()
 	for r.Next() {
 		if err := j.record(r.Record()); err != nil {
 			return j.sum, err
