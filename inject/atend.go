@@ -1,0 +1,208 @@
+package inject
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"slices"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// MaxAtEnd and MaxAtEndBytes bound the records inject keeps to write at
+// the end: one per function of every program with metadata loaded during
+// the recording, each program's entries kept once (a record may hold 64
+// KiB of them) and its functions' names. MaxAtEnd also bounds the
+// recording's BPF_METADATA records of programs it has no record of that
+// inject keeps count of.
+const (
+	MaxAtEnd      = 1 << 17
+	MaxAtEndBytes = 16 << 20
+)
+
+// ErrTooMany is returned for a recording that needs more than MaxAtEnd
+// records, or MaxAtEndBytes of them, at its end.
+var ErrTooMany = errors.New("more BPF_METADATA records to write at the end than inject keeps")
+
+// atEndRecord settles a record of the recording's that follows no
+// BPF_EVENT: one of those perf writes at the end.
+func (j *injector) atEndRecord(name string) {
+	if j.cancelAtEnd(name) {
+		return
+	}
+	// A program that cannot claim the name now never can: each is asked
+	// once per name.
+	for ps := j.claimable[name]; len(ps) > 0; ps = ps[1:] {
+		if j.claim(ps[0], name) {
+			j.claimable[name] = ps[1:]
+			return
+		}
+	}
+	delete(j.claimable, name)
+	if j.nOrphans < MaxAtEnd { // more stand for nothing inject would write
+		j.orphans[maphash.String(j.seed, name)]++
+		j.nOrphans++
+	}
+}
+
+// cancelAtEnd drops the first record to write at the end that the
+// recording's record named name stands for.
+func (j *injector) cancelAtEnd(name string) bool {
+	idx := j.atEndByName[name]
+	for len(idx) > 0 {
+		p := &j.atEnd[idx[0]]
+		idx = idx[1:]
+		if !p.done {
+			p.done = true
+			j.atEndByName[name] = idx
+			j.stands(p.prog, name)
+			return true
+		}
+	}
+	delete(j.atEndByName, name)
+	return false
+}
+
+// queueAtEnd adds a record to write at the end.
+func (j *injector) queueAtEnd(pr pending) error {
+	n := 0
+	for _, s := range pr.names {
+		n += len(s) + 16
+	}
+	if k := len(j.atEnd); k == 0 || j.atEnd[k-1].prog != pr.prog {
+		n += entryBytes(pr.md.Entries) // a program's records are queued together, and share them
+	}
+	switch {
+	case len(j.atEnd) == MaxAtEnd:
+		return fmt.Errorf("program %d: %w (%d)", pr.prog.ID, ErrTooMany, MaxAtEnd)
+	case j.atEndBytes+n > MaxAtEndBytes:
+		return fmt.Errorf("program %d: %w (%d MiB)", pr.prog.ID, ErrTooMany, MaxAtEndBytes>>20)
+	}
+	j.atEndBytes += n
+	for _, n := range pr.names {
+		j.atEndByName[n] = append(j.atEndByName[n], len(j.atEnd))
+	}
+	j.atEnd = append(j.atEnd, pr)
+	return nil
+}
+
+// entryBytes is what entries keep: their strings and headers.
+func entryBytes(entries []perfdata.BPFMetadataEntry) int {
+	n := 0
+	for _, e := range entries {
+		n += len(e.Key) + len(e.Value) + 32
+	}
+	return n
+}
+
+// finish writes the records of programs loaded during the recording, in
+// ascending program id as perf walks its bpf_prog_info tree.
+func (j *injector) finish() error {
+	if err := j.flushAfter(); err != nil {
+		return err
+	}
+	for _, name := range j.deferred {
+		j.atEndRecord(name)
+	}
+	j.deferred, j.deferredBytes = nil, 0
+	if err := j.unrecorded(); err != nil {
+		return err
+	}
+	slices.SortStableFunc(j.atEnd, func(a, b pending) int { return cmp.Compare(a.prog.ID, b.prog.ID) })
+	j.atEndByName = nil // the indexes are the order's before the sort
+	for _, p := range j.atEnd {
+		if p.done {
+			continue
+		}
+		if err := j.write(p); err != nil {
+			return err
+		}
+	}
+	// Settle the unlisted programs that were not yet: those still loaded,
+	// and those with records at the end.
+	for _, p := range j.byTP {
+		if !p.listed && !p.atEnd {
+			j.sum.Unlisted.add(p)
+		}
+	}
+	for i, pr := range j.atEnd {
+		if p := pr.prog; !p.listed && !p.Unrecorded && (i == 0 || j.atEnd[i-1].prog != p) {
+			j.sum.Unlisted.add(p)
+		}
+	}
+	j.atEnd = nil
+	for _, p := range j.unrecordedProgs {
+		if len(j.sum.Programs) < MaxListed {
+			p.listed = true
+			j.sum.Programs = append(j.sum.Programs, p)
+		} else {
+			j.sum.Unlisted.add(p)
+		}
+	}
+	j.unrecordedProgs = nil
+	return nil
+}
+
+// unrecorded adds the programs the source says were loaded while the
+// recording was made and that the recording has no record of.
+func (j *injector) unrecorded() error {
+	lister, ok := j.src.(bpfprog.Lister)
+	sys := j.src.System()
+	switch {
+	case j.opts.RecordedOnly:
+		return nil
+	case !ok:
+		j.sum.UnrecordedSkipped = "the source cannot list its programs"
+		return nil
+	case sys.PerfClockOffset == 0:
+		j.sum.UnrecordedSkipped = "the source does not say how its clock relates to perf's (a snapshot of an older bpfmeta?)"
+		return nil
+	case j.first == 0:
+		j.sum.UnrecordedSkipped = "the recording has no timestamps"
+		return nil
+	case !j.matched:
+		// Load times say nothing across boots: only a program matched by
+		// id, tag and addresses shows that the recording is of this boot.
+		j.sum.UnrecordedSkipped = "none of the recording's programs is the source's: it may be of another boot"
+		return nil
+	}
+	for sp, err := range lister.All() {
+		if err != nil || j.known[sp.ID] {
+			continue
+		}
+		t, ok := sys.LoadedAtPerfTime(sp)
+		if !ok || t < j.first || t > j.last {
+			continue
+		}
+		p := &Program{ID: sp.ID, Tag: sp.Tag, Unrecorded: true, Outcome: Injected, atEnd: true}
+		if len(sp.Funcs) > 0 {
+			p.Name = sp.Funcs[0].PerfName
+		}
+		j.unrecordedProgs = append(j.unrecordedProgs, p)
+		m, entries, outcome, err := metadataOf(sp)
+		if outcome != Injected {
+			p.Outcome, p.Err = outcome, err
+			continue
+		}
+		for i, f := range sp.Funcs {
+			// no KSYMBOL to name it after: perf's name
+			names := uniq(m.ProgNames[i], f.PerfName, f.KernelName)
+			if k := slices.IndexFunc(names, func(n string) bool { return j.orphans[maphash.String(j.seed, n)] > 0 }); k >= 0 {
+				// write() makes it Injected if other records are added
+				j.orphans[maphash.String(j.seed, names[k])]--
+				p.Outcome = AlreadyPresent
+				continue
+			}
+			bm := perfdata.BPFMetadata{ProgName: m.ProgNames[i], Entries: entries}
+			if _, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize()); err != nil {
+				return err
+			}
+			if err := j.queueAtEnd(pending{prog: p, names: names, md: bm}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package inject
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// load handles a PROG_LOAD BPF_EVENT.
+func (j *injector) load(tp *bpftrack.Program) error {
+	p := &Program{ID: tp.ID, Tag: tp.Tag, Synthesized: tp.Synthesized, tracked: tp, Outcome: Injected}
+	if len(tp.Funcs) > 0 {
+		p.Name = tp.Funcs[0].Name
+	}
+	if j.known[tp.ID] {
+		// perf's tree of bpf_prog_info has the id's first load already:
+		// perf_env__insert_bpf_prog_info() refuses this one, and perf
+		// writes no metadata for it.
+		p.Outcome = Duplicate
+	}
+	// Listed while the list and the functions its programs keep are
+	// within bounds.
+	if len(j.sum.Programs) < MaxListed && j.listedFuncs+len(tp.Funcs) <= bpftrack.MaxFuncs {
+		p.listed = true
+		j.listedFuncs += len(tp.Funcs)
+		j.sum.Programs = append(j.sum.Programs, p)
+		j.known[p.ID] = true
+	}
+	j.byTP[tp] = p
+	if tp.Synthesized {
+		// Only perf's own records of a program are followed by its
+		// BPF_METADATA: those right after a kernel's BPF_EVENT are at the
+		// end (the one before them is the recording's last).
+		j.cur = p
+	}
+	if p.Outcome == Duplicate {
+		return nil
+	}
+	recs, outcome, err := j.records(tp, p)
+	p.setOutcome(outcome, err, j)
+	switch outcome {
+	case Injected, NoMetadata, TooLarge:
+		j.matched = true
+		fallthrough
+	case Mismatch, Failed:
+		j.known[p.ID] = true
+	}
+	// A record at the end may be one of a listed program's the source
+	// could not resolve (claim).
+	if p.listed && !tp.Synthesized && outcome != Injected && outcome != NoMetadata {
+		for _, f := range tp.Funcs {
+			j.claimable[f.Name] = append(j.claimable[f.Name], p)
+		}
+	}
+	p.atEnd = !tp.Synthesized && len(recs) > 0
+	for _, r := range recs {
+		pr := pending{prog: p, names: r.names, md: r.md}
+		if tp.Synthesized {
+			pr.part = j.part
+			j.after = append(j.after, pr)
+		} else if err := j.queueAtEnd(pr); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type newRecord struct {
+	names []string
+	md    perfdata.BPFMetadata
+}
+
+// records builds the BPF_METADATA records for program tp, or says why
+// there are none.
+func (j *injector) records(tp *bpftrack.Program, p *Program) ([]newRecord, Outcome, error) {
+	sp, err := j.src.Lookup(tp.ID, tp.Tag)
+	switch {
+	case errors.Is(err, bpfprog.ErrNotFound):
+		return nil, NotFound, err
+	case errors.Is(err, bpfprog.ErrTagMismatch):
+		return nil, Mismatch, err
+	case err != nil:
+		return nil, Failed, err
+	}
+	// The program's functions must be the recording's KSYMBOLs: same
+	// address (where the source knows it) and one of the two names perf
+	// and the kernel give them.
+	names := make([]string, len(sp.Funcs))
+	for i, f := range sp.Funcs {
+		if f.Addr == 0 {
+			// Names alone are the same in every boot; without its
+			// addresses the program cannot be told from another boot's.
+			return nil, Failed, fmt.Errorf("program %d: the source has no addresses for its functions (read without CAP_SYSLOG, or with kernel.kptr_restrict): it cannot be matched to the recording's KSYMBOLs", tp.ID)
+		}
+		k := j.track.Func(f.Addr)
+		if k == nil || k.Name != f.PerfName && k.Name != f.KernelName {
+			return nil, Mismatch, fmt.Errorf("program %d: no KSYMBOL for its function %d (%s at %#x) in the recording: another boot?", tp.ID, i, f.KernelName, f.Addr)
+		}
+		names[i] = k.Name
+	}
+	if len(names) > 0 {
+		p.Name = names[0]
+	}
+	m, entries, outcome, err := metadataOf(sp)
+	if outcome != Injected {
+		return nil, outcome, err
+	}
+	var out []newRecord
+	for i, f := range sp.Funcs {
+		name := names[i]
+		if j.opts.PerfNames {
+			name = m.ProgNames[i]
+		}
+		bm := perfdata.BPFMetadata{ProgName: name, Entries: entries}
+		if i == 0 {
+			// what Encode checks is the same for every record of a program
+			if _, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize()); err != nil {
+				return nil, Failed, err
+			}
+		}
+		out = append(out, newRecord{names: uniq(names[i], m.ProgNames[i], f.PerfName, f.KernelName), md: bm})
+	}
+	return out, Injected, nil
+}
+
+// metadataOf returns a source program's metadata and its entries as a
+// record holds them, with outcome Injected; or the outcome that says why
+// perf writes none (NoMetadata, TooLarge) or why it cannot be known
+// (Failed), with its error.
+func metadataOf(sp *bpfprog.Program) (*bpfprog.Metadata, []perfdata.BPFMetadataEntry, Outcome, error) {
+	m, err := sp.BPFMetadata()
+	var tl *bpfprog.TooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return nil, nil, TooLarge, err
+	case errors.Is(err, bpfprog.ErrNoMetadata):
+		return nil, nil, NoMetadata, nil
+	case err != nil:
+		return nil, nil, Failed, err
+	case len(m.ProgNames) != len(sp.Funcs):
+		return nil, nil, Failed, fmt.Errorf("program %d: %d functions but %d metadata names", sp.ID, len(sp.Funcs), len(m.ProgNames))
+	}
+	entries := make([]perfdata.BPFMetadataEntry, len(m.Entries))
+	for i, en := range m.Entries {
+		entries[i] = perfdata.BPFMetadataEntry{Key: en.Key, Value: en.Value}
+	}
+	return m, entries, Injected, nil
+}
+
+func uniq(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,100 @@
+package inject
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// existing notes a BPF_METADATA record the recording already has. perf
+// writes a program's records right after its BPF_EVENT or at the end, so
+// the record stands, by position, for one record inject would add: of the
+// program whose BPF_EVENT it follows, or else of a program loaded during
+// the recording. Its name alone does not say which program: two loads of
+// one object have the same names, and may have other metadata.
+//
+// In a directory recording the records at the end of its first file come
+// before the data files that load their programs, so their names are kept
+// until the end; forgetting one would make inject write its record again,
+// so past MaxAtEnd of them, or MaxAtEndBytes of names, it is an error.
+func (j *injector) existing(name string) error {
+	j.sum.Kept++
+	if j.cur != nil {
+		if k := slices.IndexFunc(j.after, func(p pending) bool { return slices.Contains(p.names, name) }); k >= 0 {
+			j.stands(j.after[k].prog, name)
+			j.after = slices.Delete(j.after, k, k+1)
+		} else {
+			j.claim(j.cur, name)
+		}
+		return nil
+	}
+	if j.dir && j.part == 0 {
+		switch {
+		case len(j.deferred) == MaxAtEnd:
+			return fmt.Errorf("%w (%d records at the end of a directory recording's first file)", ErrTooMany, MaxAtEnd)
+		case j.deferredBytes+len(name) > MaxAtEndBytes:
+			return fmt.Errorf("%w (%d MiB of names of records at the end of a directory recording's first file)", ErrTooMany, MaxAtEndBytes>>20)
+		}
+		j.deferred = append(j.deferred, name)
+		j.deferredBytes += len(name)
+		return nil
+	}
+	j.atEndRecord(name)
+	return nil
+}
+
+// stands notes that the recording's record named name is one of
+// program p's.
+func (j *injector) stands(p *Program, name string) {
+	p.setOutcome(AlreadyPresent, nil, j)
+	p.present = append(p.present, name)
+}
+
+// claim takes the recording's record named name for program p, which the
+// source could not resolve, if it is one of that program's KSYMBOLs not
+// claimed yet: the recording resolves the program.
+func (j *injector) claim(p *Program, name string) bool {
+	if slices.Contains(p.present, name) || !slices.ContainsFunc(p.tracked.Funcs, func(f *bpftrack.Func) bool { return f.Name == name }) {
+		return false
+	}
+	if p.Outcome.Resolved() && p.Outcome != TooLarge && p.Outcome != AlreadyPresent {
+		return false
+	}
+	j.stands(p, name)
+	return true
+}
+
+func (j *injector) flushAfter() error {
+	for _, p := range j.after {
+		if err := j.write(p); err != nil {
+			return err
+		}
+	}
+	j.after = j.after[:0]
+	return nil
+}
+
+func (j *injector) write(p pending) error {
+	raw, err := p.md.Encode(j.r.ByteOrder(), j.r.IDHeaderSize())
+	if err != nil {
+		return err // records checked it for the program's first record
+	}
+	rec := perfdata.Record{
+		Offset: -1,
+		Outer:  -1,
+		Header: perfdata.DecodeEventHeader(raw, j.r.ByteOrder()),
+		Raw:    raw,
+		Part:   p.part,
+	}
+	if err := j.w.WriteRecord(&rec); err != nil {
+		return &WriteError{err}
+	}
+	j.sum.Injected++
+	p.prog.Records++
+	if p.prog.Outcome == AlreadyPresent {
+		p.prog.Outcome = Injected // some of its records were there, the others are new
+	}
+	return nil
+}
