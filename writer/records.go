@@ -1,0 +1,51 @@
+package writer
+
+import "github.com/bpfmeta/bpfmeta/perfdata"
+
+// Records is a recording read one record at a time, as Copy reads it.
+// *reader.Reader is one.
+type Records interface {
+	Next() bool
+	Record() *perfdata.Record
+	// Err is the error that ended Next, nil at the end of the recording.
+	Err() error
+}
+
+// WriteError is an error of the output, as opposed to one of the input:
+// Copy, inject.Run and bpfprog/watch's Snapshotter return the input's (or
+// the kernel's) errors as they are, and their output's wrapped in one, so
+// that a caller knows which of the two to name (errors.As).
+type WriteError struct{ Err error }
+
+func (e *WriteError) Error() string { return e.Err.Error() }
+func (e *WriteError) Unwrap() error { return e.Err }
+
+// Blame is the error of a WriteRecord of a record read from in that
+// failed with err: in's own error if reading in failed meanwhile (the
+// data a record carries after its header, AUX or trace data, is read
+// while the record is written, and may end early), else err as a
+// *WriteError.
+func Blame(in Records, err error) error {
+	if rerr := in.Err(); rerr != nil {
+		return rerr
+	}
+	return &WriteError{err}
+}
+
+// Copy writes the records of r to w as they come, all of them or, with
+// keep, those keep keeps, and returns how many keep left out. An error
+// reading r is returned as r.Err returns it; one writing, as a
+// *WriteError (Blame). The caller closes w, as after WriteRecord.
+func Copy(w *Writer, r Records, keep func(*perfdata.Record) bool) (dropped int, err error) {
+	for r.Next() {
+		rec := r.Record()
+		if keep != nil && !keep(rec) {
+			dropped++
+			continue
+		}
+		if err := w.WriteRecord(rec); err != nil {
+			return dropped, Blame(r, err)
+		}
+	}
+	return dropped, r.Err()
+}
