@@ -39,6 +39,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/writer"
 )
 
 // Recording is the recording inject reads, one record at a time.
@@ -74,14 +75,9 @@ type Options struct {
 	PerfNames bool
 }
 
-// WriteError is an error of the output, as opposed to one of the input.
-type WriteError struct{ Err error }
-
-func (e *WriteError) Error() string { return e.Err.Error() }
-func (e *WriteError) Unwrap() error { return e.Err }
-
 // Run copies every record of r to w, adding BPF_METADATA records for the
-// programs src knows. The caller closes w.
+// programs src knows. The caller closes w. An error of w is a
+// *writer.WriteError; one of r is r's.
 func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summary, error) {
 	j := &injector{
 		r:      r,
@@ -211,10 +207,7 @@ func (j *injector) record(rec *perfdata.Record) error {
 		}
 	}
 	if err := j.w.WriteRecord(rec); err != nil {
-		if rerr := j.r.Err(); rerr != nil {
-			return rerr // the input ended inside the data the record carries
-		}
-		return &WriteError{err}
+		return writer.Blame(j.r, err)
 	}
 	if t == perfdata.RecordSample {
 		f := j.events.Sample(rec.Raw)

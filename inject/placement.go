@@ -6,6 +6,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/writer"
 )
 
 // existing notes a BPF_METADATA record the recording already has. perf
@@ -89,7 +90,7 @@ func (j *injector) write(p pending) error {
 		Part:   p.part,
 	}
 	if err := j.w.WriteRecord(&rec); err != nil {
-		return &WriteError{err}
+		return &writer.WriteError{Err: err}
 	}
 	j.sum.Injected++
 	p.prog.Records++

@@ -244,8 +244,8 @@ func strip(t *testing.T, path string, drop map[int]bool) []byte {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if w.TrailingDropped() > 0 {
-		t.Fatalf("%s: %d trailing bytes in a file", path, w.TrailingDropped())
+	if _, n := w.TrailingDropped(); n > 0 {
+		t.Fatalf("%s: %d trailing bytes in a file", path, n)
 	}
 	b, err := os.ReadFile(out.Name())
 	if err != nil {

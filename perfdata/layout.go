@@ -48,6 +48,14 @@ type FeatureSection struct {
 // DataOffset is the file offset where the data section starts.
 func (l *FileLayout) DataOffset() int64 { return int64(l.Header.Data.Offset) }
 
+// Unfinished reports whether the header says the data section is empty
+// though the file goes on after where it starts: perf record writes the
+// data size when it ends, so this one did not end, or has not yet
+// (perf_session__read_header() warns that "the data size field is 0").
+func (l *FileLayout) Unfinished() bool {
+	return l.Header.Data.Size == 0 && l.Size > l.DataOffset()
+}
+
 // DataEnd is the file offset one past the data section.
 func (l *FileLayout) DataEnd() int64 { return int64(l.Header.Data.End()) }
 

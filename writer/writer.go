@@ -49,6 +49,14 @@ type Omitted struct {
 	Why     string
 }
 
+// Lost reports whether leaving the section out loses what it says: not
+// for AUXTRACE (an index of file offsets, which perf rebuilds from a
+// stream), DIR_FORMAT (the layout of a directory recording's files, which
+// a stream does not have) nor an empty section.
+func (o Omitted) Lost() bool {
+	return o.Feature != perfdata.FeatAuxtrace && o.Feature != perfdata.FeatDirFormat && o.Size > 0
+}
+
 // Writer writes one recording. It is not safe for concurrent use.
 type Writer struct {
 	w        recordWriter
@@ -209,9 +217,16 @@ func (w *Writer) Close() error {
 	return w.w.Close()
 }
 
-// TrailingDropped is the number of bytes after the input's last record that
-// are not a record and that Close left out of a file output.
-func (w *Writer) TrailingDropped() int { return w.dropped }
+// TrailingDropped returns where the bytes after the input's last record
+// that are not a record start, and how many of them Close left out of a
+// file output (0: none).
+func (w *Writer) TrailingDropped() (off int64, n int) {
+	if w.dropped == 0 {
+		return 0, 0
+	}
+	off, _ = w.in.Trailing()
+	return off, w.dropped
+}
 
 // Abort gives up on the recording: it stops writing at once (the output is
 // to be removed). It may be called after Close, and more than once.

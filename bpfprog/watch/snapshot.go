@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/writer"
 )
 
 // Snapshotter is a Watcher that writes every program it reads to a
@@ -24,16 +25,18 @@ type Snapshotter struct {
 
 // StartSnapshot writes the start of a snapshot of live to out, opens the
 // events and reads every program loaded (New), and follows the loads in a
-// goroutine until Stop. Once it returns, no load can be missed.
+// goroutine until Stop. Once it returns, no load can be missed. An error
+// writing out, here or later (Err, Stop), is a *writer.WriteError, one of
+// the kernel's is not.
 func StartSnapshot(live *bpfprog.Live, out io.Writer) (*Snapshotter, error) {
 	sw, err := bpfprog.NewSnapshotWriter(out, live.System(), time.Now())
 	if err != nil {
-		return nil, &WriteError{err}
+		return nil, &writer.WriteError{Err: err}
 	}
 	s := &Snapshotter{sw: sw, done: make(chan struct{})}
 	s.w, err = New(live, Options{Emit: func(p *bpfprog.Program) error {
 		if err := sw.Add(p); err != nil {
-			return &WriteError{err}
+			return &writer.WriteError{Err: err}
 		}
 		s.written++
 		return nil
@@ -49,13 +52,6 @@ func StartSnapshot(live *bpfprog.Live, out io.Writer) (*Snapshotter, error) {
 	}()
 	return s, nil
 }
-
-// WriteError is an error writing the snapshot, as opposed to one of the
-// kernel's.
-type WriteError struct{ Err error }
-
-func (e *WriteError) Error() string { return e.Err.Error() }
-func (e *WriteError) Unwrap() error { return e.Err }
 
 // Stopped is closed when the watch stops by itself, on an error; Err then
 // says which.
@@ -78,7 +74,7 @@ func (s *Snapshotter) Stop() (Stats, int, error) {
 	st := s.w.Stats()
 	var endErr error
 	if err := s.sw.Close(bpfprog.SnapshotEnd{Until: time.Now(), Missed: st.Lost + st.Failed}); err != nil {
-		endErr = &WriteError{err}
+		endErr = &writer.WriteError{Err: err}
 	}
 	s.w.Close()
 	return st, s.written, errors.Join(s.err, endErr)

@@ -6,7 +6,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
-	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
@@ -105,14 +104,4 @@ func newWriter(out *outfile.Output, in *cliutil.Input, opts writer.Options) (*wr
 func openSnapshotOutput(c *cli.Context, journal bool) (*outfile.Output, error) {
 	return sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
 		Given: c.IsSet("output"), Force: c.Bool("force"), Journal: journal, Sync: true})
-}
-
-// recordFormat is the format a recording written to out must have
-// (writer.Options.Format): the input's (0) for a regular file, a pipe
-// stream for anything else, held or not.
-func recordFormat(out *outfile.Output) perfdata.Format {
-	if out.Regular() {
-		return 0
-	}
-	return perfdata.FormatPipe
 }

@@ -104,20 +104,17 @@ func runInject(c *cli.Context) error {
 		return err
 	}
 	defer out.Abort()
-	if c.Bool("strict") && !out.Regular() {
+	if c.Bool("strict") {
 		// until the summary shows that nothing is missing
 		if err := out.Hold(os.TempDir(), "the output"); err != nil {
 			return fmt.Errorf("--strict: %w", err)
 		}
 	}
-	w, err := newWriter(out, in, writer.Options{Format: recordFormat(out)})
+	w, err := startWriter(in, out, writer.Options{}, notes(c), verbose(c))
 	if err != nil {
-		return out.Error(err)
+		return err
 	}
 	defer w.Abort() // stops the writer when an error ends the command early
-	printOmitted(notes(c), in, w, verbose(c))
-	warnOthers(notes(c), in)
-	warnUnfinished(notes(c), in)
 	rec := &hostCheck{Input: in, src: src, w: notes(c)}
 	prog := newProgress(s, in, c.Bool("quiet"))
 	var iw inject.RecordWriter = w
@@ -126,7 +123,7 @@ func runInject(c *cli.Context) error {
 	}
 	sum, err := inject.Run(rec, iw, src, inject.Options{PerfNames: c.Bool("perf-names"), RecordedOnly: c.Bool("recorded-only")})
 	prog.Done()
-	var werr *inject.WriteError
+	var werr *writer.WriteError
 	switch {
 	case errors.As(err, &werr):
 		return out.Error(werr.Err)

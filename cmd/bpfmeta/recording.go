@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -16,12 +17,11 @@ import (
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
-// printOmitted notes the header sections of a file a pipe output left out
-// (AUXTRACE, which perf rebuilds, a directory recording's DIR_FORMAT, and
-// empty ones, only with -v).
+// printOmitted notes the header sections of a file a pipe output left out:
+// those whose content is lost (writer.Omitted.Lost), all with -v.
 func printOmitted(w io.Writer, in *cliutil.Input, wr *writer.Writer, verbose bool) {
 	for _, f := range wr.Omitted() {
-		if verbose || f.Feature != perfdata.FeatAuxtrace && f.Feature != perfdata.FeatDirFormat && f.Size > 0 {
+		if verbose || f.Lost() {
 			fmt.Fprintf(w, "bpfmeta: note: %s: feature %v (%s) is not in the pipe stream: %s\n", in.Name, f.Feature, plural(int(f.Size), "byte"), f.Why)
 		}
 	}
@@ -44,16 +44,15 @@ func warnOthers(w io.Writer, in *cliutil.Input) {
 // warnTrailingDropped warns that a file output left out the bytes after a
 // pipe stream's last record that are not a record.
 func warnTrailingDropped(w io.Writer, in *cliutil.Input, wr *writer.Writer) {
-	if n := wr.TrailingDropped(); n > 0 {
-		fmt.Fprintf(w, "bpfmeta: warning: %s: dropped %s at %#x after the last record that are not a record (a file holds only records)\n", in.Name, plural(n, "byte"), trailingAt(in))
+	if off, n := wr.TrailingDropped(); n > 0 {
+		fmt.Fprintf(w, "bpfmeta: warning: %s: dropped %s at %#x after the last record that are not a record (a file holds only records)\n", in.Name, plural(n, "byte"), off)
 	}
 }
 
 // warnUnfinished warns, as perf does, about a file whose header says its
-// data section is empty: perf record writes the header last, so the
-// recording was not finished.
+// data section is empty (perfdata.FileLayout.Unfinished).
 func warnUnfinished(w io.Writer, in *cliutil.Input) {
-	if l := in.Layout(); l != nil && l.Header.Data.Size == 0 && l.Size > l.DataOffset() {
+	if l := in.Layout(); l != nil && l.Unfinished() {
 		fmt.Fprintf(w, "bpfmeta: warning: %s: the data size field is 0, which is unexpected: %s\n", in.Name, cliutil.UnfinishedQuestion)
 	}
 }
@@ -134,35 +133,35 @@ func machine(host, release string) string {
 	return safetext.Quote(host) + " (kernel " + safetext.Quote(release) + ")"
 }
 
-// copyRecords copies the records of in to out unchanged, all of them or
-// those keep keeps, and says how many it left out.
-func copyRecords(in *cliutil.Input, out *outfile.Output, opts writer.Options, keep func(*perfdata.Record) bool, notes io.Writer, verbose bool) (dropped int, err error) {
-	if opts.Format == 0 {
-		opts.Format = recordFormat(out)
-	}
+// startWriter is the writer of a recording read from in to out, once the
+// notes on what the output leaves out (and that the input is unfinished)
+// are printed.
+func startWriter(in *cliutil.Input, out *outfile.Output, opts writer.Options, notes io.Writer, verbose bool) (*writer.Writer, error) {
 	w, err := newWriter(out, in, opts)
 	if err != nil {
-		return 0, out.Error(err)
+		return nil, out.Error(err)
 	}
-	defer w.Abort() // stops the writer when an error ends the command early
 	printOmitted(notes, in, w, verbose)
 	warnOthers(notes, in)
 	warnUnfinished(notes, in)
-	for in.Next() {
-		rec := in.Record()
-		if keep != nil && !keep(rec) {
-			dropped++
-			continue
-		}
-		if err := w.WriteRecord(rec); err != nil {
-			if rerr := in.Err(); rerr != nil {
-				break // the input ended inside the data the record carries
-			}
-			// the record's offset is the input's
-			return dropped, fmt.Errorf("%s: writing %s: %w", in.Name, out.Name, err)
-		}
+	return w, nil
+}
+
+// copyRecords copies the records of in to out unchanged, all of them or
+// those keep keeps (writer.Copy), and says how many it left out.
+func copyRecords(in *cliutil.Input, out *outfile.Output, opts writer.Options, keep func(*perfdata.Record) bool, notes io.Writer, verbose bool) (dropped int, err error) {
+	w, err := startWriter(in, out, opts, notes, verbose)
+	if err != nil {
+		return 0, err
 	}
-	if err := in.Err(); err != nil {
+	defer w.Abort() // stops the writer when an error ends the command early
+	dropped, err = writer.Copy(w, in, keep)
+	var werr *writer.WriteError
+	switch {
+	case errors.As(err, &werr):
+		// the record's offset is the input's
+		return dropped, fmt.Errorf("%s: writing %s: %w", in.Name, out.Name, werr.Err)
+	case err != nil:
 		return dropped, fmt.Errorf("%s: %w", in.Name, err)
 	}
 	if err := w.Close(); err != nil {
@@ -199,10 +198,4 @@ func (w *progressWriter) WriteRecord(rec *perfdata.Record) error {
 		w.p.Update()
 	}
 	return w.RecordWriter.WriteRecord(rec)
-}
-
-// trailingAt is where the bytes after a pipe stream's last record start.
-func trailingAt(in *cliutil.Input) int64 {
-	off, _ := in.Trailing()
-	return off
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -46,21 +47,14 @@ Examples:
 				return err
 			}
 			defer out.Abort()
-			kept := 0
-			removed, err := copyRecords(in, out, writer.Options{}, func(rec *perfdata.Record) bool {
-				switch {
-				case rec.Header.Type != perfdata.RecordBPFMetadata:
-					return true
-				case rec.Compressed():
-					kept++ // it cannot be taken out of the compressed data
-					return true
-				}
-				if verbose(c) {
+			st := &inject.Strip{}
+			if verbose(c) {
+				st.Removed = func(rec *perfdata.Record) {
 					m, _ := perfdata.DecodeBPFMetadata(rec.Raw, in.ByteOrder())
 					fmt.Fprintf(notes(c), "bpfmeta: removed the BPF_METADATA record at %#x: prog %s\n", rec.Offset, safetext.Quote(m.ProgName))
 				}
-				return false
-			}, notes(c), verbose(c))
+			}
+			removed, err := copyRecords(in, out, writer.Options{}, st.Keep, notes(c), verbose(c))
 			if err != nil {
 				return err
 			}
@@ -68,8 +62,8 @@ Examples:
 				return err
 			}
 			fmt.Fprintf(notes(c), "bpfmeta: %s: removed %s\n", in.Name, plural(removed, "BPF_METADATA record"))
-			if kept > 0 {
-				fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s inside compressed records could not be removed: perf before 6.17 stops at them\n", in.Name, plural(kept, "BPF_METADATA record"))
+			if st.Stuck > 0 {
+				fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s inside compressed records could not be removed: perf before 6.17 stops at them\n", in.Name, plural(st.Stuck, "BPF_METADATA record"))
 			}
 			if verbose(c) {
 				printSummary(notes(c), in, start)

@@ -13,6 +13,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog/watch"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/writer"
 )
 
 func watchCommand() *cli.Command {
@@ -90,7 +91,7 @@ func runWatch(c *cli.Context) (status int, err error) {
 	sigs := make(chan os.Signal, 4)
 	defer s.ClaimSignals(sigs)()
 	w, err := watch.StartSnapshot(live, out.Dest())
-	var werr *watch.WriteError
+	var werr *writer.WriteError
 	if errors.As(err, &werr) {
 		return 0, out.Error(err)
 	} else if err != nil {

@@ -64,8 +64,13 @@ func IsStdout(path string) bool {
 func (o *Output) Regular() bool { return o.Dir != nil || o.File != nil && o.File.Regular() }
 
 // Hold keeps what is written in an unnamed file in dir until Release: a
-// stream cannot take back what it was given. what names it in an error.
+// stream cannot take back what it was given. A regular file needs no
+// holding (it appears only when committed): Hold does nothing for one.
+// what names it in an error.
 func (o *Output) Hold(dir, what string) error {
+	if o.Regular() {
+		return nil
+	}
 	f, err := Unnamed(dir)
 	if err != nil {
 		return fmt.Errorf("holding %s back in %s: %w", what, dir, err)
@@ -74,17 +79,23 @@ func (o *Output) Hold(dir, what string) error {
 	return nil
 }
 
-// Dest is where to write: the held file, the output file (which a
-// recording's writer can seek in), or the stream.
+// Dest is where to write: the output file, or the stream. A stream is
+// written in order even when it is a regular file (stdout redirected to
+// one) or held in one (Hold), so Dest gives it as a plain io.Writer, which
+// cannot seek: a recording's writer then writes a pipe stream
+// (writer.New), the one format a stream can take.
 func (o *Output) Dest() io.Writer {
 	switch {
 	case o.held != nil:
-		return o.held
+		return stream{o.held}
 	case o.File != nil:
 		return o.File.File
 	}
-	return o.w
+	return stream{o.w}
 }
+
+// stream hides what else than io.Writer a stream's destination is.
+type stream struct{ io.Writer }
 
 // Release writes what was held to the output.
 func (o *Output) Release() error {
