@@ -124,21 +124,21 @@ func (j *injector) finish() error {
 	// and those with records at the end.
 	for _, p := range j.byTP {
 		if !p.listed && !p.atEnd {
-			j.sum.Unlisted.add(p)
+			j.unlisted(p)
 		}
 	}
 	for i, pr := range j.atEnd {
 		if p := pr.prog; !p.listed && !p.Unrecorded && (i == 0 || j.atEnd[i-1].prog != p) {
-			j.sum.Unlisted.add(p)
+			j.unlisted(p)
 		}
 	}
 	j.atEnd = nil
 	for _, p := range j.unrecordedProgs {
-		if len(j.sum.Programs) < MaxListed {
+		if len(j.listed) < MaxListed {
 			p.listed = true
-			j.sum.Programs = append(j.sum.Programs, p)
+			j.listed = append(j.listed, p)
 		} else {
-			j.sum.Unlisted.add(p)
+			j.unlisted(p)
 		}
 	}
 	j.unrecordedProgs = nil
@@ -176,14 +176,14 @@ func (j *injector) unrecorded() error {
 		if !ok || t < j.first || t > j.last {
 			continue
 		}
-		p := &Program{ID: sp.ID, Tag: sp.Tag, Unrecorded: true, Outcome: Injected, atEnd: true}
+		p := &program{Program: Program{ID: sp.ID, Tag: sp.Tag, Unrecorded: true, Outcome: Injected}, atEnd: true}
 		if len(sp.Funcs) > 0 {
 			p.Name = sp.Funcs[0].PerfName
 		}
 		j.unrecordedProgs = append(j.unrecordedProgs, p)
 		m, entries, outcome, err := metadataOf(sp)
 		if outcome != Injected {
-			p.Outcome, p.Err = outcome, err
+			p.setOutcome(outcome, err, j)
 			continue
 		}
 		for i, f := range sp.Funcs {

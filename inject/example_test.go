@@ -42,10 +42,17 @@ func ExampleRun() {
 		fmt.Printf("program %d: %v, %d records\n", p.ID, p.Outcome, p.Records)
 	}
 	fmt.Println(sum.Injected, "BPF_METADATA record added")
+	// The programs whose metadata perf would have written and the output
+	// lacks, by id; those with samples are what bpfmeta inject --strict
+	// fails for.
+	missing := sum.Missing(inject.MissingWithSamples, inject.MissingOther)
+	fmt.Printf("%d missing, %d with samples; the first: program %d, %s\n",
+		len(missing), sum.Tally().Missing[inject.MissingWithSamples], missing[0].ID, missing[0].Why())
 	// Output:
 	// program 2: injected, 1 records
 	// program 28: not found, 0 records
 	// 1 BPF_METADATA record added
+	// 13 missing, 0 with samples; the first: program 28, no such BPF program
 }
 
 // firstProgram makes up a program with metadata for the first PROG_LOAD

@@ -204,7 +204,7 @@ func checkOutcomes(t *testing.T, c recordCase, snap *bpfprog.Snapshot, sum *inje
 		t.Errorf("%+v: %d records added, want %d", opts, sum.Injected, want)
 	}
 	for _, p := range programsOf(t, snap) {
-		i := slices.IndexFunc(sum.Programs, func(sp *inject.Program) bool { return sp.ID == p.ID })
+		i := slices.IndexFunc(sum.Programs, func(sp inject.Program) bool { return sp.ID == p.ID })
 		if i < 0 {
 			t.Errorf("%+v: program %d (%s) of the snapshot is not in the summary", opts, p.ID, p.Name)
 			continue

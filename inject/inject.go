@@ -26,6 +26,10 @@
 // already has are kept and not duplicated, so injecting twice is injecting
 // once. Every other record passes through unchanged.
 //
+// Run returns a Summary: what became of each program (Program), which of
+// them lack the metadata perf would have written (Missing), and why, in
+// words that a list naming the programs can print (Program.Why).
+//
 // The package decides which records to write and where; reading, framing
 // and offsets are the reader's and the writer's, and which functions belong
 // to which program is package bpftrack's.
@@ -87,9 +91,9 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 		opts:   opts,
 		track:  bpftrack.New(r, bpftrack.Options{}),
 		sum:    &Summary{},
-		byTP:   map[*bpftrack.Program]*Program{},
+		byTP:   map[*bpftrack.Program]*program{},
 
-		claimable:   map[string][]*Program{},
+		claimable:   map[string][]*program{},
 		known:       map[uint32]bool{},
 		atEndByName: map[string][]int{},
 		orphans:     map[uint64]int{},
@@ -99,18 +103,25 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 		j.timed = true
 	}
 	j.dir = r.IsDirRecording()
-	for r.Next() {
-		if err := j.record(r.Record()); err != nil {
-			return j.sum, err
+	err := j.run()
+	// The summary is what became of the programs so far, on an error too.
+	j.sum.Programs = make([]Program, len(j.listed))
+	for i, p := range j.listed {
+		j.sum.Programs[i] = p.entry()
+	}
+	return j.sum, err
+}
+
+func (j *injector) run() error {
+	for j.r.Next() {
+		if err := j.record(j.r.Record()); err != nil {
+			return err
 		}
 	}
-	if err := r.Err(); err != nil {
-		return j.sum, err
+	if err := j.r.Err(); err != nil {
+		return err
 	}
-	if err := j.finish(); err != nil {
-		return j.sum, err
-	}
-	return j.sum, nil
+	return j.finish()
 }
 
 type injector struct {
@@ -120,12 +131,14 @@ type injector struct {
 	src    bpfprog.Source
 	opts   Options
 	sum    *Summary
+	// listed are the programs Summary.Programs has, in its order.
+	listed []*program
 	track  *bpftrack.Tracker
-	byTP   map[*bpftrack.Program]*Program // the summary's entry of a loaded program
+	byTP   map[*bpftrack.Program]*program // the summary's entry of a loaded program
 	// claimable are the listed programs loaded during the recording, by
 	// the names of their functions: a record at the end of the recording
 	// may be one of theirs (existing).
-	claimable map[string][]*Program
+	claimable map[string][]*program
 	// known are the ids of the listed programs and of every program the
 	// source has that the recording loads: unrecorded adds none of them,
 	// and a later load of one is a Duplicate.
@@ -144,7 +157,7 @@ type injector struct {
 	atEndBytes  int
 	// cur is the program perf found loaded whose BPF_EVENT the records
 	// since are right after (only BPF_METADATA records came since), or nil.
-	cur *Program
+	cur *program
 	// missing counts the loaded programs whose samples are counted: those
 	// the output has no metadata for.
 	missing int
@@ -158,7 +171,7 @@ type injector struct {
 	listedFuncs int
 	// unrecordedProgs are the programs the recording has no record of,
 	// listed once their records are written.
-	unrecordedProgs []*Program
+	unrecordedProgs []*program
 	// orphans count the recording's BPF_METADATA records that stand for
 	// no program of its BPF_EVENTs (perf's records of programs it has no
 	// record of) by the hash of their name, so that they keep no name;
@@ -181,7 +194,7 @@ type injector struct {
 // pending is a BPF_METADATA record not yet written: encoded when written,
 // so that the records of a program share its entries.
 type pending struct {
-	prog  *Program
+	prog  *program
 	names []string // names that make an existing record the same (KSYMBOL, perf, kernel)
 	md    perfdata.BPFMetadata
 	done  bool // the recording has it already (atEnd)
@@ -253,13 +266,13 @@ func (j *injector) record(rec *perfdata.Record) error {
 
 // gone settles a program the tracker no longer keeps: unloaded, or
 // replaced by a load of its id.
-func (j *injector) gone(p *Program) {
+func (j *injector) gone(p *program) {
 	delete(j.byTP, p.tracked)
 	if !p.hasMetadata() {
 		j.missing--
 	}
 	if !p.listed && !p.atEnd {
-		j.sum.Unlisted.add(p) // settled
+		j.unlisted(p) // settled
 	}
 }
 

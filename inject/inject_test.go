@@ -219,15 +219,17 @@ func TestNeverMislabel(t *testing.T) {
 		src  fakeSource
 		want inject.Outcome
 		is   error
+		why  string // the start of the reason, which does not name the program again
 	}{
-		{"unknown id", fakeSource{}, inject.NotFound, bpfprog.ErrNotFound},
-		{"reused id", fakeSource{10: reused}, inject.Mismatch, bpfprog.ErrTagMismatch},
-		{"other boot", fakeSource{10: moved}, inject.Mismatch, nil},
+		{"unknown id", fakeSource{}, inject.NotFound, bpfprog.ErrNotFound, "no such BPF program"},
+		{"reused id", fakeSource{10: reused}, inject.Mismatch, bpfprog.ErrTagMismatch, "program 10 has tag eeeeeeeeeeeeeeee"},
+		{"other boot", fakeSource{10: moved}, inject.Mismatch, nil, "no KSYMBOL for its function 0"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			in := newStream()
 			in.synth(a)
 			in.sample()
+			in.Sample(a.Funcs[0].Addr + 4)
 			got, sum := run(t, in.Bytes(), tc.src, inject.Options{})
 			if !bytes.Equal(got, in.Bytes()) {
 				t.Errorf("output changed")
@@ -235,8 +237,15 @@ func TestNeverMislabel(t *testing.T) {
 			if len(sum.Programs) != 1 || sum.Programs[0].Outcome != tc.want {
 				t.Fatalf("programs %+v, want one %v", sum.Programs, tc.want)
 			}
-			if tc.is != nil && !errors.Is(sum.Programs[0].Err, tc.is) {
-				t.Errorf("error %v, want %v", sum.Programs[0].Err, tc.is)
+			p := sum.Programs[0]
+			if tc.is != nil && !errors.Is(p.Err, tc.is) {
+				t.Errorf("error %v, want %v", p.Err, tc.is)
+			}
+			if !strings.HasPrefix(p.Why(), tc.why) || !strings.HasPrefix(p.Err.Error(), "program 10") {
+				t.Errorf("reason %q, error %q; want a reason %q..., an error that names the program", p.Why(), p.Err, tc.why)
+			}
+			if p.Samples != 1 || p.Missing != inject.MissingWithSamples || len(sum.Missing(inject.MissingWithSamples)) != 1 {
+				t.Errorf("%d samples, %v; want 1, %v", p.Samples, p.Missing, inject.MissingWithSamples)
 			}
 			if len(sum.Unresolved()) != 1 {
 				t.Errorf("unresolved %d, want 1", len(sum.Unresolved()))
@@ -406,7 +415,7 @@ func TestUnlisted(t *testing.T) {
 		t.Errorf("%d programs listed, want %d", len(sum.Programs), inject.MaxListed)
 	}
 	tl := sum.Tally()
-	if tl.Programs != churn+2 || tl.Transient != churn || tl.WithSamples != 1 || tl.Outcomes[inject.Injected] != 1 || tl.Outcomes[inject.NotFound] != churn+1 {
+	if tl.Programs != churn+2 || tl.Missing[inject.MissingTransient] != churn || tl.Missing[inject.MissingWithSamples] != 1 || tl.Outcomes[inject.Injected] != 1 || tl.Outcomes[inject.NotFound] != churn+1 {
 		t.Errorf("tally %+v", tl)
 	}
 	if sum.Injected != 2 {

@@ -12,7 +12,7 @@ import (
 
 // load handles a PROG_LOAD BPF_EVENT.
 func (j *injector) load(tp *bpftrack.Program) error {
-	p := &Program{ID: tp.ID, Tag: tp.Tag, Synthesized: tp.Synthesized, tracked: tp, Outcome: Injected}
+	p := &program{Program: Program{ID: tp.ID, Tag: tp.Tag, Synthesized: tp.Synthesized, Outcome: Injected}, tracked: tp}
 	if len(tp.Funcs) > 0 {
 		p.Name = tp.Funcs[0].Name
 	}
@@ -24,10 +24,10 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	}
 	// Listed while the list and the functions its programs keep are
 	// within bounds.
-	if len(j.sum.Programs) < MaxListed && j.listedFuncs+len(tp.Funcs) <= bpftrack.MaxFuncs {
+	if len(j.listed) < MaxListed && j.listedFuncs+len(tp.Funcs) <= bpftrack.MaxFuncs {
 		p.listed = true
 		j.listedFuncs += len(tp.Funcs)
-		j.sum.Programs = append(j.sum.Programs, p)
+		j.listed = append(j.listed, p)
 		j.known[p.ID] = true
 	}
 	j.byTP[tp] = p
@@ -76,7 +76,7 @@ type newRecord struct {
 
 // records builds the BPF_METADATA records for program tp, or says why
 // there are none.
-func (j *injector) records(tp *bpftrack.Program, p *Program) ([]newRecord, Outcome, error) {
+func (j *injector) records(tp *bpftrack.Program, p *program) ([]newRecord, Outcome, error) {
 	sp, err := j.src.Lookup(tp.ID, tp.Tag)
 	switch {
 	case errors.Is(err, bpfprog.ErrNotFound):
@@ -94,11 +94,11 @@ func (j *injector) records(tp *bpftrack.Program, p *Program) ([]newRecord, Outco
 		if f.Addr == 0 {
 			// Names alone are the same in every boot; without its
 			// addresses the program cannot be told from another boot's.
-			return nil, Failed, fmt.Errorf("program %d: the source has no addresses for its functions (read without CAP_SYSLOG, or with kernel.kptr_restrict): it cannot be matched to the recording's KSYMBOLs", tp.ID)
+			return nil, Failed, newProgramError(tp.ID, "the source has no addresses for its functions (read without CAP_SYSLOG, or with kernel.kptr_restrict): it cannot be matched to the recording's KSYMBOLs")
 		}
 		k := j.track.Func(f.Addr)
 		if k == nil || k.Name != f.PerfName && k.Name != f.KernelName {
-			return nil, Mismatch, fmt.Errorf("program %d: no KSYMBOL for its function %d (%s at %#x) in the recording: another boot?", tp.ID, i, f.KernelName, f.Addr)
+			return nil, Mismatch, newProgramError(tp.ID, "no KSYMBOL for its function %d (%s at %#x) in the recording: another boot?", i, f.KernelName, f.Addr)
 		}
 		names[i] = k.Name
 	}
@@ -119,7 +119,7 @@ func (j *injector) records(tp *bpftrack.Program, p *Program) ([]newRecord, Outco
 		if i == 0 {
 			// what Encode checks is the same for every record of a program
 			if _, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize()); err != nil {
-				return nil, Failed, err
+				return nil, Failed, fmt.Errorf("program %d: %w", tp.ID, err)
 			}
 		}
 		out = append(out, newRecord{names: uniq(names[i], m.ProgNames[i], f.PerfName, f.KernelName), md: bm})
@@ -142,7 +142,7 @@ func metadataOf(sp *bpfprog.Program) (*bpfprog.Metadata, []perfdata.BPFMetadataE
 	case err != nil:
 		return nil, nil, Failed, err
 	case len(m.ProgNames) != len(sp.Funcs):
-		return nil, nil, Failed, fmt.Errorf("program %d: %d functions but %d metadata names", sp.ID, len(sp.Funcs), len(m.ProgNames))
+		return nil, nil, Failed, newProgramError(sp.ID, "%d functions but %d metadata names", len(sp.Funcs), len(m.ProgNames))
 	}
 	entries := make([]perfdata.BPFMetadataEntry, len(m.Entries))
 	for i, en := range m.Entries {

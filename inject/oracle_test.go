@@ -133,7 +133,7 @@ func TestOracleUnrecorded(t *testing.T) {
 		t.Errorf("the records at the end for the programs loaded elsewhere:\ninject   %q\nperf 7.2 %q", progNames(t, O, got), progNames(t, M, want))
 	}
 	for _, id := range stockIDs {
-		i := slices.IndexFunc(sum.Programs, func(p *inject.Program) bool { return p.ID == id })
+		i := slices.IndexFunc(sum.Programs, func(p inject.Program) bool { return p.ID == id })
 		if i < 0 || !sum.Programs[i].Unrecorded {
 			t.Errorf("program %d is not in the summary as loaded during the recording", id)
 			continue

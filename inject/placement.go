@@ -48,7 +48,7 @@ func (j *injector) existing(name string) error {
 
 // stands notes that the recording's record named name is one of
 // program p's.
-func (j *injector) stands(p *Program, name string) {
+func (j *injector) stands(p *program, name string) {
 	p.setOutcome(AlreadyPresent, nil, j)
 	p.present = append(p.present, name)
 }
@@ -56,7 +56,7 @@ func (j *injector) stands(p *Program, name string) {
 // claim takes the recording's record named name for program p, which the
 // source could not resolve, if it is one of that program's KSYMBOLs not
 // claimed yet: the recording resolves the program.
-func (j *injector) claim(p *Program, name string) bool {
+func (j *injector) claim(p *program, name string) bool {
 	if slices.Contains(p.present, name) || !slices.ContainsFunc(p.tracked.Funcs, func(f *bpftrack.Func) bool { return f.Name == name }) {
 		return false
 	}

@@ -2,8 +2,11 @@ package inject
 
 import (
 	"cmp"
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -62,14 +65,26 @@ func (o Outcome) String() string {
 // metadata perf would have written is in the output, or perf writes none.
 func (o Outcome) Resolved() bool { return o <= TooLarge }
 
-// Program is what inject did for one BPF program loaded in the recording.
+// Program is what became of one BPF program of the recording: what a
+// caller reads of it. It is a value, made when Run returns; what inject
+// keeps of a program while it runs is its own.
 type Program struct {
 	ID      uint32
 	Tag     perfdata.BPFTag
 	Name    string // the name of its first KSYMBOL in the recording, if any
 	Outcome Outcome
-	Records int   // BPF_METADATA records written for it
-	Err     error // why, for TooLarge, NotFound, Mismatch and Failed
+	// Missing says whether the output lacks metadata perf would have
+	// written for the program, and in which group.
+	Missing Missing
+	Records int // BPF_METADATA records written for it
+	// Reason says why, for TooLarge, NotFound, Mismatch and Failed, in
+	// words that do not name the program (a list of programs names each);
+	// Err is the error it comes from, whose text names the program, for
+	// errors.Is and errors.As (bpfprog.ErrNotFound, bpfprog.ErrTagMismatch,
+	// *bpfprog.TooLargeError, *bpfprog.MetadataError). Both are empty for
+	// the other outcomes.
+	Reason string
+	Err    error
 	// Synthesized: perf found the program loaded at the start of the
 	// recording (its records follow its BPF_EVENT); otherwise it was loaded
 	// during the recording (its records are at the end).
@@ -84,6 +99,55 @@ type Program struct {
 	// for the programs whose metadata is not in the output (Outcome not
 	// Injected or AlreadyPresent); 0 for the others.
 	Samples int
+}
+
+// Why says why the program has its outcome: Reason, or the outcome's
+// name if there is no more to say.
+func (p *Program) Why() string {
+	if p.Reason != "" {
+		return p.Reason
+	}
+	return p.Outcome.String()
+}
+
+// Missing is whether the output lacks the metadata perf would have written
+// for a program (or, TooLarge, that perf writes none for because it has
+// too many variables), and in which group.
+type Missing int
+
+const (
+	// NotMissing: the output has the program's metadata, or perf writes
+	// none (Resolved outcomes but TooLarge).
+	NotMissing Missing = iota
+	// MissingWithSamples: the recording has samples in the program (what
+	// bpfmeta inject --strict fails for).
+	MissingWithSamples
+	// MissingTransient: loaded and unloaded during the recording without
+	// a sample, and the source does not know it: libbpf's probe programs,
+	// loaded and unloaded at once by every libbpf loader.
+	MissingTransient
+	// MissingOther: every other program whose metadata is missing.
+	MissingOther
+)
+
+func (m Missing) String() string {
+	switch m {
+	case NotMissing:
+		return "not missing"
+	case MissingWithSamples:
+		return "missing, with samples"
+	case MissingTransient:
+		return "missing, loaded and unloaded without a sample"
+	case MissingOther:
+		return "missing"
+	}
+	return "Missing(" + strconv.Itoa(int(m)) + ")"
+}
+
+// program is what inject keeps of a program while it runs: the summary's
+// entry, and its working state.
+type program struct {
+	Program
 
 	tracked *bpftrack.Program
 	// present are the names of the recording's records that stand for
@@ -92,6 +156,13 @@ type Program struct {
 	// listed: in Summary.Programs (else counted in Summary.Unlisted once
 	// settled); atEnd: has records to write at the end.
 	listed, atEnd bool
+}
+
+// entry is p's entry in the summary as it stands.
+func (p *program) entry() Program {
+	e := p.Program
+	e.Missing = p.missing()
+	return e
 }
 
 // MaxListed bounds the programs a Summary lists: a recording that loads
@@ -107,7 +178,7 @@ const MaxListed = 1 << 14
 type Summary struct {
 	// Programs has one entry per PROG_LOAD BPF_EVENT, in recording order,
 	// then one per Unrecorded program, in id order: the first MaxListed.
-	Programs []*Program
+	Programs []Program
 	// Unlisted counts the programs past the first MaxListed.
 	Unlisted Tally
 	Injected int // BPF_METADATA records written
@@ -124,9 +195,8 @@ type Tally struct {
 	// Unrecorded counts the Unrecorded programs; UnrecordedInjected those
 	// of them that got records.
 	Unrecorded, UnrecordedInjected int
-	// WithSamples, Transient and Others count the programs Missing
-	// returns, by group.
-	WithSamples, Transient, Others int
+	// Missing counts the programs by Missing (Missing[NotMissing] too).
+	Missing [MissingOther + 1]int
 }
 
 func (t *Tally) add(p *Program) {
@@ -140,29 +210,24 @@ func (t *Tally) add(p *Program) {
 			t.UnrecordedInjected++
 		}
 	}
-	switch p.missing() {
-	case withSamples:
-		t.WithSamples++
-	case transient:
-		t.Transient++
-	case other:
-		t.Others++
+	if int(p.Missing) < len(t.Missing) {
+		t.Missing[p.Missing]++
 	}
 }
 
 // Tally counts every program of the recording, listed or not.
 func (s *Summary) Tally() Tally {
 	t := s.Unlisted
-	for _, p := range s.Programs {
-		t.add(p)
+	for i := range s.Programs {
+		t.add(&s.Programs[i])
 	}
 	return t
 }
 
 // Unresolved returns the listed programs whose metadata could not be
 // determined.
-func (s *Summary) Unresolved() []*Program {
-	var u []*Program
+func (s *Summary) Unresolved() []Program {
+	var u []Program
 	for _, p := range s.Programs {
 		if !p.Outcome.Resolved() {
 			u = append(u, p)
@@ -171,51 +236,37 @@ func (s *Summary) Unresolved() []*Program {
 	return u
 }
 
-// missingGroup is the group Missing puts a program in.
-type missingGroup int
-
-const (
-	notMissing missingGroup = iota
-	withSamples
-	transient
-	other
-)
-
-func (p *Program) missing() missingGroup {
-	switch {
-	case p.Outcome.Resolved() && p.Outcome != TooLarge:
-		return notMissing
-	case p.Samples > 0:
-		return withSamples
-	case p.Unloaded && p.Outcome == NotFound:
-		return transient
-	}
-	return other
-}
-
-// Missing returns the listed programs whose metadata perf would have
-// written and the output does not have (or, TooLarge, that perf writes
-// none for because it has too many variables), in id order, in three
-// groups: withSamples, those with samples in the recording (what --strict
-// fails for); transient, those loaded and unloaded during the recording
-// without a sample that the source does not know (libbpf's probe programs,
-// loaded and unloaded at once by every libbpf loader); and others. Tally
-// counts them all.
-func (s *Summary) Missing() (withSamples, transient, others []*Program) {
-	groups := [...]*[]*Program{nil, &withSamples, &transient, &others}
-	for _, p := range s.Programs {
-		if g := groups[p.missing()]; g != nil {
-			*g = append(*g, p)
+// Missing returns the listed programs in the groups given, in id order;
+// programs of one id in the order of the groups given, then in the
+// summary's. Tally counts the unlisted ones too.
+func (s *Summary) Missing(groups ...Missing) []Program {
+	var out []Program
+	for _, g := range groups {
+		for _, p := range s.Programs {
+			if p.Missing == g && g != NotMissing {
+				out = append(out, p)
+			}
 		}
 	}
-	for _, ps := range [][]*Program{withSamples, transient, others} {
-		slices.SortStableFunc(ps, func(a, b *Program) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortStableFunc(out, func(a, b Program) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// missing is the group of Missing p is in.
+func (p *program) missing() Missing {
+	switch {
+	case p.Outcome.Resolved() && p.Outcome != TooLarge:
+		return NotMissing
+	case p.Samples > 0:
+		return MissingWithSamples
+	case p.Unloaded && p.Outcome == NotFound:
+		return MissingTransient
 	}
-	return withSamples, transient, others
+	return MissingOther
 }
 
 // hasMetadata: the output has the program's metadata, or perf writes none.
-func (p *Program) hasMetadata() bool {
+func (p *program) hasMetadata() bool {
 	switch p.Outcome {
 	case Injected, AlreadyPresent, NoMetadata, Duplicate:
 		return true
@@ -223,11 +274,12 @@ func (p *Program) hasMetadata() bool {
 	return false
 }
 
-// setOutcome sets p's outcome, keeping the count of loaded programs whose
-// samples are counted.
-func (p *Program) setOutcome(o Outcome, err error, j *injector) {
+// setOutcome sets p's outcome and the error that says why (nil for
+// Injected, AlreadyPresent, NoMetadata and Duplicate), keeping the count of
+// loaded programs whose samples are counted.
+func (p *program) setOutcome(o Outcome, err error, j *injector) {
 	before := p.hasMetadata()
-	p.Outcome, p.Err = o, err
+	p.Outcome, p.Err, p.Reason = o, err, reasonOf(p.ID, err)
 	if _, loaded := j.byTP[p.tracked]; loaded && before != p.hasMetadata() {
 		if before {
 			j.missing++
@@ -238,4 +290,38 @@ func (p *Program) setOutcome(o Outcome, err error, j *injector) {
 	if p.hasMetadata() {
 		p.Samples = 0
 	}
+}
+
+// programError is an error of inject's own about one program: its text
+// names the program, as the source's errors do; reason is the rest.
+type programError struct {
+	id     uint32
+	reason string
+}
+
+func (e *programError) Error() string { return fmt.Sprintf("program %d: %s", e.id, e.reason) }
+
+func newProgramError(id uint32, format string, args ...any) error {
+	return &programError{id, fmt.Sprintf(format, args...)}
+}
+
+// reasonOf is the text of err, an error about program id, without the
+// program's id: the summary names the program in its own words. bpfprog's
+// errors begin with "program <id>: " (those of Source.Lookup and
+// Program.BPFMetadata, and bpfprog.MetadataError).
+func reasonOf(id uint32, err error) string {
+	var pe *programError
+	switch {
+	case err == nil:
+		return ""
+	case errors.As(err, &pe) && pe.id == id:
+		return pe.reason
+	}
+	return strings.TrimPrefix(err.Error(), fmt.Sprintf("program %d: ", id))
+}
+
+// unlisted counts p, settled, in Summary.Unlisted.
+func (j *injector) unlisted(p *program) {
+	e := p.entry()
+	j.sum.Unlisted.add(&e)
 }

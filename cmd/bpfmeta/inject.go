@@ -1,7 +1,6 @@
 package main
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -134,7 +133,7 @@ func runInject(c *cli.Context) error {
 		return out.Error(err)
 	}
 	rep := summarize(sum, c.String("snapshot") != "")
-	strictFails := c.Bool("strict") && rep.tally.WithSamples > 0
+	strictFails := c.Bool("strict") && rep.tally.Missing[inject.MissingWithSamples] > 0
 	if !c.Bool("quiet") {
 		if c.Bool("verbose") || strictFails {
 			rep.print(notes(c), in.Name, c.Bool("verbose"))
@@ -143,7 +142,7 @@ func runInject(c *cli.Context) error {
 		}
 		warnTrailingDropped(notes(c), in, w)
 	}
-	if n := rep.tally.WithSamples; strictFails {
+	if n := rep.tally.Missing[inject.MissingWithSamples]; strictFails {
 		return fmt.Errorf("--strict: %s with samples in the recording got no metadata (see above); no output written", plural(n, "BPF program"))
 	}
 	if err := out.Release(); err != nil {
@@ -202,29 +201,27 @@ type report struct {
 	// missing are the listed programs the output has no metadata for that
 	// perf would have written, by id; transient those of them loaded and
 	// unloaded during the recording without a sample (libbpf's probes).
-	missing, transient []*inject.Program
+	missing, transient []inject.Program
 }
 
 func summarize(sum *inject.Summary, snapshot bool) *report {
-	r := &report{sum: sum, snapshot: snapshot, tally: sum.Tally()}
-	strict, transient, others := sum.Missing()
-	r.transient = transient
-	r.missing = append(strict, others...)
-	slices.SortStableFunc(r.missing, func(a, b *inject.Program) int { return cmp.Compare(a.ID, b.ID) })
-	return r
+	return &report{sum: sum, snapshot: snapshot, tally: sum.Tally(),
+		missing:   sum.Missing(inject.MissingWithSamples, inject.MissingOther),
+		transient: sum.Missing(inject.MissingTransient)}
 }
 
 // printLine is the summary without -v: one line, counts only.
 func (r *report) printLine(w io.Writer, name string) {
 	t := &r.tally
+	withSamples := t.Missing[inject.MissingWithSamples]
 	var b strings.Builder
 	fmt.Fprintf(&b, "bpfmeta: %s: %s, %s added for %d", name, plural(t.Programs, "BPF program"), plural(r.sum.Injected, "BPF_METADATA record"), t.Outcomes[inject.Injected])
 	if n := t.Outcomes[inject.AlreadyPresent]; n > 0 {
 		fmt.Fprintf(&b, ", %d had them already", n)
 	}
-	switch missing := t.WithSamples + t.Others + t.Transient; {
-	case t.WithSamples > 0:
-		fmt.Fprintf(&b, "; the metadata of %d is missing, %d of them with samples (-v says why)", missing, t.WithSamples)
+	switch missing := withSamples + t.Missing[inject.MissingOther] + t.Missing[inject.MissingTransient]; {
+	case withSamples > 0:
+		fmt.Fprintf(&b, "; the metadata of %d is missing, %d of them with samples (-v says why)", missing, withSamples)
 	case missing > 0:
 		fmt.Fprintf(&b, "; the metadata of %d without samples is missing (-v says why)", missing)
 	}
@@ -237,6 +234,7 @@ const maxListed = 10
 
 func (r *report) print(w io.Writer, name string, verbose bool) {
 	sum, t := r.sum, &r.tally
+	withSamples, transient, others := t.Missing[inject.MissingWithSamples], t.Missing[inject.MissingTransient], t.Missing[inject.MissingOther]
 	var b strings.Builder
 	fmt.Fprintf(&b, "bpfmeta: %s: %s; %s added for %d",
 		name, plural(t.Programs, "BPF program"), plural(sum.Injected, "BPF_METADATA record"), t.Outcomes[inject.Injected])
@@ -247,11 +245,11 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 	if n := t.Outcomes[inject.Duplicate]; n > 0 {
 		fmt.Fprintf(&b, "; %d loads of an id loaded before (perf records an id once)", n)
 	}
-	if n := t.WithSamples + t.Others; n > 0 {
-		fmt.Fprintf(&b, "; %d without the metadata perf would have written (%d with samples)", n, t.WithSamples)
+	if n := withSamples + others; n > 0 {
+		fmt.Fprintf(&b, "; %d without the metadata perf would have written (%d with samples)", n, withSamples)
 	}
-	if t.Transient > 0 {
-		fmt.Fprintf(&b, "; %d loaded and unloaded during the recording without a sample, not found", t.Transient)
+	if transient > 0 {
+		fmt.Fprintf(&b, "; %d loaded and unloaded during the recording without a sample, not found", transient)
 	}
 	if t.Unrecorded > 0 {
 		fmt.Fprintf(&b, "; of them, %d loaded elsewhere during the recording, which has no record of them (%d got records at the end, as perf's side-band thread has them written)", t.Unrecorded, t.UnrecordedInjected)
@@ -260,14 +258,15 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 	if verbose && sum.UnrecordedSkipped != "" {
 		fmt.Fprintf(w, "bpfmeta: note: programs loaded elsewhere during the recording were not looked for: %s\n", safetext.Clean(sum.UnrecordedSkipped))
 	}
-	list, all := r.missing, t.WithSamples+t.Others
+	list, all := r.missing, withSamples+others
 	if verbose {
-		list, all = append(slices.Clone(list), r.transient...), all+t.Transient
+		list, all = append(slices.Clone(list), r.transient...), all+transient
 	}
 	if !verbose && len(list) > maxListed {
 		list = list[:maxListed]
 	}
-	for _, p := range list {
+	for i := range list {
+		p := &list[i]
 		what := fmt.Sprintf("program %d (tag %v", p.ID, p.Tag)
 		if p.Name != "" {
 			what += ", " + safetext.Quote(p.Name)
@@ -282,7 +281,7 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 	default:
 		fmt.Fprintf(w, "bpfmeta: ... and %d more, not listed: the recording loads more than %d programs\n", all-len(list), inject.MaxListed)
 	}
-	if t.WithSamples > 0 {
+	if withSamples > 0 {
 		if r.snapshot {
 			fmt.Fprintln(w, "bpfmeta: hint: a program not in the snapshot was loaded after it was taken, or unloaded before: bpfmeta watch -o snap.jsonl -- perf record ... takes one that has every program the recording saw")
 		} else {
@@ -291,7 +290,9 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 	}
 }
 
-// why says why p has no metadata, in the user's terms.
+// why says why p has no metadata, in the user's terms: for a program the
+// source does not have, or has another of, in those of where the metadata
+// came from (--snapshot or the running kernel).
 func (r *report) why(p *inject.Program) string {
 	switch p.Outcome {
 	case inject.NotFound:
@@ -308,8 +309,5 @@ func (r *report) why(p *inject.Program) string {
 		}
 		return "its id is another program's now (it was unloaded, and the id reused)"
 	}
-	if p.Err == nil {
-		return p.Outcome.String()
-	}
-	return strings.TrimPrefix(p.Err.Error(), fmt.Sprintf("program %d: ", p.ID))
+	return p.Why()
 }

@@ -1,0 +1,50 @@
+package inject_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/inject"
+)
+
+// TestSummaryMissing: Missing lists the programs of the groups asked for
+// by id, a program of one id in the order of the groups, then of the
+// summary; Tally counts them by group, unlisted ones too.
+func TestSummaryMissing(t *testing.T) {
+	sum := &inject.Summary{
+		Programs: []inject.Program{
+			{ID: 5, Outcome: inject.NotFound, Missing: inject.MissingOther, Name: "a"},
+			{ID: 3, Outcome: inject.Failed, Missing: inject.MissingWithSamples},
+			{ID: 5, Outcome: inject.NotFound, Missing: inject.MissingWithSamples},
+			{ID: 1, Outcome: inject.NotFound, Missing: inject.MissingTransient},
+			{ID: 2, Outcome: inject.Injected},
+			{ID: 5, Outcome: inject.Mismatch, Missing: inject.MissingOther, Name: "b"},
+		},
+		Unlisted: inject.Tally{Programs: 1, Missing: [inject.MissingOther + 1]int{inject.MissingTransient: 1}},
+	}
+	ids := func(ps []inject.Program) string {
+		s := ""
+		for _, p := range ps {
+			s += fmt.Sprintf(" %d%s/%v", p.ID, p.Name, p.Missing)
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		groups []inject.Missing
+		want   string
+	}{
+		{[]inject.Missing{inject.MissingWithSamples, inject.MissingOther}, " 3/missing, with samples 5/missing, with samples 5a/missing 5b/missing"},
+		{[]inject.Missing{inject.MissingOther, inject.MissingWithSamples}, " 3/missing, with samples 5a/missing 5b/missing 5/missing, with samples"},
+		{[]inject.Missing{inject.MissingTransient}, " 1/missing, loaded and unloaded without a sample"},
+		{[]inject.Missing{inject.NotMissing}, ""},
+		{nil, ""},
+	} {
+		if got := ids(sum.Missing(tc.groups...)); got != tc.want {
+			t.Errorf("Missing(%v) =%s, want%s", tc.groups, got, tc.want)
+		}
+	}
+	tl := sum.Tally()
+	if want := [...]int{1, 2, 2, 2}; tl.Missing != want || tl.Programs != 7 {
+		t.Errorf("tally %+v, want %d programs, missing %v", tl, 7, want)
+	}
+}
