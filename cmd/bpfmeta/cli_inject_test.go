@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -456,5 +457,24 @@ func TestSyncFlag(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestInjectReasons: -v says why each program got no metadata in the
+// library's words, which name no program (the line names it already).
+func TestInjectReasons(t *testing.T) {
+	in, progs := strictRecording(t)
+	large, hidden := *progs[0], *progs[1]
+	large.Metadata, large.TooLarge = nil, &bpfprog.TooLargeError{MapID: 7, Variables: 300}
+	hidden.Funcs = slices.Clone(hidden.Funcs)
+	hidden.Funcs[0].Addr = 0
+	r := bpfmeta(t, nil, "inject", "-v", "--snapshot", programsSnapshot(t, []*bpfprog.Program{&large, &hidden}), "-i", in, "-o", filepath.Join(t.TempDir(), "out.data"))
+	for _, want := range []string{
+		"bpfmeta:   program 10 (tag 0a01020304050607, bpf_prog_0a01020304050607_prog10, 2 samples): its metadata map 7 has 300 bpf_metadata_ variables; perf writes BPF_METADATA for at most 202\n",
+		"bpfmeta:   program 11 (tag 0b01020304050607, bpf_prog_0b01020304050607_prog11, 0 samples): the source has no addresses for its functions (read without CAP_SYSLOG, or with kernel.kptr_restrict): it cannot be matched to the recording's KSYMBOLs\n",
+	} {
+		if r.code != exitOK || !strings.Contains(r.stderr, want) {
+			t.Errorf("exit %d, stderr:\n%s\nwant the line %q", r.code, r.stderr, want)
+		}
 	}
 }
