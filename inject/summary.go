@@ -103,7 +103,7 @@ type Program struct {
 
 // Why says why the program has its outcome: Reason, or the outcome's
 // name if there is no more to say.
-func (p *Program) Why() string {
+func (p Program) Why() string {
 	if p.Reason != "" {
 		return p.Reason
 	}

@@ -265,8 +265,7 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 	if !verbose && len(list) > maxListed {
 		list = list[:maxListed]
 	}
-	for i := range list {
-		p := &list[i]
+	for _, p := range list {
 		what := fmt.Sprintf("program %d (tag %v", p.ID, p.Tag)
 		if p.Name != "" {
 			what += ", " + safetext.Quote(p.Name)
@@ -293,7 +292,7 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 // why says why p has no metadata, in the user's terms: for a program the
 // source does not have, or has another of, in those of where the metadata
 // came from (--snapshot or the running kernel).
-func (r *report) why(p *inject.Program) string {
+func (r *report) why(p inject.Program) string {
 	switch p.Outcome {
 	case inject.NotFound:
 		switch {
