@@ -31,7 +31,7 @@ import (
 // sorts nothing: it reads one file at a time, in an order that does not
 // depend on the file system, and has at most one data file open.
 
-// ErrNoDataFile is OpenDir's error for a directory without a file named
+// ErrNoDataFile is Open's error for a directory without a file named
 // data: no directory recording. It is an ErrNotPerfData.
 var ErrNoDataFile = fmt.Errorf("no file named data: not a directory recording (perf record --threads writes data and data.N): %w", ErrNotPerfData)
 
@@ -114,23 +114,11 @@ func (r *Reader) OpenPart() (*os.File, error) {
 	return os.NewFile(uintptr(fd), r.dir.cur.Name()), nil
 }
 
-// OpenDir reads the directory recording at path (perf record --threads).
-// Its files must be regular files, not symlinks; names in it that start
-// with "data." must be data.N (perf would read any of them). Closing the
-// Reader closes what it opened.
-func OpenDir(path string, opts Options) (*Reader, error) {
-	dir, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, err
-	}
-	r, err := openDir(dir, path, opts)
-	if err != nil {
-		dir.Close()
-		return nil, err
-	}
-	return r, nil
-}
-
+// openDir reads the directory recording at path (perf record --threads),
+// dir (Open). Its files must be regular files, not symlinks; names in it
+// that start with "data." must be data.N (perf would read any of them).
+// Closing the Reader closes dir and what it opened; on an error, the caller
+// closes dir.
 func openDir(dir *os.File, path string, opts Options) (*Reader, error) {
 	data, err := openRegular(dir, "data")
 	if err != nil {

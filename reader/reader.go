@@ -67,7 +67,7 @@ type Reader struct {
 	started     bool // a record has been read: the dialect is known
 	origin      Origin
 	originDone  bool       // a pipe stream's origin is complete
-	files       []*os.File // closed by Close: what Open opened, a spool
+	files       []*os.File // closed by Close: what Open opened
 
 	dir  *dirParts // a directory recording's data files, or nil
 	part int       // the file of a directory recording being read (Record.Part)
@@ -106,31 +106,6 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 	r.dialect = l.Dialect
 	r.s = newScanner(io.NewSectionReader(ra, l.DataOffset(), int64(l.Header.Data.Size)), l.DataOffset())
 	r.readOrigin()
-	return r, nil
-}
-
-// Open opens the named file and reads the recording in it, as OpenFile
-// does (a FIFO or device as a stream, with $TMPDIR to spool to), or the
-// directory recording (OpenDir). Closing the Reader closes the file.
-func Open(name string, opts Options) (*Reader, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		f.Close()
-		r, err := OpenDir(name, opts)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
-		return r, nil
-	}
-	r, err := OpenFile(f, os.TempDir(), opts)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", name, err)
-	}
-	r.files = append(r.files, f)
 	return r, nil
 }
 

@@ -8,23 +8,24 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/bpfmeta/bpfmeta/internal/infile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
-// Input is an opened recording.
+// Input is an opened recording: read by package infile's policy, named
+// for messages.
 type Input struct {
-	*reader.Reader
+	*infile.Input
 	Name string   // for messages: the path (quoted as needed), or "stdin"
-	File *os.File // the regular file the reader reads, if it is one
 	Dir  string   // the path of a directory recording (perf record --threads)
 	f    *os.File // the file opened by name, closed with the Input
 }
 
 // Close closes the reader, and the file it opened.
 func (in *Input) Close() {
-	in.Reader.Close()
+	in.Input.Close()
 	if in.f != nil {
 		in.f.Close()
 	}
@@ -39,9 +40,9 @@ const StdinName = "stdin"
 
 // OpenInput opens the recording -i names: a path, or "-" for standard
 // input, which is ./perf.data when stdin is a terminal and -i was not
-// given. What cannot seek is read as a stream (reader.OpenStream: a
-// file-format recording on a pipe is copied to an unnamed file in $TMPDIR
-// first).
+// given. A directory is a directory recording (reader.Open); anything
+// else is read by package infile's policy (what cannot seek as a stream,
+// a file-format recording on a pipe from a copy in $TMPDIR).
 func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Input, error) {
 	if path == "-" && !given && s.StdinTerminal {
 		if _, err := os.Stat(DefaultInput); errors.Is(err, fs.ErrNotExist) {
@@ -50,25 +51,20 @@ func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Inpu
 		path = DefaultInput
 	}
 	if path == "-" {
-		var r *reader.Reader
+		var in *infile.Input
 		var err error
-		f, ok := s.Stdin.(*os.File)
-		if ok {
+		if f, ok := s.Stdin.(*os.File); ok {
 			if st, err := f.Stat(); err == nil && st.IsDir() {
 				return nil, Usagef("stdin is a directory: a directory recording (perf record --threads) is read with -i DIR")
 			}
-			r, err = reader.OpenFile(f, os.TempDir(), opts)
+			in, err = infile.OpenFile(f, opts)
 		} else {
-			r, err = reader.OpenStream(s.Stdin, os.TempDir(), opts)
+			in, err = infile.OpenStream(s.Stdin, opts)
 		}
 		if err != nil {
 			return nil, recordingError(StdinName, nil, err)
 		}
-		in := &Input{Reader: r, Name: StdinName}
-		if ok && isRegular(f) {
-			in.File = f
-		}
-		return in, nil
+		return &Input{Input: in, Name: StdinName}, nil
 	}
 	name := safetext.Quote(path)
 	f, err := os.Open(path)
@@ -77,38 +73,32 @@ func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Inpu
 	}
 	if st, err := f.Stat(); err == nil && st.IsDir() {
 		f.Close()
-		r, err := reader.OpenDir(path, opts)
+		r, err := reader.Open(path, opts)
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the name is name
+		}
 		if errors.Is(err, reader.ErrNoDataFile) {
 			return nil, fmt.Errorf("%s is a directory with no file named data: not a recording, nor a directory recording (perf record --threads writes data and data.N)", name)
 		}
 		if err != nil {
 			return nil, recordingError(name, nil, err)
 		}
-		return &Input{Reader: r, Name: name, Dir: path}, nil
+		return &Input{Input: &infile.Input{Reader: r}, Name: name, Dir: path}, nil
 	}
-	r, err := reader.OpenFile(f, os.TempDir(), opts)
+	in, err := infile.OpenFile(f, opts)
 	if err != nil {
 		f.Close()
 		return nil, recordingError(name, f, err)
 	}
-	if l := r.Layout(); l != nil {
+	if l := in.Layout(); l != nil {
 		if _, ok := l.Feature(perfdata.FeatDirFormat); ok {
-			r.Close()
+			in.Close()
 			f.Close()
 			return nil, fmt.Errorf("%s is the data file of a directory recording (perf record --threads), whose records are in the data.N files beside it: read the directory with -i", name)
 		}
 	}
-	in := &Input{Reader: r, Name: name, f: f}
-	if isRegular(f) {
-		in.File = f
-	}
-	return in, nil
-}
-
-// isRegular reports whether f is a regular file.
-func isRegular(f *os.File) bool {
-	st, err := f.Stat()
-	return err == nil && st.Mode().IsRegular()
+	return &Input{Input: in, Name: name, f: f}, nil
 }
 
 // FileError says what went wrong with a file, without Go's "open" and with
