@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/internal/cliapp"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 )
 
@@ -23,7 +24,7 @@ func versionCommand() *cli.Command {
 			if c.Args().Present() {
 				return cliutil.Usagef("version takes no arguments")
 			}
-			_, err := fmt.Fprintln(c.App.Writer, cliutil.Version("bpfmeta"))
+			_, err := fmt.Fprintln(c.App.Writer, cliapp.Version("bpfmeta"))
 			return err
 		},
 	}
@@ -45,7 +46,7 @@ func completionCommand() *cli.Command {
 			if c.Args().Len() != 1 {
 				return cliutil.Usagef("completion: name one shell: bash, zsh or fish")
 			}
-			script, err := cliutil.Completion(c.App, c.Args().First())
+			script, err := cliapp.Completion(c.App, c.Args().First())
 			if err != nil {
 				return cliutil.Usagef("completion: %v", err)
 			}
@@ -66,7 +67,7 @@ func manCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			doc := *c.App
 			doc.Description = appDescription // the notes are sections of their own
-			_, err := io.WriteString(c.App.Writer, cliutil.ManPage(&doc, 1, manSections))
+			_, err := io.WriteString(c.App.Writer, cliapp.ManPage(&doc, 1, manSections))
 			return err
 		},
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/internal/cliapp"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
@@ -22,7 +23,7 @@ import (
 // Exit statuses, as the README and the man page list them. A signal N
 // that ends bpfmeta ends it as it ends any process: the shell reports
 // 128+N (130 for SIGINT, 141 for SIGPIPE, 143 for SIGTERM). bpfmeta watch
-// -- CMD exits with CMD's status, or cliutil.ExitCannotExec (126) or
+// -- CMD exits with CMD's status, or childcmd.ExitCannotExec (126) or
 // ExitNotFound (127).
 const (
 	exitOK      = cliutil.ExitOK
@@ -52,21 +53,21 @@ func main() {
 // own streams.
 func run(args []string, s *cliutil.Session) int {
 	app := newApp(s)
-	if n := len(args); n > 1 && args[n-1] == cliutil.CompletionFlag {
+	if n := len(args); n > 1 && args[n-1] == cliapp.CompletionFlag {
 		// the shell asks what can follow (bpfmeta completion's scripts)
-		for _, w := range cliutil.Complete(app, args[1:n-1], completeArgs) {
+		for _, w := range cliapp.Complete(app, args[1:n-1], completeArgs) {
 			fmt.Fprintln(s.Stdout, w)
 		}
 		return exitOK
 	}
-	return s.Run(app, cliutil.ReorderFlags(app, args, "watch"))
+	return s.Run(app, cliapp.ReorderFlags(app, args, "watch"))
 }
 
 // completeArgs are the words a command's arguments can be, where they
 // are not files (nil: the shell completes file names).
 func completeArgs(cmd string) []string {
 	if cmd == "completion" {
-		return cliutil.CompletionShells
+		return cliapp.CompletionShells
 	}
 	return nil
 }
@@ -97,7 +98,7 @@ output --strict holds back, are kept meanwhile (unnamed files, gone with
 bpfmeta).`
 
 // manSections are the man page's sections after the commands.
-var manSections = []cliutil.ManSection{
+var manSections = []cliapp.ManSection{
 	{Title: "Exit status", Items: [][2]string{
 		{"0", "success"},
 		{"1", "failure: the message says why; no output file is left behind"},
@@ -137,7 +138,7 @@ func newApp(s *cliutil.Session) *cli.App {
 		c.HideHelpCommand = true
 		c.OnUsageError = commandUsageError
 		c.Before = quietAndVerbose
-		cliutil.SetHelp("bpfmeta", c)
+		cliapp.SetHelp("bpfmeta", c)
 	}
 	app := &cli.App{
 		Name:        "bpfmeta",
@@ -153,7 +154,7 @@ func newApp(s *cliutil.Session) *cli.App {
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "version", Usage: "print the version (as bpfmeta version)", DisableDefaultText: true},
-			// moved after the command by cliutil.ReorderFlags
+			// moved after the command by cliapp.ReorderFlags
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "the command's -q: bpfmeta -q COMMAND is bpfmeta COMMAND -q", DisableDefaultText: true},
 			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "the command's -v", DisableDefaultText: true},
 		},
@@ -167,7 +168,7 @@ func newApp(s *cliutil.Session) *cli.App {
 		Commands: cmds,
 		Metadata: map[string]any{sessionKey: s},
 	}
-	cliutil.SetAppHelp(app)
+	cliapp.SetAppHelp(app)
 	return app
 }
 
@@ -204,7 +205,7 @@ func commandUsageError(c *cli.Context, err error, _ bool) error {
 			flag = "--" + name // urfave/cli says -name for --name
 		}
 		msg = "no flag " + safetext.Quote(flag)
-		if sug := cliutil.SuggestFlag(c.Command.Flags, flag); sug != "" {
+		if sug := cliapp.SuggestFlag(c.Command.Flags, flag); sug != "" {
 			msg += "; did you mean " + sug + "?"
 		}
 	}
@@ -220,7 +221,7 @@ func noCommand(c *cli.Context) error {
 		if args.Present() {
 			return cliutil.Usagef("--version takes no arguments")
 		}
-		_, err := fmt.Fprintln(c.App.Writer, cliutil.Version("bpfmeta"))
+		_, err := fmt.Fprintln(c.App.Writer, cliapp.Version("bpfmeta"))
 		return err
 	}
 	switch {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/watch"
+	"github.com/bpfmeta/bpfmeta/internal/childcmd"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -98,7 +99,7 @@ func runWatch(c *cli.Context) (status int, err error) {
 		return 0, err
 	}
 	if len(argv) > 0 {
-		cmd := cliutil.Command{Argv: argv, Stdin: c.App.Reader, Stdout: c.App.Writer, Stderr: c.App.ErrWriter}
+		cmd := childcmd.Command{Argv: argv, Stdin: c.App.Reader, Stdout: c.App.Writer, Stderr: c.App.ErrWriter}
 		status, err = cmd.Run(sigs, w.Stopped(), func() {
 			fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: %s; waiting for %s to exit\n", safetext.Clean(fmt.Sprint(w.Err())), safetext.Quote(argv[0]))
 		})

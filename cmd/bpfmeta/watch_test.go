@@ -25,7 +25,7 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
-	"github.com/bpfmeta/bpfmeta/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/internal/childcmd"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -90,7 +90,7 @@ func startBpfmeta(t *testing.T, bin string, args ...string) *watchProc {
 		switch {
 		case err == nil:
 		case errors.As(err, &ee):
-			p.status = cliutil.ExitStatus(ee.ProcessState)
+			p.status = childcmd.ExitStatus(ee.ProcessState)
 		default:
 			p.status = -1
 		}
@@ -203,8 +203,8 @@ func TestWatchExitStatus(t *testing.T) {
 		{"SIGTERM", []string{"sh", "-c", "kill -TERM $$"}, 128 + int(syscall.SIGTERM), true},
 		{"SIGKILL", []string{"sh", "-c", "kill -KILL $$"}, 128 + int(syscall.SIGKILL), true},
 		{"SIGSEGV", []string{"sh", "-c", "kill -SEGV $$"}, 128 + int(syscall.SIGSEGV), true},
-		{"not found", []string{"bpfmeta-watch-no-such-command"}, cliutil.ExitNotFound, false},
-		{"not executable", []string{notExec}, cliutil.ExitCannotExec, false},
+		{"not found", []string{"bpfmeta-watch-no-such-command"}, childcmd.ExitNotFound, false},
+		{"not executable", []string{notExec}, childcmd.ExitCannotExec, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -3,8 +3,11 @@ package cliutil
 import (
 	"errors"
 	"fmt"
+	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/bpfmeta/bpfmeta/internal/childcmd"
 )
 
 // Exit statuses, as the README and the man page list them.
@@ -55,7 +58,7 @@ func (s *Session) Run(app *cli.App, args []string) int {
 		return st.Status
 	}
 	if s.StdoutBroken() {
-		return ExitSignalBase + 13 // SIGPIPE
+		return childcmd.ExitSignalBase + int(syscall.SIGPIPE) // as a shell has it
 	}
 	s.Errorf("%v", err)
 	if errors.As(err, new(UsageError)) {
