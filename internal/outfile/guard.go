@@ -103,19 +103,3 @@ func (g *Guard) AbortAll() {
 		f.Abort()
 	}
 }
-
-// Unnamed makes a file in dir that has no name (O_TMPFILE), or one whose
-// name is removed at once where O_TMPFILE is not supported: nothing is left
-// of it when the process ends, however it ends.
-func Unnamed(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(Mode))
-	if err == nil {
-		return os.NewFile(uintptr(fd), dir+"/(unnamed)"), nil
-	}
-	f, err := os.CreateTemp(dir, ".bpfmeta-*")
-	if err != nil {
-		return nil, err
-	}
-	os.Remove(f.Name())
-	return f, nil
-}

@@ -43,6 +43,11 @@
 //     only a crash of the machine can lose a file not synced.
 //
 // A Guard aborts the files it tracks when a signal ends the process.
+//
+// Scratch files (Unnamed: a spool, an output held back) are made here too,
+// by the same rules, and a pipe's buffer grown (GrowPipe), for inputs as
+// for outputs; what is spooled, and when, is the caller's (internal/infile
+// for a recording read from a pipe). Nothing here reads.
 package outfile
 
 import (
@@ -486,17 +491,5 @@ func (f *File) remove() {
 		if unix.Fstatat(int(f.dir.Fd()), f.base, &there, unix.AT_SYMLINK_NOFOLLOW) == nil && f.id == [2]uint64{there.Dev, there.Ino} {
 			unix.Unlinkat(int(f.dir.Fd()), f.base, 0)
 		}
-	}
-}
-
-// PipeSize is the pipe buffer GrowPipe asks for: perf writes a stream in
-// large blocks, and fewer, larger reads and writes cost less.
-const PipeSize = 1 << 20
-
-// GrowPipe enlarges f's pipe buffer (F_SETPIPE_SZ) if f is a pipe; an
-// unprivileged user may get less, which is fine.
-func GrowPipe(f *os.File) {
-	if st, err := f.Stat(); err == nil && st.Mode()&fs.ModeNamedPipe != 0 {
-		unix.FcntlInt(f.Fd(), unix.F_SETPIPE_SZ, PipeSize)
 	}
 }
