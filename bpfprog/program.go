@@ -1,14 +1,17 @@
-// Package bpfprog describes loaded BPF programs the way perf sees them: per
-// JITed function its tag, address, length and names, and the bpf_metadata_*
-// entries that perf record >= 6.17 writes into PERF_RECORD_BPF_METADATA.
+// Package bpfprog is the model of loaded BPF programs the way perf sees
+// them: per JITed function its tag, address, length and names, and the
+// bpf_metadata_* entries that perf record >= 6.17 writes into
+// PERF_RECORD_BPF_METADATA; the Source interface programs are looked up
+// through; and the JSON form of a program, function and entry that every
+// document of bpfmeta shares (snapshot, programs --json, show --json), with
+// its one rule for kernel addresses (Addr).
 //
-// Programs come from a Source: the running kernel (Live, through cilium/ebpf
-// and internal/bpfsys) or a Snapshot, a versioned file that can be read on
-// another machine long after the programs are gone. A Source is asked for one
-// program at a time, by the id and tag of a PERF_RECORD_BPF_EVENT, and says
-// whether that id is unknown (ErrNotFound) or belongs to a program with another
-// tag (ErrTagMismatch), so that a caller never labels a recording's program
-// with another program's metadata.
+// Programs come from a Source: the running kernel (package bpfprog/live), a
+// snapshot file (package bpfprog/snapshot), or a List held in memory. A
+// Source is asked for one program at a time, by the id and tag of a
+// PERF_RECORD_BPF_EVENT, and says whether that id is unknown (ErrNotFound) or
+// belongs to a program with another tag (ErrTagMismatch), so that a caller
+// never labels a recording's program with another program's metadata.
 //
 // Three names exist for function i of a program, and they differ:
 //
@@ -28,19 +31,16 @@
 //     no type with that id. These are the names perf 7.2 writes; perf 6.17's
 //     code does not check the id and may crash or read garbage instead.
 //
-// The package does not read or write perf.data; package inject decides which
-// records to add, and package btf formats the values.
+// The package reads no kernel and no file (bpfprog/live and
+// bpfprog/snapshot do), and does not read or write perf.data; package
+// inject decides which records to add, and package btf formats the values.
 package bpfprog
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"reflect"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/cilium/ebpf"
@@ -116,13 +116,15 @@ type Metadata struct {
 type Entry struct {
 	// Key is the variable name without "bpf_metadata_", at most 63 bytes
 	// (perf's snprintf into key[64]: perfdata.BPFMetadataKey).
-	Key string
+	Key string `json:"key"`
 	// Value is the value as libbpf's btf_dump__dump_type_data() prints it
 	// for perf, at most 255 bytes: what the record holds.
-	Value string
+	Value string `json:"value"`
 	// Typed is the value as JSON (strings, numbers, enumerators by name,
 	// objects and arrays), where its type allows: for programs, not perf.
-	Typed json.RawMessage
+	// An Entry is its own JSON form, in every document (a program's
+	// metadata, a record of show --json).
+	Typed json.RawMessage `json:"typed,omitempty"`
 }
 
 // Errors a Source returns. Use errors.Is: the returned errors wrap these with
@@ -203,6 +205,27 @@ func (p *Program) BPFMetadata() (*Metadata, error) {
 	return p.Metadata, nil
 }
 
+// Check rejects a program no Source may hand out, whatever a file claims:
+// one whose metadata perf could not have recorded (more entries than a
+// record holds, a key or value longer than perf's, a prog_name count that
+// is not its function count).
+func (p *Program) Check() error {
+	if md := p.Metadata; md != nil && len(md.ProgNames) != len(p.Funcs) {
+		return fmt.Errorf("program %d: %d metadata prog_names for %d functions", p.ID, len(md.ProgNames), len(p.Funcs))
+	}
+	if md := p.Metadata; md != nil {
+		for _, e := range md.Entries {
+			if len(e.Key) >= perfdata.BPFMetadataKeyLen || len(e.Value) >= perfdata.BPFMetadataValueLen {
+				return fmt.Errorf("program %d: an entry longer than perf records (key %d bytes, value %d)", p.ID, len(e.Key), len(e.Value))
+			}
+		}
+		if len(md.Entries) > perfdata.MaxBPFMetadataEntries {
+			return fmt.Errorf("program %d: %d metadata entries, perf records at most %d", p.ID, len(md.Entries), perfdata.MaxBPFMetadataEntries)
+		}
+	}
+	return nil
+}
+
 // programTypes are libbpf's names of the program types (prog_type_name[]),
 // which bpftool prints, by enum bpf_prog_type.
 var programTypes = []string{
@@ -234,299 +257,4 @@ func parseTypeName(s string) (ebpf.ProgramType, error) {
 		return 0, errors.New("not a program type libbpf names, nor a number")
 	}
 	return ebpf.ProgramType(n), nil
-}
-
-// The JSON form of a program, the same in every output (snapshot, programs
-// --json, watch): FormatVersion. Kernel addresses are "0x..." strings:
-// JSON numbers above 2^53 do not survive most JSON readers.
-type programJSON struct {
-	ID           uint32             `json:"id"`
-	Tag          jsonTag            `json:"tag"`
-	Name         string             `json:"name"`
-	Type         string             `json:"type"`
-	LoadedAt     int64              `json:"loaded_at"`
-	LoadTime     int64              `json:"load_time_ns"`
-	UID          uint32             `json:"uid"`
-	BTFID        uint32             `json:"btf_id"`
-	MapIDs       mapIDList          `json:"map_ids"`
-	Funcs        funcList           `json:"funcs"`
-	Metadata     *metadataJSON      `json:"metadata,omitempty"`
-	MetadataErr  *metadataErrorJSON `json:"metadata_error,omitempty"`
-	TooLarge     *TooLargeError     `json:"metadata_too_large,omitempty"`
-	LoadedAtNano *int64             `json:"loaded_at_ns,omitempty"`
-}
-
-type funcJSON struct {
-	Tag        jsonTag `json:"tag"`
-	BTFName    string  `json:"btf_name,omitempty"`
-	Addr       string  `json:"addr"`
-	Len        uint32  `json:"len"`
-	PerfName   string  `json:"perf_name"`
-	KernelName string  `json:"kernel_name"`
-}
-
-type metadataJSON struct {
-	MapID     uint32    `json:"map_id"`
-	MapName   string    `json:"map_name"`
-	BTFID     uint32    `json:"btf_id"`
-	ProgNames nameList  `json:"prog_names"`
-	Entries   entryList `json:"entries"`
-}
-
-type entryJSON struct {
-	Key   string          `json:"key"`
-	Value string          `json:"value"`
-	Typed json.RawMessage `json:"typed,omitempty"`
-}
-
-type metadataErrorJSON struct {
-	MapID uint32 `json:"map_id,omitempty"`
-	Key   string `json:"key,omitempty"`
-	Error string `json:"error"`
-}
-
-// MarshalJSON encodes the program in the JSON form every output shares.
-func (p Program) MarshalJSON() ([]byte, error) {
-	j := programJSON{
-		ID: p.ID, Tag: jsonTag(p.Tag), Name: p.Name, Type: TypeName(p.Type),
-		LoadTime: int64(p.LoadTime), UID: p.CreatedByUID, BTFID: p.BTFID, MapIDs: p.MapIDs,
-		TooLarge: p.TooLarge,
-	}
-	if !p.LoadedAt.IsZero() {
-		j.LoadedAt = p.LoadedAt.Unix()
-		ns := p.LoadedAt.UnixNano()
-		j.LoadedAtNano = &ns
-	}
-	if j.MapIDs == nil {
-		j.MapIDs = mapIDList{}
-	}
-	j.Funcs = make(funcList, len(p.Funcs))
-	for i, f := range p.Funcs {
-		j.Funcs[i] = funcJSON{Tag: jsonTag(f.Tag), BTFName: f.BTFName, Addr: "0x" + strconv.FormatUint(f.Addr, 16), Len: f.Len,
-			PerfName: f.PerfName, KernelName: f.KernelName}
-	}
-	if md := p.Metadata; md != nil {
-		m := &metadataJSON{MapID: md.MapID, MapName: md.MapName, BTFID: md.BTFID, ProgNames: md.ProgNames, Entries: entryList{}}
-		for _, e := range md.Entries {
-			m.Entries = append(m.Entries, entryJSON(e))
-		}
-		j.Metadata = m
-	}
-	if p.MetadataErr != nil {
-		var me *MetadataError
-		if !errors.As(p.MetadataErr, &me) {
-			me = &MetadataError{ProgID: p.ID, Err: p.MetadataErr}
-		}
-		j.MetadataErr = &metadataErrorJSON{MapID: me.MapID, Key: me.Key, Error: me.Err.Error()}
-	}
-	return json.Marshal(&j)
-}
-
-// UnmarshalJSON decodes the JSON form of a program.
-func (p *Program) UnmarshalJSON(b []byte) error {
-	var j programJSON
-	if err := json.Unmarshal(b, &j); err != nil {
-		return err
-	}
-	typ, err := parseTypeName(j.Type)
-	if err != nil {
-		return &FieldError{Field: "type", Problem: err.Error()}
-	}
-	*p = Program{ID: j.ID, Tag: perfdata.BPFTag(j.Tag), Name: j.Name, Type: typ, LoadTime: time.Duration(j.LoadTime),
-		CreatedByUID: j.UID, BTFID: j.BTFID, MapIDs: j.MapIDs, TooLarge: j.TooLarge}
-	if j.LoadedAtNano != nil {
-		p.LoadedAt = time.Unix(0, *j.LoadedAtNano).UTC()
-	} else if j.LoadedAt != 0 {
-		p.LoadedAt = time.Unix(j.LoadedAt, 0).UTC()
-	}
-	for i, f := range j.Funcs {
-		addr, err := parseAddr(f.Addr)
-		if err != nil {
-			return &FieldError{Field: fmt.Sprintf("funcs[%d].addr", i), Problem: err.Error()}
-		}
-		p.Funcs = append(p.Funcs, Func{Tag: perfdata.BPFTag(f.Tag), BTFName: f.BTFName, Addr: addr, Len: f.Len, PerfName: f.PerfName, KernelName: f.KernelName})
-	}
-	if m := j.Metadata; m != nil {
-		md := &Metadata{MapID: m.MapID, MapName: m.MapName, BTFID: m.BTFID, ProgNames: m.ProgNames}
-		for _, e := range m.Entries {
-			md.Entries = append(md.Entries, Entry(e))
-		}
-		p.Metadata = md
-	}
-	if e := j.MetadataErr; e != nil {
-		p.MetadataErr = &MetadataError{ProgID: p.ID, MapID: e.MapID, Key: e.Key, Err: errors.New(e.Error)}
-	}
-	return nil
-}
-
-// parseAddr parses a function address, "0x" and hex digits. Its errors
-// do not quote it: a snapshot may be any file.
-func parseAddr(s string) (uint64, error) {
-	h, ok := strings.CutPrefix(s, "0x")
-	if !ok {
-		return 0, errors.New("not 0x-prefixed hex")
-	}
-	a, err := strconv.ParseUint(h, 16, 64)
-	if err != nil {
-		return 0, errors.New("not a 64-bit hex number after 0x")
-	}
-	return a, nil
-}
-
-// jsonTag is a BPF tag in JSON, 16 hex digits. A value that is not one is
-// a json.UnmarshalTypeError, which encoding/json completes with the
-// field's name and which quotes nothing of the value.
-type jsonTag perfdata.BPFTag
-
-var tagType = reflect.TypeFor[perfdata.BPFTag]()
-
-func (t jsonTag) MarshalText() ([]byte, error) { return perfdata.BPFTag(t).MarshalText() }
-
-func (t *jsonTag) UnmarshalText(b []byte) error {
-	tag, err := perfdata.ParseBPFTag(string(b))
-	if err != nil {
-		return &json.UnmarshalTypeError{Value: "string", Type: tagType}
-	}
-	*t = jsonTag(tag)
-	return nil
-}
-
-// FieldError is a JSON value that is wrong, named by its field and not
-// quoted: a snapshot may be any file, a secret a user named included.
-type FieldError struct {
-	Field   string // as "funcs[1].addr"
-	Problem string
-}
-
-func (e *FieldError) Error() string { return "field " + e.Field + ": " + e.Problem }
-
-// jsonError says what is wrong with a JSON document without quoting any
-// of it: the field and the kind of value, or the byte offset of a syntax
-// error (encoding/json's own messages quote the offending character).
-func jsonError(err error) error {
-	var fe *FieldError
-	var te *json.UnmarshalTypeError
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &fe):
-		return fe
-	case errors.As(err, &te):
-		field := te.Field
-		if field == "" {
-			field = "(the document)"
-		}
-		if te.Type == tagType {
-			return &FieldError{Field: field, Problem: "not a BPF tag (16 hex digits)"}
-		}
-		kind, _, _ := strings.Cut(te.Value, " ") // "number 5" quotes the number
-		return &FieldError{Field: field, Problem: fmt.Sprintf("a JSON %s where a %v is wanted", kind, te.Type)}
-	case errors.As(err, &se):
-		return fmt.Errorf("not valid JSON at byte %d", se.Offset)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errors.New("JSON cut short")
-	}
-	return errors.New("not JSON this bpfmeta reads")
-}
-
-// programV1 is a program in a version 1 snapshot (bpfmeta before the
-// shared JSON form): the type a number, the time since boot only.
-type programV1 struct {
-	ID           uint32             `json:"id"`
-	Tag          jsonTag            `json:"tag"`
-	Name         string             `json:"name"`
-	Type         ebpf.ProgramType   `json:"type"`
-	LoadTime     int64              `json:"load_time_ns"`
-	CreatedByUID uint32             `json:"created_by_uid"`
-	BTFID        uint32             `json:"btf_id"`
-	MapIDs       mapIDList          `json:"map_ids"`
-	Funcs        funcList           `json:"funcs"`
-	Metadata     *metadataJSON      `json:"metadata,omitempty"`
-	MetadataErr  *metadataErrorJSON `json:"metadata_error,omitempty"`
-}
-
-// decodeV1 decodes a version 1 program; boot is when its machine booted.
-func decodeV1(b []byte, boot time.Time) (*Program, error) {
-	var v programV1
-	if err := json.Unmarshal(b, &v); err != nil {
-		return nil, err
-	}
-	j := programJSON{ID: v.ID, Tag: v.Tag, Name: v.Name, Type: TypeName(v.Type), LoadTime: v.LoadTime,
-		UID: v.CreatedByUID, BTFID: v.BTFID, MapIDs: v.MapIDs, Funcs: v.Funcs, Metadata: v.Metadata, MetadataErr: v.MetadataErr}
-	if !boot.IsZero() {
-		ns := boot.Add(time.Duration(v.LoadTime)).UnixNano()
-		j.LoadedAtNano = &ns
-	}
-	jb, err := json.Marshal(&j)
-	if err != nil {
-		return nil, err
-	}
-	p := new(Program)
-	return p, p.UnmarshalJSON(jb)
-}
-
-// The most elements each array of a program's JSON form may have, checked
-// as the array is decoded: a line of a few MiB can hold a million empty
-// elements ("funcs":[{},{},...]), each tens or hundreds of bytes once
-// decoded.
-const (
-	maxJSONFuncs   = 256  // BPF_MAX_SUBPROGS: a program's functions, and its prog_names
-	maxJSONMapIDs  = 1024 // the kernel's MAX_USED_MAPS is 64
-	maxJSONEntries = perfdata.MaxBPFMetadataEntries
-)
-
-// The arrays of a program's JSON form, decoded within their bound.
-type (
-	funcList  []funcJSON
-	mapIDList []uint32
-	nameList  []string
-	entryList []entryJSON
-)
-
-func (l *funcList) UnmarshalJSON(b []byte) error {
-	return decodeList(b, (*[]funcJSON)(l), maxJSONFuncs, "funcs", "functions")
-}
-
-func (l *mapIDList) UnmarshalJSON(b []byte) error {
-	return decodeList(b, (*[]uint32)(l), maxJSONMapIDs, "map_ids", "map ids")
-}
-
-func (l *nameList) UnmarshalJSON(b []byte) error {
-	return decodeList(b, (*[]string)(l), maxJSONFuncs, "metadata.prog_names", "prog_names")
-}
-
-func (l *entryList) UnmarshalJSON(b []byte) error {
-	return decodeList(b, (*[]entryJSON)(l), maxJSONEntries, "metadata.entries", "metadata entries")
-}
-
-// decodeList decodes the JSON array b (or null), field's value, into out,
-// one element at a time, and refuses one of more than most elements
-// before it decodes more.
-func decodeList[T any](b []byte, out *[]T, most int, field, what string) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	t, err := d.Token()
-	switch {
-	case err != nil:
-		return err
-	case t == nil:
-		*out = nil
-		return nil
-	case t != json.Delim('['):
-		return &FieldError{Field: field, Problem: "not an array"}
-	}
-	list := []T{}
-	for d.More() {
-		if len(list) == most {
-			return &FieldError{Field: field, Problem: fmt.Sprintf("more than %d %s", most, what)}
-		}
-		var v T
-		if err := d.Decode(&v); err != nil {
-			return err // as it is: encoding/json adds the field to a type error
-		}
-		list = append(list, v)
-	}
-	if _, err := d.Token(); err != nil {
-		return err
-	}
-	*out = list
-	return nil
 }

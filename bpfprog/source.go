@@ -3,18 +3,13 @@ package bpfprog
 import (
 	"fmt"
 	"iter"
-	"os"
-	"strings"
 	"time"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/bpfmeta/bpfmeta/internal/perfevent"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// Source is where programs are looked up: the running kernel (Live) or a
-// Snapshot.
+// Source is where programs are looked up: the running kernel
+// (bpfprog/live), a snapshot file (bpfprog/snapshot), or a List.
 //
 // A tag identifies a program's instructions, not the contents of its maps:
 // the same object rebuilt with another bpf_metadata_version keeps its tag. An
@@ -32,7 +27,7 @@ type Source interface {
 }
 
 // Lister is a Source that can also list its programs, in ascending id
-// order: Live and Snapshot are. inject uses it for the programs loaded
+// order: the running kernel, a snapshot file and a List are. inject uses it for the programs loaded
 // during a recording that has no record of them.
 type Lister interface {
 	Source
@@ -65,48 +60,22 @@ func (s System) LoadedAtPerfTime(p *Program) (uint64, bool) {
 	return uint64(t), true
 }
 
-// bootIDPath holds the random id the kernel picks at every boot.
-const bootIDPath = "/proc/sys/kernel/random/boot_id"
-
-// CurrentSystem describes the running machine.
-func CurrentSystem() (System, error) {
-	var s System
-	var u unix.Utsname
-	if err := unix.Uname(&u); err != nil {
-		return s, fmt.Errorf("uname: %w", err)
-	}
-	s.KernelRelease = unix.ByteSliceToString(u.Release[:])
-	b, err := os.ReadFile(bootIDPath)
-	if err != nil {
-		return s, fmt.Errorf("boot id: %w", err)
-	}
-	s.BootID = strings.TrimSpace(string(b))
-	if s.Hostname, err = os.Hostname(); err != nil {
-		return s, fmt.Errorf("hostname: %w", err)
-	}
-	var ts unix.Timespec
-	if err := unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts); err != nil {
-		return s, fmt.Errorf("CLOCK_BOOTTIME: %w", err)
-	}
-	s.BootTime = time.Now().Add(-time.Duration(ts.Nano())).UTC()
-	// best effort: without it, only programs of the recording get metadata
-	s.PerfClockOffset, _ = perfevent.PerfClockOffset()
-	return s, nil
-}
-
 // LoadedAt is when p was loaded, on the clock of the system it was read on.
 func (s System) LoadedAt(p *Program) time.Time {
 	return s.BootTime.Add(p.LoadTime)
 }
 
-// checkTag turns a tag mismatch into a *TagMismatchError.
-func checkTag(id uint32, want, got perfdata.BPFTag) error {
+// CheckTag is the error a Source returns for program id when the tag it
+// was asked for (want) is not the program's (got): a *TagMismatchError; nil
+// when they agree.
+func CheckTag(id uint32, want, got perfdata.BPFTag) error {
 	if want != got {
 		return &TagMismatchError{ID: id, Want: want, Got: got}
 	}
 	return nil
 }
 
-func notFound(id uint32) error {
+// NotFound is the error a Source returns when it has no program id.
+func NotFound(id uint32) error {
 	return fmt.Errorf("program %d: %w", id, ErrNotFound)
 }

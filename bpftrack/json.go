@@ -2,17 +2,18 @@ package bpftrack
 
 import (
 	"encoding/json"
-	"strconv"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/btf"
 )
 
 // recordJSON is a MetadataRecord in JSON (bpfmeta show --json; the
-// README's "JSON" section).
+// README's "JSON" section). Its entries are bpfprog.Entry, as a program's
+// are, typed where the text of the value tells the value (btf.DumpJSON).
 type recordJSON struct {
-	Offset   int64       `json:"offset"`
-	ProgName string      `json:"prog_name"`
-	Entries  []entryJSON `json:"entries"`
+	Offset   int64           `json:"offset"`
+	ProgName string          `json:"prog_name"`
+	Entries  []bpfprog.Entry `json:"entries"`
 	// KSymbol is the function the record belongs to, null if the
 	// recording has none of its name.
 	KSymbol *funcJSON `json:"ksymbol"`
@@ -26,31 +27,15 @@ type recordJSON struct {
 	MoreOthers int        `json:"more_others,omitempty"`
 }
 
-// entryJSON is an entry as programs --json has it, typed where the text
-// of the value tells the value (btf.DumpJSON).
-type entryJSON struct {
-	Key   string          `json:"key"`
-	Value string          `json:"value"`
-	Typed json.RawMessage `json:"typed,omitempty"`
-}
-
 type funcJSON struct {
-	Addr hexAddr `json:"addr"`
-	Len  uint32  `json:"len"`
-	Name string  `json:"name"`
+	Addr bpfprog.Addr `json:"addr"`
+	Len  uint32       `json:"len"`
+	Name string       `json:"name"`
 	// Matched says how (Match): "name" (the same name), "function" (only
 	// the function name after the tag agrees, as for the main function of
 	// a program loaded during the recording), or "ambiguous" (one of the
 	// candidates listed, or a load the recording has no KSYMBOL of).
 	Matched string `json:"matched"`
-}
-
-// hexAddr is a kernel address, "0x..." in JSON: kernel addresses are above
-// 2^53, where JSON readers that use doubles (jq, JavaScript) round a number.
-type hexAddr uint64
-
-func (a hexAddr) MarshalJSON() ([]byte, error) {
-	return []byte(`"0x` + strconv.FormatUint(uint64(a), 16) + `"`), nil
 }
 
 // Program is the program the record belongs to, when that is known: it
@@ -65,13 +50,13 @@ func (m *MetadataRecord) Program() *Program {
 // MarshalJSON writes the record as bpfmeta show --json does (a value
 // receiver, so that a MetadataRecord is written so wherever it is).
 func (m MetadataRecord) MarshalJSON() ([]byte, error) {
-	r := recordJSON{Offset: m.Offset, ProgName: m.Metadata.ProgName, Entries: []entryJSON{}, Others: []funcJSON{}, Samples: m.Samples, MoreOthers: m.MoreFuncs}
+	r := recordJSON{Offset: m.Offset, ProgName: m.Metadata.ProgName, Entries: []bpfprog.Entry{}, Others: []funcJSON{}, Samples: m.Samples, MoreOthers: m.MoreFuncs}
 	for _, e := range m.Metadata.Entries {
 		typed, _ := btf.DumpJSON(e.Value)
-		r.Entries = append(r.Entries, entryJSON{e.Key, e.Value, typed})
+		r.Entries = append(r.Entries, bpfprog.Entry{Key: e.Key, Value: e.Value, Typed: typed})
 	}
 	for j, f := range m.Funcs {
-		k := funcJSON{Addr: hexAddr(f.Addr), Len: f.Len, Name: f.Name, Matched: m.Matched.String()}
+		k := funcJSON{Addr: bpfprog.Addr(f.Addr), Len: f.Len, Name: f.Name, Matched: m.Matched.String()}
 		if j == 0 {
 			r.KSymbol = &k
 		} else {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
@@ -40,7 +40,7 @@ func TestShowBeforeAndDuring(t *testing.T) {
 	}
 	stock := record(perfStock, "stock")
 	modern := record(perfModern, "modern")
-	live, err := bpfprog.NewLive()
+	live, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +60,7 @@ func TestShowBeforeAndDuring(t *testing.T) {
 // checkAttribution checks the functions ReadMetadata gives the records of
 // the programs loaded before (ids before) and during (ids during) the
 // recording at path.
-func checkAttribution(t *testing.T, live *bpfprog.Live, path string, before, during []uint32, alone bool) {
+func checkAttribution(t *testing.T, live *live.Kernel, path string, before, during []uint32, alone bool) {
 	t.Helper()
 	r, err := reader.Open(path, reader.Options{Decompress: true})
 	if err != nil {
@@ -73,7 +73,7 @@ func checkAttribution(t *testing.T, live *bpfprog.Live, path string, before, dur
 	}
 	beforeFuncs := map[uint64]bool{}
 	for _, id := range before {
-		p, err := live.ReadProgram(id)
+		p, err := live.Program(id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func checkAttribution(t *testing.T, live *bpfprog.Live, path string, before, dur
 		}
 	}
 	for _, id := range during {
-		p, err := live.ReadProgram(id)
+		p, err := live.Program(id)
 		if err != nil {
 			t.Fatal(err)
 		}

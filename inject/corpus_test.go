@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -23,10 +24,10 @@ const (
 // byte for byte as it is; the corrupt file fails with the reader's error;
 // the 5.19 file with BPF programs is read to the end.
 func TestCorpus(t *testing.T) {
-	t.Run("empty snapshot", func(t *testing.T) { testCorpus(t, &bpfprog.Snapshot{}) })
+	t.Run("empty snapshot", func(t *testing.T) { testCorpus(t, &bpfprog.List{}) })
 	t.Run("live", func(t *testing.T) {
 		testkit.BPF(t)
-		live, err := bpfprog.NewLive()
+		live, err := live.New()
 		if err != nil {
 			t.Fatalf("the running kernel as a source: %v", err)
 		}

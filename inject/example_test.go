@@ -12,14 +12,14 @@ import (
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
-// Add BPF_METADATA records to a recording from a snapshot. Here the
-// snapshot is made up for the recording's first BPF program (a program,
-// its functions at the addresses of the recording's KSYMBOLs, and its
-// metadata); bpfprog.NewLive reads the running kernel's instead, and
-// bpfprog.ReadSnapshotFile a file of bpfmeta snapshot or watch.
+// Add BPF_METADATA records to a recording from programs held in memory
+// (a bpfprog.List), made up here for the recording's first BPF program (a
+// program, its functions at the addresses of the recording's KSYMBOLs, and
+// its metadata); live.New reads the running kernel's instead, and
+// snapshot.Open a file of bpfmeta snapshot or watch.
 func ExampleRun() {
 	const path = "../testdata/corpus/mstange_perf6.5_aarch64_zstd_compressed.data"
-	snap := &bpfprog.Snapshot{Programs: []*bpfprog.Program{firstProgram(path)}}
+	snap := &bpfprog.List{Programs: []*bpfprog.Program{firstProgram(path)}}
 
 	r, err := reader.Open(path, reader.Options{Decompress: true})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -39,7 +40,7 @@ func FuzzIdentity(f *testing.F) {
 			readerError(t, "file", err)
 		} else {
 			defer r.Close()
-			if err := injectTo(r, out, &bpfprog.Snapshot{}); err != nil {
+			if err := injectTo(r, out, &bpfprog.List{}); err != nil {
 				readerError(t, "file", err)
 			} else if got := fileBytes(t, out); !bytes.Equal(got, b) {
 				t.Fatalf("file: the output differs from the input: %s", firstDiff(got, b))
@@ -53,7 +54,7 @@ func FuzzIdentity(f *testing.F) {
 		}
 		defer s.Close()
 		var got bytes.Buffer
-		if err := injectTo(s, &got, &bpfprog.Snapshot{}); err != nil {
+		if err := injectTo(s, &got, &bpfprog.List{}); err != nil {
 			readerError(t, "stream", err)
 		} else if !bytes.Equal(got.Bytes(), b) {
 			t.Fatalf("stream: the output differs from the input: %s", firstDiff(got.Bytes(), b))
@@ -71,9 +72,9 @@ func FuzzInject(f *testing.F) {
 	if err != nil || len(paths) == 0 {
 		f.Fatalf("no fixtures in testdata: %v", err)
 	}
-	var snaps []*bpfprog.Snapshot
+	var snaps []*snapshot.File
 	for i, p := range paths {
-		s, err := bpfprog.ReadSnapshotFile(strings.TrimSuffix(p, ".data") + ".snapshot.json")
+		s, err := snapshot.Open(strings.TrimSuffix(p, ".data") + ".snapshot.json")
 		if err != nil {
 			f.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -100,9 +101,9 @@ func parseCase(t *testing.T, name string) recordCase {
 // records itself, or nothing has metadata).
 func (c recordCase) unchanged() bool { return c.perf == "modern" || c.progs == "nometa" }
 
-func readSnapshot(t *testing.T, path string) *bpfprog.Snapshot {
+func readSnapshot(t *testing.T, path string) *snapshot.File {
 	t.Helper()
-	s, err := bpfprog.ReadSnapshotFile(path)
+	s, err := snapshot.Open(path)
 	if err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -111,7 +112,7 @@ func readSnapshot(t *testing.T, path string) *bpfprog.Snapshot {
 }
 
 // programsOf lists the programs of a snapshot, in ascending id.
-func programsOf(t *testing.T, s *bpfprog.Snapshot) []*bpfprog.Program {
+func programsOf(t *testing.T, s *snapshot.File) []*bpfprog.Program {
 	t.Helper()
 	var ps []*bpfprog.Program
 	for p, err := range s.All() {
@@ -178,7 +179,7 @@ func checkCase(t *testing.T, path string) {
 }
 
 // withMetadata returns the snapshot's programs that have metadata, by id.
-func withMetadata(t *testing.T, snap *bpfprog.Snapshot) []*bpfprog.Program {
+func withMetadata(t *testing.T, snap *snapshot.File) []*bpfprog.Program {
 	var ps []*bpfprog.Program
 	for _, p := range programsOf(t, snap) {
 		if p.Metadata != nil && len(p.Metadata.Entries) > 0 {
@@ -191,7 +192,7 @@ func withMetadata(t *testing.T, snap *bpfprog.Snapshot) []*bpfprog.Program {
 
 // checkOutcomes: every program record.sh loaded (the snapshot's) is in the
 // summary, resolved.
-func checkOutcomes(t *testing.T, c recordCase, snap *bpfprog.Snapshot, sum *inject.Summary, opts inject.Options) {
+func checkOutcomes(t *testing.T, c recordCase, snap *snapshot.File, sum *inject.Summary, opts inject.Options) {
 	t.Helper()
 	want := 0
 	for _, p := range withMetadata(t, snap) {
@@ -225,7 +226,7 @@ func checkOutcomes(t *testing.T, c recordCase, snap *bpfprog.Snapshot, sum *inje
 
 // checkPlacement checks the added records of a perf 6.1 recording with
 // metadata against where perf 7.2 writes them.
-func checkPlacement(t *testing.T, c recordCase, snap *bpfprog.Snapshot, out *recording, ins map[int]bool, opts inject.Options) {
+func checkPlacement(t *testing.T, c recordCase, snap *snapshot.File, out *recording, ins map[int]bool, opts inject.Options) {
 	t.Helper()
 	if c.unchanged() {
 		return

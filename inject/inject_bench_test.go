@@ -41,7 +41,7 @@ func benchInput(b *testing.B) (string, int64) {
 // the figure is the cost of the pass, not of the kernel.
 func BenchmarkInjectStream(b *testing.B) {
 	path, size := benchInput(b)
-	src := &bpfprog.Snapshot{}
+	src := &bpfprog.List{}
 	b.SetBytes(size)
 	for b.Loop() {
 		f, err := os.Open(path)
@@ -86,7 +86,7 @@ func BenchmarkInjectWalk(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	src := &bpfprog.Snapshot{}
+	src := &bpfprog.List{}
 	b.SetBytes(size)
 	b.ReportAllocs()
 	n := 0

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
@@ -51,7 +52,7 @@ func TestOracleThreads(t *testing.T) {
 	}
 	stock, during := record(perfStock, "stock")
 	modern, _ := record(perfModern, "modern")
-	live, err := bpfprog.NewLive()
+	live, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +62,7 @@ func TestOracleThreads(t *testing.T) {
 		t.Fatalf("data files: input %q, injected %q", S.dataFiles, O.dataFiles)
 	}
 	hasMetadata := func(id uint32) (*bpfprog.Program, bool) {
-		p, err := live.ReadProgram(id)
+		p, err := live.Program(id)
 		if err != nil {
 			t.Fatalf("program %d: %v", id, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -74,7 +75,7 @@ func TestOracle(t *testing.T) {
 		finish(modern[m])
 	}
 	stopNeighbour()
-	live, err := bpfprog.NewLive()
+	live, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +110,7 @@ func TestOracleUnrecorded(t *testing.T) {
 	}
 	stock, stockIDs := record(perfStock, "stock")
 	modern, _ := record(perfModern, "modern")
-	live, err := bpfprog.NewLive()
+	live, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +188,7 @@ func padded(r *recording) int {
 	return n
 }
 
-func compareWithModern(t *testing.T, perfModern string, live *bpfprog.Live, before []uint32, s, m *oracleRun) {
+func compareWithModern(t *testing.T, perfModern string, live *live.Kernel, before []uint32, s, m *oracleRun) {
 	dir := t.TempDir()
 	// The perf 6.1 recordings ran at once, each seeing the others' loads
 	// as perf 7.2's side-band thread would: their programs are compared
@@ -198,7 +199,7 @@ func compareWithModern(t *testing.T, perfModern string, live *bpfprog.Live, befo
 	O, D := readRecording(t, outPerf), readRecording(t, outDefault)
 	program := func(id uint32) *bpfprog.Program {
 		t.Helper()
-		p, err := live.ReadProgram(id)
+		p, err := live.Program(id)
 		if err != nil {
 			t.Fatalf("program %d: %v", id, err)
 		}

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -126,14 +126,14 @@ func TestPipeEndToEnd(t *testing.T) {
 	if got, _ := strconv.Atoi(string(m[1])); got != n {
 		t.Errorf("perf-modern report --stats counted %d BPF_METADATA records, the stream has %d", got, n)
 	}
-	live, err := bpfprog.NewLive()
+	live, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	funcs := func(ids []uint32) int {
 		n := 0
 		for _, id := range ids {
-			p, err := live.ReadProgram(id)
+			p, err := live.Program(id)
 			if err != nil {
 				t.Fatalf("program %d: %v", id, err)
 			}

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
@@ -20,7 +20,7 @@ func TestSwitchOutput(t *testing.T) {
 	perfStock, perfModern := requireLive(t)
 	bpffs := testkit.MountBPFFS(t)
 	before := loadFixtures(t, filepath.Join(bpffs, "before"), "meta")
-	live, err := bpfprog.NewLive()
+	live, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestSwitchOutput(t *testing.T) {
 		out, _ := mustInject(t, in, dir, live, inject.Options{RecordedOnly: true})
 		O := readRecording(t, out)
 		for _, id := range before {
-			p, err := live.ReadProgram(id)
+			p, err := live.Program(id)
 			if err != nil {
 				t.Fatal(err)
 			}

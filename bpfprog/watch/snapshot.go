@@ -7,34 +7,36 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
 // Snapshotter is a Watcher that writes every program it reads to a
-// snapshot (bpfprog.SnapshotWriter) as it goes: what bpfmeta watch does.
+// snapshot (snapshot.Writer) as it goes: what bpfmeta watch does.
 // The snapshot is complete once Stop has closed it; one cut short (the
 // process killed) holds every program read before, which inject reads.
 type Snapshotter struct {
 	w       *Watcher
-	sw      *bpfprog.SnapshotWriter
+	sw      *snapshot.Writer
 	cancel  context.CancelFunc
 	done    chan struct{}
 	err     error
 	written int
 }
 
-// StartSnapshot writes the start of a snapshot of live to out, opens the
+// StartSnapshot writes the start of a snapshot of the kernel k to out, opens the
 // events and reads every program loaded (New), and follows the loads in a
 // goroutine until Stop. Once it returns, no load can be missed. An error
 // writing out, here or later (Err, Stop), is a *writer.WriteError, one of
 // the kernel's is not.
-func StartSnapshot(live *bpfprog.Live, out io.Writer) (*Snapshotter, error) {
-	sw, err := bpfprog.NewSnapshotWriter(out, live.System(), time.Now())
+func StartSnapshot(k *live.Kernel, out io.Writer) (*Snapshotter, error) {
+	sw, err := snapshot.NewWriter(out, k.System(), time.Now())
 	if err != nil {
 		return nil, &writer.WriteError{Err: err}
 	}
 	s := &Snapshotter{sw: sw, done: make(chan struct{})}
-	s.w, err = New(live, Options{Emit: func(p *bpfprog.Program) error {
+	s.w, err = New(k, Options{Emit: func(p *bpfprog.Program) error {
 		if err := sw.Add(p); err != nil {
 			return &writer.WriteError{Err: err}
 		}
@@ -73,7 +75,7 @@ func (s *Snapshotter) Stop() (Stats, int, error) {
 	<-s.done
 	st := s.w.Stats()
 	var endErr error
-	if err := s.sw.Close(bpfprog.SnapshotEnd{Until: time.Now(), Missed: st.Lost + st.Failed}); err != nil {
+	if err := s.sw.Close(snapshot.End{Until: time.Now(), Missed: st.Lost + st.Failed}); err != nil {
 		endErr = &writer.WriteError{Err: err}
 	}
 	s.w.Close()

@@ -25,6 +25,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/internal/perfevent"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -102,7 +103,7 @@ const MaxMissedListed = 100
 //
 // A Watcher is used by one goroutine: New, Run, then Stats, then Close.
 type Watcher struct {
-	live  *bpfprog.Live
+	live  *live.Kernel
 	sb    *perfevent.SideBand
 	emit  func(*bpfprog.Program) error
 	track *bpftrack.Tracker
@@ -203,7 +204,7 @@ type Stats struct {
 // New starts following program loads: it opens the events on every online
 // CPU, enabled, then reads every program already loaded and emits them.
 // Needs root (CAP_PERFMON and CAP_SYS_ADMIN).
-func New(live *bpfprog.Live, opts Options) (*Watcher, error) {
+func New(k *live.Kernel, opts Options) (*Watcher, error) {
 	sb, err := perfevent.Open(perfevent.Options{RingPages: opts.RingPages})
 	if err != nil {
 		return nil, fmt.Errorf("following BPF program loads: %w", err)
@@ -213,7 +214,7 @@ func New(live *bpfprog.Live, opts Options) (*Watcher, error) {
 		emit = func(*bpfprog.Program) error { return nil }
 	}
 	w := &Watcher{
-		live:  live,
+		live:  k,
 		sb:    sb,
 		emit:  emit,
 		track: bpftrack.New(nativeRecords{}, bpftrack.Options{}),
@@ -441,7 +442,7 @@ func (w *Watcher) read(wp *watched) error {
 	if wp.ev != nil {
 		p, err = w.live.Lookup(wp.id, wp.ev.tag)
 	} else {
-		p, err = w.live.ReadProgram(wp.id)
+		p, err = w.live.Program(wp.id)
 	}
 	if err != nil {
 		w.release(wp)
@@ -452,7 +453,7 @@ func (w *Watcher) read(wp *watched) error {
 		w.miss(wp.id, wp.ev, err)
 		return nil
 	}
-	if err := bpfprog.CheckAddresses(p); err != nil {
+	if err := live.CheckAddresses(p); err != nil {
 		// A snapshot without addresses labels nothing: stop, as a
 		// permission error stops.
 		w.release(wp)

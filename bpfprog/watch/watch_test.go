@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 
@@ -125,7 +127,7 @@ type emitted struct {
 func newWatcher(t *testing.T, opts Options) (*Watcher, *emitted) {
 	t.Helper()
 	testkit.BPF(t)
-	live, err := bpfprog.NewLive()
+	k, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +140,7 @@ func newWatcher(t *testing.T, opts Options) (*Watcher, *emitted) {
 		e.emitted[p.ID] = p
 		return nil
 	}
-	w, err = New(live, opts)
+	w, err = New(k, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,10 +169,10 @@ func startWatcher(w *Watcher, e *emitted) func() error {
 
 // watchSnapshot writes the programs a Watcher emitted into a snapshot and
 // reads it back.
-func watchSnapshot(t *testing.T, w *Watcher, e *emitted) *bpfprog.Snapshot {
+func watchSnapshot(t *testing.T, w *Watcher, e *emitted) *snapshot.File {
 	t.Helper()
 	var b bytes.Buffer
-	sw, err := bpfprog.NewSnapshotWriter(&b, w.live.System(), time.Now())
+	sw, err := snapshot.NewWriter(&b, w.live.System(), time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,10 +181,10 @@ func watchSnapshot(t *testing.T, w *Watcher, e *emitted) *bpfprog.Snapshot {
 			t.Fatal(err)
 		}
 	}
-	if err := sw.Close(bpfprog.SnapshotEnd{Until: time.Now()}); err != nil {
+	if err := sw.Close(snapshot.End{Until: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	s, err := bpfprog.OpenSnapshot(bytes.NewReader(b.Bytes()), int64(b.Len()))
+	s, err := snapshot.Read(bytes.NewReader(b.Bytes()), int64(b.Len()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,6 +27,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
@@ -290,11 +292,11 @@ func TestHostileReloads(t *testing.T) {
 	testkit.Root(t)
 	bin := buildBinary(t)
 	progs, _ := testkit.LoadCilium(t, "many202")
-	live, err := bpfprog.NewLive()
+	live, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := live.ReadProgram(progs[0].ID)
+	p, err := live.Program(progs[0].ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -612,7 +614,7 @@ func manyProgramsSnapshot(t testing.TB, dir string, n int) string {
 func bigValueSnapshot(t testing.TB, dir string, n int) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := bpfprog.WriteSnapshot(&b, &bpfprog.Snapshot{Sys: bpfprog.System{Hostname: "h"}, Programs: []*bpfprog.Program{{
+	if _, err := snapshot.Take(&b, &bpfprog.List{Sys: bpfprog.System{Hostname: "h"}, Programs: []*bpfprog.Program{{
 		ID: 1, Name: "p", Metadata: &bpfprog.Metadata{ProgNames: []string{"bpf_prog_0000000000000000_p"},
 			Entries: []bpfprog.Entry{{Key: "k", Value: "VALUE"}}},
 		Funcs: []bpfprog.Func{{Addr: 0xffffffffc0000000, Len: 64, PerfName: "bpf_prog_0000000000000000_p"}},
@@ -686,7 +688,7 @@ func rawControl(s string) int {
 // reaches a terminal raw, on stdout or stderr; JSON output is JSON.
 func TestHostileText(t *testing.T) {
 	in := terminalRecording(t)
-	snap := snapshotFile(t, &bpfprog.Snapshot{Sys: bpfprog.System{Hostname: testkit.Terminal, KernelRelease: testkit.Terminal}})
+	snap := snapshotFile(t, &bpfprog.List{Sys: bpfprog.System{Hostname: testkit.Terminal, KernelRelease: testkit.Terminal}})
 	weird := filepath.Join(t.TempDir(), testkit.Terminal+".data")
 	if err := os.WriteFile(weird, []byte("not a recording"), 0o600); err != nil {
 		t.Fatal(err)
@@ -1098,7 +1100,7 @@ func TestWatchKilled(t *testing.T) {
 	id := loaded[0].ID
 	var prog *bpfprog.Program
 	waitFor(t, "the program in the snapshot", func() bool {
-		s, err := bpfprog.ReadSnapshotFile(snap)
+		s, err := snapshot.Open(snap)
 		if err != nil {
 			return false
 		}

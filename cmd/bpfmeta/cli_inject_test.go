@@ -79,7 +79,7 @@ func recordedPrograms(t testing.TB, path string, withMeta func(id uint32) bool) 
 
 func programsSnapshot(t testing.TB, progs []*bpfprog.Program) string {
 	t.Helper()
-	s := &bpfprog.Snapshot{Programs: progs}
+	s := &bpfprog.List{Programs: progs}
 	s.Sys.Hostname = "bpfmeta-test"
 	return snapshotFile(t, s)
 }
@@ -385,7 +385,7 @@ func TestShowJSON(t *testing.T) {
 // agree.
 func TestInjectOtherHost(t *testing.T) {
 	other := emptySnapshot(t) // of bpfmeta-test
-	same := snapshotFile(t, &bpfprog.Snapshot{Sys: bpfprog.System{Hostname: "arthur-des", KernelRelease: "5.15.193-1-MANJARO"}})
+	same := snapshotFile(t, &bpfprog.List{Sys: bpfprog.System{Hostname: "arthur-des", KernelRelease: "5.15.193-1-MANJARO"}})
 	for _, name := range []string{"mstange_perf6.16_x86_64_zstd_compressed2.data", trailingPipe} {
 		in := corpusPath(t, name)
 		r := bpfmeta(t, nil, "inject", "--snapshot", other, "-i", in, "-o", "-")

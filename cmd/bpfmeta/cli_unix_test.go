@@ -15,9 +15,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -63,16 +63,15 @@ func with(args []string, more ...string) []string {
 // the kernel and resolves nothing.
 func emptySnapshot(t testing.TB) string {
 	t.Helper()
-	return snapshotFile(t, &bpfprog.Snapshot{
-		Sys:   bpfprog.System{KernelRelease: "6.18.0-test", BootID: "00000000-0000-0000-0000-000000000000", Hostname: "bpfmeta-test"},
-		Taken: time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC),
+	return snapshotFile(t, &bpfprog.List{
+		Sys: bpfprog.System{KernelRelease: "6.18.0-test", BootID: "00000000-0000-0000-0000-000000000000", Hostname: "bpfmeta-test"},
 	})
 }
 
-func snapshotFile(t testing.TB, s *bpfprog.Snapshot) string {
+func snapshotFile(t testing.TB, s *bpfprog.List) string {
 	t.Helper()
 	var b bytes.Buffer
-	if err := bpfprog.WriteSnapshot(&b, s); err != nil {
+	if _, err := snapshot.Take(&b, s); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(t.TempDir(), "snapshot.json")
@@ -427,7 +426,7 @@ func TestCLIExistingOutput(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.name == "snapshot" {
-				if _, err := bpfprog.OpenSnapshot(bytes.NewReader(got), int64(len(got))); err != nil {
+				if _, err := snapshot.Read(bytes.NewReader(got), int64(len(got))); err != nil {
 					t.Errorf("with -f: the new snapshot does not read back: %v", err)
 				}
 			} else if want, _ := os.ReadFile(corpusPath(t, smallFile)); !bytes.Equal(got, want) {

@@ -11,6 +11,8 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
@@ -177,16 +179,16 @@ func oldPerfMayRead(s *cliutil.Session, out *outfile.Output, path string) bool {
 // first: a run that can read no program fails before it writes anything).
 func openSource(path string) (bpfprog.Source, func(), error) {
 	if path == "" {
-		live, err := bpfprog.NewLive()
+		k, err := live.New()
 		if err != nil {
 			return nil, nil, err
 		}
-		if err := live.Check(); err != nil {
+		if err := k.Check(); err != nil {
 			return nil, nil, fmt.Errorf("the running kernel: %w; or inject from a snapshot taken as root (--snapshot)", err)
 		}
-		return live, func() {}, nil
+		return k, func() {}, nil
 	}
-	snap, err := bpfprog.ReadSnapshotFile(path)
+	snap, err := snapshot.Open(path)
 	if err != nil {
 		return nil, nil, cliutil.FileError(safetext.Quote(path), err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
@@ -45,14 +46,6 @@ Examples:
 	}
 }
 
-// programsJSON is programs --json's document.
-type programsJSON struct {
-	FormatVersion int                `json:"format_version"`
-	Kind          string             `json:"kind"`
-	System        bpfprog.System     `json:"system"`
-	Programs      []*bpfprog.Program `json:"programs"`
-}
-
 func runPrograms(c *cli.Context) error {
 	var ids []uint32
 	for _, a := range c.Args().Slice() {
@@ -62,49 +55,18 @@ func runPrograms(c *cli.Context) error {
 		}
 		ids = append(ids, uint32(id))
 	}
-	live, err := bpfprog.NewLive()
+	k, err := live.New()
 	if err != nil {
 		return err
 	}
-	progs := []*bpfprog.Program{}
-	var firstErr error
-	failed := 0
-	fail := func(err error) {
-		if firstErr == nil {
-			firstErr = err
-		}
-		failed++
-	}
-	if len(ids) > 0 {
-		for _, id := range ids {
-			p, err := live.ReadProgram(id)
-			if err != nil {
-				fail(err)
-				continue
-			}
-			progs = append(progs, p)
-		}
-	} else {
-		for p, err := range live.All() {
-			if err != nil {
-				fail(err)
-				continue
-			}
-			progs = append(progs, p)
-		}
-	}
-
-	// A listing with a program missing is not printed: a script reading
-	// it would take it for all there is.
-	switch {
-	case failed == 1:
-		return firstErr
-	case failed > 1:
-		return fmt.Errorf("%d programs could not be read, the first: %w", failed, firstErr)
+	// all or nothing: a listing with a program missing is not printed
+	progs, err := k.Programs(ids...)
+	if err != nil {
+		return err
 	}
 	w := bufio.NewWriter(c.App.Writer)
 	if c.Bool("json") {
-		err = printJSON(w, programsJSON{FormatVersion: bpfprog.FormatVersion, Kind: "programs", System: live.System(), Programs: progs})
+		err = printJSON(w, bpfprog.NewPrograms(k.System(), progs))
 	} else {
 		for _, p := range progs {
 			printProgram(w, p)

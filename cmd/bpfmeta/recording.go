@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
@@ -112,7 +113,7 @@ func (h *hostCheck) check(o reader.Origin) {
 	sys := h.src.System()
 	if o.Hostname != "" && sys.Hostname != "" && o.Hostname != sys.Hostname || o.OSRelease != "" && sys.KernelRelease != "" && o.OSRelease != sys.KernelRelease {
 		from := "the running kernel"
-		if _, ok := h.src.(*bpfprog.Snapshot); ok {
+		if _, ok := h.src.(*snapshot.File); ok {
 			from = "the snapshot"
 		}
 		fmt.Fprintf(h.w, "bpfmeta: warning: %s was recorded on %s; %s is of %s: programs of another machine do not match\n",

@@ -2,13 +2,12 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 )
 
 func snapshotCommand() *cli.Command {
@@ -39,11 +38,11 @@ func runSnapshot(c *cli.Context) error {
 	if err := noArgs(c, "use -o FILE"); err != nil {
 		return err
 	}
-	live, err := bpfprog.NewLive()
+	k, err := live.New()
 	if err != nil {
 		return err
 	}
-	if err := live.Check(); err != nil {
+	if err := k.Check(); err != nil {
 		return fmt.Errorf("the running kernel: %w", err)
 	}
 	out, err := openSnapshotOutput(c, false)
@@ -57,7 +56,7 @@ func runSnapshot(c *cli.Context) error {
 			return err
 		}
 	}
-	n, err := writeSnapshot(out.Dest(), live)
+	n, err := snapshot.Take(out.Dest(), k)
 	if err != nil {
 		return out.Error(err)
 	}
@@ -71,24 +70,4 @@ func runSnapshot(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "bpfmeta: %s: %s saved\n", out.Name, plural(n, "BPF program"))
 	}
 	return nil
-}
-
-// writeSnapshot writes every loaded program; any program that cannot be
-// read fails the snapshot (unloaded ones are left out by Programs).
-func writeSnapshot(w io.Writer, live *bpfprog.Live) (int, error) {
-	sw, err := bpfprog.NewSnapshotWriter(w, live.System(), time.Now())
-	if err != nil {
-		return 0, err
-	}
-	n := 0
-	for p, err := range live.All() {
-		if err != nil {
-			return n, err
-		}
-		if err := sw.Add(p); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, sw.Close(bpfprog.SnapshotEnd{Until: time.Now()})
 }

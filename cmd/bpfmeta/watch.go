@@ -9,7 +9,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/bpfprog/watch"
 	"github.com/bpfmeta/bpfmeta/internal/childcmd"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
@@ -70,11 +70,11 @@ func runWatch(c *cli.Context) (status int, err error) {
 	}
 	// Fail now, not after a long recording, if the programs cannot be
 	// read with their addresses or the snapshot cannot be written.
-	live, err := bpfprog.NewLive()
+	k, err := live.New()
 	if err != nil {
 		return 0, err
 	}
-	if err := live.Check(); err != nil {
+	if err := k.Check(); err != nil {
 		return 0, fmt.Errorf("the running kernel: %w", err)
 	}
 	out, err := openSnapshotOutput(c, true)
@@ -91,7 +91,7 @@ func runWatch(c *cli.Context) (status int, err error) {
 	// From here on SIGINT, SIGTERM and SIGHUP stop the watch, or go to CMD.
 	sigs := make(chan os.Signal, 4)
 	defer s.ClaimSignals(sigs)()
-	w, err := watch.StartSnapshot(live, out.Dest())
+	w, err := watch.StartSnapshot(k, out.Dest())
 	var werr *writer.WriteError
 	if errors.As(err, &werr) {
 		return 0, out.Error(err)

@@ -25,6 +25,8 @@ import (
 	"github.com/cilium/ebpf/asm"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/internal/childcmd"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -133,16 +135,16 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // readWatchSnapshot reads a snapshot file bpfmeta watch wrote.
-func readWatchSnapshot(t *testing.T, b []byte) *bpfprog.Snapshot {
+func readWatchSnapshot(t *testing.T, b []byte) *snapshot.File {
 	t.Helper()
-	s, err := bpfprog.OpenSnapshot(bytes.NewReader(b), int64(len(b)))
+	s, err := snapshot.Read(bytes.NewReader(b), int64(len(b)))
 	if err != nil {
 		t.Fatalf("the snapshot: %v\n%.300s", err, b)
 	}
 	return s
 }
 
-func readWatchSnapshotFile(t *testing.T, path string) *bpfprog.Snapshot {
+func readWatchSnapshotFile(t *testing.T, path string) *snapshot.File {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -518,7 +520,7 @@ func TestWatchPerfInject(t *testing.T) {
 	watchPerfStock, watchPerfModern := testkit.PerfStock(t), testkit.PerfModern(t)
 	watchFixture := testkit.Fixture("meta")
 	bin := buildBinary(t)
-	live, err := bpfprog.NewLive()
+	live, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -568,7 +570,7 @@ sleep 0.5`, pin, watchBpftool, obj, watchBpftool, loadedFile)
 	checkWatchSummary(t, stderr, snap)
 	loaded := readWatchLoaded(t, loadedFile)
 	for _, l := range loaded {
-		if _, err := live.ReadProgram(l.ID); !errors.Is(err, bpfprog.ErrNotFound) {
+		if _, err := live.Program(l.ID); !errors.Is(err, bpfprog.ErrNotFound) {
 			t.Fatalf("program %d (%s) is still loaded after the recording (%v): the test needs it gone", l.ID, l.Name, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package bpfprog
+package live
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -51,7 +52,7 @@ type perfBPFEvent struct {
 
 type perfBPFMetadata struct {
 	ProgName string
-	Entries  []Entry
+	Entries  []bpfprog.Entry
 }
 
 // perfRecord is one of the three records, with its file offset.
@@ -128,7 +129,7 @@ func readPerfRecords(t *testing.T, path string) []perfRecord {
 			m := &perfBPFMetadata{ProgName: cString(r[8:nameEnd])}
 			for i := range nr {
 				e := ents[i*(perfdata.BPFMetadataKeyLen+perfdata.BPFMetadataValueLen):]
-				m.Entries = append(m.Entries, Entry{
+				m.Entries = append(m.Entries, bpfprog.Entry{
 					Key:   cString(e[:perfdata.BPFMetadataKeyLen]),
 					Value: cString(e[perfdata.BPFMetadataKeyLen : perfdata.BPFMetadataKeyLen+perfdata.BPFMetadataValueLen]),
 				})
@@ -143,7 +144,7 @@ func readPerfRecords(t *testing.T, path string) []perfRecord {
 }
 
 // keys returns the entries' keys.
-func keys(es []Entry) []string {
+func keys(es []bpfprog.Entry) []string {
 	var ks []string
 	for _, e := range es {
 		ks = append(ks, e.Key)

@@ -1,4 +1,4 @@
-package bpfprog
+package live
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 
@@ -70,7 +71,7 @@ var wants = map[string]want{
 	"nometa/bpfprogt_nometa":     {funcs: []string{"bpfprogt_nometa", "bpfprogt_nometa_sub"}},
 	"rodata/bpfprogt_rodata":     {funcs: []string{"bpfprogt_rodata"}},
 	"manyfunc/bpfprogt_manyfunc": {funcs: manyFuncs, keys: []string{"answer"}, values: []string{"42"}},
-	"asm/" + asmProgName:         {funcs: []string{""}, keys: []string{"version", "build_num"}, values: []string{`"` + asmVersion + `"`, fmt.Sprint(asmBuildNum)}},
+	"asm/" + testkit.AsmProgName: {funcs: []string{""}, keys: []string{"version", "build_num"}, values: []string{`"` + testkit.AsmVersion + `"`, fmt.Sprint(testkit.AsmBuildNum)}},
 }
 
 func wantFor(t *testing.T, l loadedProg) want {
@@ -89,7 +90,7 @@ func wantFor(t *testing.T, l loadedProg) want {
 func TestLiveAgainstPerf(t *testing.T) {
 	testkit.BPF(t)
 	perfModern, perfStock := testkit.PerfModern(t), testkit.PerfStock(t)
-	live, err := NewLive()
+	live, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +147,7 @@ func TestLiveAgainstPerf(t *testing.T) {
 }
 
 // checkFixture compares a program with what its source and loader make it.
-func checkFixture(t *testing.T, l loadedProg, p *Program) {
+func checkFixture(t *testing.T, l loadedProg, p *bpfprog.Program) {
 	t.Helper()
 	w := wantFor(t, l)
 	if p.ID != l.ID || p.Type != ebpf.SocketFilter {
@@ -194,8 +195,8 @@ func checkFixture(t *testing.T, l loadedProg, p *Program) {
 		if p.Metadata != nil || p.MetadataErr != nil {
 			t.Errorf("%v: metadata %+v, error %v; want none", l, p.Metadata, p.MetadataErr)
 		}
-		if _, err := p.BPFMetadata(); !errors.Is(err, ErrNoMetadata) {
-			t.Errorf("%v: BPFMetadata() error %v, want ErrNoMetadata", l, err)
+		if _, err := p.BPFMetadata(); !errors.Is(err, bpfprog.ErrNoMetadata) {
+			t.Errorf("%v: BPFMetadata() error %v, want bpfprog.ErrNoMetadata", l, err)
 		}
 		return
 	}
@@ -203,7 +204,7 @@ func checkFixture(t *testing.T, l loadedProg, p *Program) {
 	if md == nil {
 		t.Fatalf("%v: no metadata (%v)", l, p.MetadataErr)
 	}
-	var me *MetadataError
+	var me *bpfprog.MetadataError
 	if p.MetadataErr != nil && (!errors.As(p.MetadataErr, &me) || me.Key == "") {
 		t.Errorf("%v: metadata error %v, want none or one about a value", l, p.MetadataErr)
 	}
@@ -246,7 +247,7 @@ func checkFixture(t *testing.T, l loadedProg, p *Program) {
 // checkSynthesized checks a recording of programs loaded before it: per
 // program KSYMBOL x n (PerfName, address, length), BPF_EVENT (id, tag), and
 // from perf 7.2 BPF_METADATA x n (prog_names, keys) right after.
-func checkSynthesized(t *testing.T, recs []perfRecord, loaded []loadedProg, progs []*Program, modern bool) {
+func checkSynthesized(t *testing.T, recs []perfRecord, loaded []loadedProg, progs []*bpfprog.Program, modern bool) {
 	for i, l := range loaded {
 		p := progs[i]
 		at, err := findBPFEvent(recs, p.ID)
@@ -299,7 +300,7 @@ func checkSynthesized(t *testing.T, recs []perfRecord, loaded []loadedProg, prog
 // checkDuring checks a recording of programs loaded while it ran: the
 // kernel's KSYMBOLs (KernelName) before each BPF_EVENT, and from perf 7.2
 // the BPF_METADATA records appended at the end, in ascending id order.
-func checkDuring(t *testing.T, recs []perfRecord, loaded []loadedProg, progs []*Program, modern bool) {
+func checkDuring(t *testing.T, recs []perfRecord, loaded []loadedProg, progs []*bpfprog.Program, modern bool) {
 	lastMeta := 0
 	for i, l := range loaded {
 		p := progs[i]
@@ -329,7 +330,7 @@ func checkDuring(t *testing.T, recs []perfRecord, loaded []loadedProg, progs []*
 		}
 		if p.Metadata == nil {
 			for _, r := range recs {
-				if m := r.Metadata; m != nil && slices.ContainsFunc(p.Funcs, func(f Func) bool { return m.ProgName == f.PerfName }) {
+				if m := r.Metadata; m != nil && slices.ContainsFunc(p.Funcs, func(f bpfprog.Func) bool { return m.ProgName == f.PerfName }) {
 					t.Errorf("%v: perf wrote BPF_METADATA %+v for a program without metadata", l, *m)
 				}
 			}
@@ -357,7 +358,7 @@ func checkDuring(t *testing.T, recs []perfRecord, loaded []loadedProg, progs []*
 
 // checkValues compares the metadata values with the fixtures' and with
 // perf 7.2's records byte for byte. It fails until package btf formats values.
-func checkValues(t *testing.T, recs []perfRecord, loaded []loadedProg, progs []*Program) {
+func checkValues(t *testing.T, recs []perfRecord, loaded []loadedProg, progs []*bpfprog.Program) {
 	t.Helper()
 	for i, l := range loaded {
 		p := progs[i]
@@ -398,13 +399,13 @@ func checkValues(t *testing.T, recs []perfRecord, loaded []loadedProg, progs []*
 // another tag, and is gone.
 func TestLookup(t *testing.T) {
 	testkit.BPF(t)
-	live, err := NewLive()
+	live, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
 	progs, unload := testkit.LoadCilium(t, "meta")
 	for _, l := range progs {
-		p, err := live.ReadProgram(l.ID)
+		p, err := live.Program(l.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -414,28 +415,29 @@ func TestLookup(t *testing.T) {
 		other := p.Tag
 		other[0] ^= 0xff
 		_, err = live.Lookup(l.ID, other)
-		var tm *TagMismatchError
-		if !errors.Is(err, ErrTagMismatch) || !errors.As(err, &tm) || tm.Got != p.Tag || tm.Want != other || tm.ID != l.ID {
-			t.Errorf("%v: Lookup with another tag: %v, want a *TagMismatchError", l, err)
+		var tm *bpfprog.TagMismatchError
+		if !errors.Is(err, bpfprog.ErrTagMismatch) || !errors.As(err, &tm) || tm.Got != p.Tag || tm.Want != other || tm.ID != l.ID {
+			t.Errorf("%v: Lookup with another tag: %v, want a *bpfprog.TagMismatchError", l, err)
 		}
 	}
 	unload()
 	for _, l := range progs {
-		waitGone(t, live, l.ID)
-		if _, err := live.Lookup(l.ID, perfdata.BPFTag{}); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrTagMismatch) {
-			t.Errorf("%v: Lookup after unload: %v, want ErrNotFound", l, err)
+		testkit.WaitUnloaded(t, l.ID)
+		if _, err := live.Lookup(l.ID, perfdata.BPFTag{}); !errors.Is(err, bpfprog.ErrNotFound) || errors.Is(err, bpfprog.ErrTagMismatch) {
+			t.Errorf("%v: Lookup after unload: %v, want bpfprog.ErrNotFound", l, err)
 		}
 	}
 	// Programs are numbered from 1.
-	if _, err := live.ReadProgram(0); !errors.Is(err, ErrNotFound) {
-		t.Errorf("ReadProgram(0): %v, want ErrNotFound", err)
+	if _, err := live.Program(0); !errors.Is(err, bpfprog.ErrNotFound) {
+		t.Errorf("Program(0): %v, want bpfprog.ErrNotFound", err)
 	}
 }
 
-// TestPrograms checks that the walk finds what the test loaded, in id order.
+// TestPrograms checks that the walk finds what the test loaded, in id
+// order, and that a list of programs is all of them or an error.
 func TestPrograms(t *testing.T) {
 	testkit.BPF(t)
-	live, err := NewLive()
+	live, err := New()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -456,6 +458,36 @@ func TestPrograms(t *testing.T) {
 	for _, l := range progs {
 		if !seen[l.ID] {
 			t.Errorf("Programs did not yield %v", l)
+		}
+	}
+
+	var ids []uint32
+	for _, l := range progs {
+		ids = append(ids, l.ID)
+	}
+	got, err := live.Programs(ids...)
+	if err != nil || len(got) != len(ids) {
+		t.Fatalf("Programs(%v): %d programs, %v", ids, len(got), err)
+	}
+	for i, p := range got {
+		if p.ID != ids[i] {
+			t.Errorf("Programs(%v)[%d] is program %d", ids, i, p.ID)
+		}
+	}
+	// Programs are numbered from 1: there is no program 0.
+	if got, err := live.Programs(append(ids, 0)...); got != nil || !errors.Is(err, bpfprog.ErrNotFound) || strings.Contains(err.Error(), "could not be read") {
+		t.Errorf("Programs with one id not loaded: %d programs, %v; want none and that program's error", len(got), err)
+	}
+	if got, err := live.Programs(0, ids[0], 0); got != nil || !errors.Is(err, bpfprog.ErrNotFound) || !strings.Contains(err.Error(), "2 programs could not be read, the first: program 0:") {
+		t.Errorf("Programs with two ids not loaded: %d programs, %v; want none, and the count", len(got), err)
+	}
+	all, err := live.Programs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range progs {
+		if !slices.ContainsFunc(all, func(p *bpfprog.Program) bool { return p.ID == l.ID }) {
+			t.Errorf("Programs() does not have %v", l)
 		}
 	}
 }
@@ -513,13 +545,13 @@ func permissionChild(t *testing.T, idArg string) {
 	if _, err := fmt.Sscan(idArg, &id); err != nil {
 		t.Fatal(err)
 	}
-	live, err := NewLive()
+	live, err := New()
 	if err != nil {
-		t.Fatalf("NewLive: %v", err)
+		t.Fatalf("New: %v", err)
 	}
-	_, err = live.ReadProgram(id)
-	if !errors.Is(err, os.ErrPermission) || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "CAP_SYS_ADMIN") {
-		t.Fatalf("ReadProgram(%d) as nobody: %v, want a permission error", id, err)
+	_, err = live.Program(id)
+	if !errors.Is(err, os.ErrPermission) || errors.Is(err, bpfprog.ErrNotFound) || !strings.Contains(err.Error(), "CAP_SYS_ADMIN") {
+		t.Fatalf("Program(%d) as nobody: %v, want a permission error", id, err)
 	}
 	n := 0
 	for p, err := range live.All() {
@@ -535,6 +567,6 @@ func permissionChild(t *testing.T, idArg string) {
 }
 
 // sameEntries compares entries as perf records them: keys and values.
-func sameEntries(a, b []Entry) bool {
-	return slices.EqualFunc(a, b, func(x, y Entry) bool { return x.Key == y.Key && x.Value == y.Value })
+func sameEntries(a, b []bpfprog.Entry) bool {
+	return slices.EqualFunc(a, b, func(x, y bpfprog.Entry) bool { return x.Key == y.Key && x.Value == y.Value })
 }

@@ -1,7 +1,6 @@
-package bpfprog
+package live
 
 import (
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -9,12 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 
 	"github.com/cilium/ebpf"
-	"github.com/cilium/ebpf/asm"
-	ciliumbtf "github.com/cilium/ebpf/btf"
-	"golang.org/x/sys/unix"
 )
 
 // fixtureObjects are the compiled objects in testdata/bpf the tests load.
@@ -24,49 +21,6 @@ var fixtureObjects = []string{"meta", "nometa", "rodata", "manyfunc", "rich", "r
 type loadedProg = testkit.Loaded
 
 func progID(t *testing.T, p *ebpf.Program) uint32 { return testkit.ProgramID(t, p) }
-
-// Contents of the .rodata of the pure-Go program: no func_info, no
-// program BTF, one map with its own BTF.
-const (
-	asmProgName  = "bpfprogt_asm"
-	asmVersion   = "v1.2.3-test"
-	asmBuildNum  = 4711
-	asmValueSize = 16
-)
-
-// loadAsm loads a program built in Go with cilium/ebpf: without func_info
-// and program BTF, reading a .rodata map whose BTF has two metadata
-// variables.
-func loadAsm(t *testing.T) ([]loadedProg, func()) {
-	t.Helper()
-	charT := &ciliumbtf.Int{Name: "char", Size: 1, Encoding: ciliumbtf.Signed}
-	idx := &ciliumbtf.Int{Name: "__ARRAY_SIZE_TYPE__", Size: 4}
-	ver := &ciliumbtf.Var{Name: "bpf_metadata_version", Linkage: ciliumbtf.GlobalVar,
-		Type: &ciliumbtf.Array{Index: idx, Type: &ciliumbtf.Const{Type: charT}, Nelems: 12}}
-	num := &ciliumbtf.Var{Name: "bpf_metadata_build_num", Linkage: ciliumbtf.GlobalVar,
-		Type: &ciliumbtf.Const{Type: &ciliumbtf.Int{Name: "int", Size: 4, Encoding: ciliumbtf.Signed}}}
-	ds := &ciliumbtf.Datasec{Name: ".rodata", Size: asmValueSize, Vars: []ciliumbtf.VarSecinfo{
-		{Type: ver, Offset: 0, Size: 12}, {Type: num, Offset: 12, Size: 4}}}
-	value := make([]byte, asmValueSize)
-	copy(value, asmVersion)
-	value[12], value[13] = asmBuildNum&0xff, asmBuildNum>>8
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: ".rodata", Type: ebpf.Array, KeySize: 4,
-		ValueSize: asmValueSize, MaxEntries: 1, Flags: unix.BPF_F_RDONLY_PROG,
-		Key: &ciliumbtf.Void{}, Value: ds,
-		Contents: []ebpf.MapKV{{Key: uint32(0), Value: value}}})
-	if err != nil {
-		t.Fatalf("cilium/ebpf: .rodata map: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: asmProgName, Type: ebpf.SocketFilter, License: "GPL",
-		Instructions: asm.Instructions{asm.LoadMapPtr(asm.R1, m.FD()), asm.Mov.Imm(asm.R0, 0), asm.Return()}})
-	if err != nil {
-		t.Fatalf("cilium/ebpf: program %s: %v", asmProgName, err)
-	}
-	t.Cleanup(func() { p.Close() })
-	unload := func() { p.Close(); m.Close() }
-	return []loadedProg{{Loader: "cilium", Object: "asm", Name: asmProgName, ID: progID(t, p)}}, unload
-}
 
 // loadAll loads every fixture with both loaders, and the Go-built program.
 // The pins of this set are named after prefix.
@@ -79,18 +33,18 @@ func loadAll(t *testing.T, bpffs, prefix string) []loadedProg {
 		all = append(all, c...)
 		all = append(all, b...)
 	}
-	a, _ := loadAsm(t)
+	a, _ := testkit.LoadAsm(t)
 	all = append(all, a...)
 	sort.Slice(all, func(i, j int) bool { return all[i].ID < all[j].ID })
 	return all
 }
 
 // readLoaded reads the loaded programs from the kernel, in id order.
-func readLoaded(t *testing.T, live *Live, loaded []loadedProg) []*Program {
+func readLoaded(t *testing.T, live *Kernel, loaded []loadedProg) []*bpfprog.Program {
 	t.Helper()
-	progs := make([]*Program, len(loaded))
+	progs := make([]*bpfprog.Program, len(loaded))
 	for i, l := range loaded {
-		p, err := live.ReadProgram(l.ID)
+		p, err := live.Program(l.ID)
 		if err != nil {
 			t.Fatalf("%v: %v", l, err)
 		}
@@ -167,20 +121,4 @@ func findMetadataRun(recs []perfRecord, start int, names, entryKeys []string) in
 		}
 	}
 	return -1
-}
-
-// waitGone waits until the kernel has freed program id.
-func waitGone(t *testing.T, live *Live, id uint32) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		_, err := live.ReadProgram(id)
-		if errors.Is(err, ErrNotFound) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("program %d still readable after unload: %v", id, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

@@ -1,21 +1,13 @@
-package bpfprog
+package live
 
 import (
 	"errors"
 	"strings"
 	"testing"
 
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
-
-func mustTag(t *testing.T, s string) perfdata.BPFTag {
-	t.Helper()
-	tag, err := perfdata.ParseBPFTag(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tag
-}
 
 // namer is a BTF object with the given type names by id (id 0 is void).
 func namer(names map[uint32]string) typeNamer {
@@ -32,7 +24,7 @@ func namer(names map[uint32]string) typeNamer {
 // synthesize_bpf_prog_name(); the cases marked [perf] were seen in records
 // perf 7.2.13 wrote (see TestLiveAgainstPerf).
 func TestSynthesizeProgName(t *testing.T) {
-	t0, t1 := mustTag(t, "5d126c929afd31f7"), mustTag(t, "1811999f9c3db065")
+	t0, t1 := testkit.Tag(t, "5d126c929afd31f7"), testkit.Tag(t, "1811999f9c3db065")
 	btf := namer(map[uint32]string{1: "main_func", 2: "sub_func", 3: ""})
 	long := strings.Repeat("n", 600)
 	for _, tc := range []struct {
@@ -82,7 +74,7 @@ func TestSynthesizeProgNameError(t *testing.T) {
 }
 
 func TestKernelKsymName(t *testing.T) {
-	prog, f0, f1 := mustTag(t, "e21be2de8fc54252"), mustTag(t, "5d126c929afd31f7"), mustTag(t, "1811999f9c3db065")
+	prog, f0, f1 := testkit.Tag(t, "e21be2de8fc54252"), testkit.Tag(t, "5d126c929afd31f7"), testkit.Tag(t, "1811999f9c3db065")
 	for _, tc := range []struct {
 		name         string
 		funcTag      perfdata.BPFTag

@@ -1,11 +1,11 @@
-package bpfprog_test
+package snapshot_test
 
 import (
 	"bytes"
 	"os"
 	"testing"
 
-	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -23,7 +23,7 @@ func FuzzSnapshot(f *testing.F) {
 	}
 	f.Add([]byte(`{"format_version":2,"kind":"snapshot"}` + "\n" + `{"program":{"id":1,"tag":"0102030405060708"}}` + "\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		s, err := bpfprog.OpenSnapshot(bytes.NewReader(b), int64(len(b)))
+		s, err := snapshot.Read(bytes.NewReader(b), int64(len(b)))
 		if err != nil {
 			return
 		}

@@ -1,4 +1,4 @@
-package bpfprog
+package snapshot
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 
 	"github.com/cilium/ebpf"
@@ -24,36 +26,38 @@ const (
 	snapshotV1Golden = "testdata/snapshot-v1.golden.json"
 )
 
+// goldenTaken is when the golden snapshot was taken.
+var goldenTaken = time.Date(2026, 12, 2, 15, 46, 11, 0, time.UTC)
+
 // goldenSnapshot has one program with metadata (one entry not formatted)
 // and one without.
-func goldenSnapshot(t *testing.T) *Snapshot {
-	s := &Snapshot{
-		Sys: System{
+func goldenSnapshot(t *testing.T) *bpfprog.List {
+	s := &bpfprog.List{
+		Sys: bpfprog.System{
 			KernelRelease: "6.18.44", BootID: "f0ef39ac-e669-4e9e-b6bf-383e3c4be558", Hostname: "vm",
 			BootTime: time.Date(2026, 12, 2, 15, 28, 36, 861375769, time.UTC),
 		},
-		Taken: time.Date(2026, 12, 2, 15, 46, 11, 0, time.UTC),
-		Programs: []*Program{
+		Programs: []*bpfprog.Program{
 			{
-				ID: 97, Tag: mustTag(t, "e21be2de8fc54252"), Name: "bpfprogt_multi_", Type: ebpf.SocketFilter,
+				ID: 97, Tag: testkit.Tag(t, "e21be2de8fc54252"), Name: "bpfprogt_multi_", Type: ebpf.SocketFilter,
 				LoadTime: 1049500284317 * time.Nanosecond, BTFID: 21, MapIDs: []uint32{29},
-				Funcs: []Func{
-					{Tag: mustTag(t, "5d126c929afd31f7"), BTFName: "bpfprogt_multi_function_main", Addr: 0xffffffffc0023054, Len: 40,
+				Funcs: []bpfprog.Func{
+					{Tag: testkit.Tag(t, "5d126c929afd31f7"), BTFName: "bpfprogt_multi_function_main", Addr: 0xffffffffc0023054, Len: 40,
 						PerfName:   "bpf_prog_5d126c929afd31f7_bpfprogt_multi_function_main",
 						KernelName: "bpf_prog_e21be2de8fc54252_bpfprogt_multi_function_main"},
-					{Tag: mustTag(t, "1811999f9c3db065"), BTFName: "bpfprogt_sub_add", Addr: 0xffffffffc002309c, Len: 25,
+					{Tag: testkit.Tag(t, "1811999f9c3db065"), BTFName: "bpfprogt_sub_add", Addr: 0xffffffffc002309c, Len: 25,
 						PerfName:   "bpf_prog_1811999f9c3db065_bpfprogt_sub_add",
 						KernelName: "bpf_prog_1811999f9c3db065_bpfprogt_sub_add"},
 				},
-				Metadata: &Metadata{MapID: 29, MapName: ".rodata", BTFID: 20,
+				Metadata: &bpfprog.Metadata{MapID: 29, MapName: ".rodata", BTFID: 20,
 					ProgNames: []string{"bpf_prog_5d126c929afd31f7_", "bpf_prog_1811999f9c3db065_"},
-					Entries:   []Entry{{Key: "version", Value: `"3.14159"`}, {Key: "odd", Value: ""}}},
-				MetadataErr: &MetadataError{ProgID: 97, MapID: 29, Key: "odd", Err: errors.New("cannot format")},
+					Entries:   []bpfprog.Entry{{Key: "version", Value: `"3.14159"`}, {Key: "odd", Value: ""}}},
+				MetadataErr: &bpfprog.MetadataError{ProgID: 97, MapID: 29, Key: "odd", Err: errors.New("cannot format")},
 			},
 			{
-				ID: 119, Tag: mustTag(t, "a823616fe0b41d16"), Name: "bpfprogt_nometa", Type: ebpf.SocketFilter,
+				ID: 119, Tag: testkit.Tag(t, "a823616fe0b41d16"), Name: "bpfprogt_nometa", Type: ebpf.SocketFilter,
 				LoadTime: time.Second, BTFID: 61, MapIDs: []uint32{},
-				Funcs: []Func{{Tag: mustTag(t, "a823616fe0b41d16"), BTFName: "bpfprogt_nometa", Addr: 0xffffffffc0026e94, Len: 32,
+				Funcs: []bpfprog.Func{{Tag: testkit.Tag(t, "a823616fe0b41d16"), BTFName: "bpfprogt_nometa", Addr: 0xffffffffc0026e94, Len: 32,
 					PerfName: "bpf_prog_a823616fe0b41d16_bpfprogt_nometa", KernelName: "bpf_prog_a823616fe0b41d16_bpfprogt_nometa"}},
 			},
 		},
@@ -65,17 +69,21 @@ func goldenSnapshot(t *testing.T) *Snapshot {
 }
 
 // openBytes reads a snapshot held in memory.
-func openBytes(b []byte) (*Snapshot, error) { return OpenSnapshot(bytes.NewReader(b), int64(len(b))) }
+func openBytes(b []byte) (*File, error) { return Read(bytes.NewReader(b), int64(len(b))) }
 
 // rewrite reads every program of a snapshot and writes them again.
-func rewrite(t *testing.T, s *Snapshot) []byte {
+func rewrite(t *testing.T, s *File) []byte { return write(t, s, s.Taken) }
+
+// write writes every program of src as a snapshot taken at taken: Take at
+// a time of the test's.
+func write(t *testing.T, src bpfprog.Lister, taken time.Time) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	sw, err := NewSnapshotWriter(&buf, s.Sys, s.Taken)
+	sw, err := NewWriter(&buf, src.System(), taken)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for p, err := range s.All() {
+	for p, err := range src.All() {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,7 +91,7 @@ func rewrite(t *testing.T, s *Snapshot) []byte {
 			t.Fatal(err)
 		}
 	}
-	if err := sw.Close(SnapshotEnd{Until: s.Taken}); err != nil {
+	if err := sw.Close(End{Until: taken}); err != nil {
 		t.Fatal(err)
 	}
 	return buf.Bytes()
@@ -92,11 +100,7 @@ func rewrite(t *testing.T, s *Snapshot) []byte {
 // TestSnapshotGolden pins the file format: write, compare with the golden
 // file, read back, write again; and reads the version 1 file into the same.
 func TestSnapshotGolden(t *testing.T) {
-	var buf bytes.Buffer
-	if err := WriteSnapshot(&buf, goldenSnapshot(t)); err != nil {
-		t.Fatal(err)
-	}
-	testkit.Golden(t, snapshotGolden, buf.Bytes())
+	testkit.Golden(t, snapshotGolden, write(t, goldenSnapshot(t), goldenTaken))
 	golden, err := os.ReadFile(snapshotGolden)
 	if err != nil {
 		t.Fatal(err)
@@ -130,45 +134,48 @@ func TestSnapshotGolden(t *testing.T) {
 	}
 }
 
-func checkGoldenPrograms(t *testing.T, s *Snapshot) {
-	p, err := s.Lookup(97, mustTag(t, "e21be2de8fc54252"))
+func checkGoldenPrograms(t *testing.T, s *File) {
+	p, err := s.Lookup(97, testkit.Tag(t, "e21be2de8fc54252"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := p.BPFMetadata(); err == nil || !strings.Contains(err.Error(), "cannot format") {
 		t.Errorf("BPFMetadata of a program whose metadata is not exact: %v", err)
 	}
-	var me *MetadataError
+	var me *bpfprog.MetadataError
 	if !errors.As(p.MetadataErr, &me) || me.MapID != 29 || me.Key != "odd" {
 		t.Errorf("MetadataErr %#v", p.MetadataErr)
 	}
 	if p.Funcs[0].Addr != 0xffffffffc0023054 {
 		t.Errorf("address %x", p.Funcs[0].Addr)
 	}
-	p, err = s.Lookup(119, mustTag(t, "a823616fe0b41d16"))
+	p, err = s.Lookup(119, testkit.Tag(t, "a823616fe0b41d16"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.BPFMetadata(); !errors.Is(err, ErrNoMetadata) {
+	if _, err := p.BPFMetadata(); !errors.Is(err, bpfprog.ErrNoMetadata) {
 		t.Errorf("BPFMetadata of a program without metadata: %v", err)
 	}
-	if s.System() != goldenSnapshot(t).Sys || !s.Taken.Equal(goldenSnapshot(t).Taken) {
+	if s.System() != goldenSnapshot(t).Sys || !s.Taken.Equal(goldenTaken) {
 		t.Errorf("System %+v taken %v", s.System(), s.Taken)
 	}
 }
 
 func TestSnapshotLookup(t *testing.T) {
-	s := goldenSnapshot(t) // built by hand: Lookup indexes it on first use
-	if _, err := s.Lookup(97, mustTag(t, "e21be2de8fc54252")); err != nil {
+	s, err := openBytes(write(t, goldenSnapshot(t), goldenTaken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Lookup(97, testkit.Tag(t, "e21be2de8fc54252")); err != nil {
 		t.Errorf("Lookup: %v", err)
 	}
-	other := mustTag(t, "0000000000000001")
-	_, err := s.Lookup(97, other)
-	var tm *TagMismatchError
-	if !errors.As(err, &tm) || !errors.Is(err, ErrTagMismatch) || tm.ID != 97 || tm.Want != other || tm.Got.String() != "e21be2de8fc54252" {
+	other := testkit.Tag(t, "0000000000000001")
+	_, err = s.Lookup(97, other)
+	var tm *bpfprog.TagMismatchError
+	if !errors.As(err, &tm) || !errors.Is(err, bpfprog.ErrTagMismatch) || tm.ID != 97 || tm.Want != other || tm.Got.String() != "e21be2de8fc54252" {
 		t.Errorf("Lookup with another tag: %v", err)
 	}
-	if _, err := s.Lookup(98, other); !errors.Is(err, ErrNotFound) || errors.Is(err, ErrTagMismatch) {
+	if _, err := s.Lookup(98, other); !errors.Is(err, bpfprog.ErrNotFound) || errors.Is(err, bpfprog.ErrTagMismatch) {
 		t.Errorf("Lookup of an id not in the snapshot: %v", err)
 	}
 }
@@ -201,12 +208,12 @@ func TestReadSnapshotErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := openBytes([]byte(tc.in))
-			want := ErrSnapshotFormat
+			want := ErrFormat
 			if tc.newer {
-				want = ErrSnapshotNewer
+				want = ErrNewer
 			}
 			if !errors.Is(err, want) || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("OpenSnapshot: %v, want %v with %q", err, want, tc.want)
+				t.Errorf("Read: %v, want %v with %q", err, want, tc.want)
 			}
 		})
 	}
@@ -243,20 +250,20 @@ func TestSnapshotCut(t *testing.T) {
 
 func TestSnapshotWriter(t *testing.T) {
 	var buf bytes.Buffer
-	sw, err := NewSnapshotWriter(&buf, System{Hostname: "h"}, time.Unix(0, 0))
+	sw, err := NewWriter(&buf, bpfprog.System{Hostname: "h"}, time.Unix(0, 0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := sw.Close(SnapshotEnd{}); err != nil {
+	if err := sw.Close(End{}); err != nil {
 		t.Fatal(err)
 	}
 	s, err := openBytes(buf.Bytes())
-	if err != nil || s.Len() != 0 || s.Sys.Hostname != "h" || s.Incomplete != "" {
+	if err != nil || s.Len() != 0 || s.System().Hostname != "h" || s.Incomplete != "" {
 		t.Fatalf("empty snapshot: %+v, %v", s, err)
 	}
 
 	buf.Reset()
-	sw, _ = NewSnapshotWriter(&buf, System{}, time.Unix(0, 0))
+	sw, _ = NewWriter(&buf, bpfprog.System{}, time.Unix(0, 0))
 	p := goldenSnapshot(t).Programs[1]
 	if err := sw.Add(p); err != nil {
 		t.Fatal(err)
@@ -264,7 +271,7 @@ func TestSnapshotWriter(t *testing.T) {
 	if err := sw.Add(p); err == nil || !strings.Contains(err.Error(), "added twice") {
 		t.Errorf("adding a program twice: %v", err)
 	}
-	sw.Close(SnapshotEnd{})
+	sw.Close(End{})
 	if err := sw.Add(goldenSnapshot(t).Programs[0]); err == nil {
 		t.Error("Add after Close: no error")
 	}
@@ -277,7 +284,7 @@ func TestSnapshotWriter(t *testing.T) {
 // not the programs.
 func TestSnapshotMemory(t *testing.T) {
 	var buf bytes.Buffer
-	sw, _ := NewSnapshotWriter(&buf, System{}, time.Unix(0, 0))
+	sw, _ := NewWriter(&buf, bpfprog.System{}, time.Unix(0, 0))
 	p := *goldenSnapshot(t).Programs[0]
 	p.MetadataErr = nil
 	for i := range 20000 {
@@ -286,7 +293,7 @@ func TestSnapshotMemory(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sw.Close(SnapshotEnd{})
+	sw.Close(End{})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
@@ -312,59 +319,56 @@ func TestSnapshotMemory(t *testing.T) {
 // the snapshot only.
 func TestSnapshotOutlivesPrograms(t *testing.T) {
 	testkit.BPF(t)
-	live, err := NewLive()
+	k, err := live.New()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var loaded []loadedProg
+	var loaded []testkit.Loaded
 	var unloads []func()
 	c, unload := testkit.LoadCilium(t, "meta")
 	loaded, unloads = append(loaded, c...), append(unloads, unload)
 	b, unload := testkit.LoadBpftool(t, testkit.MountBPFFS(t), "meta", "snapshot-meta")
 	loaded, unloads = append(loaded, b...), append(unloads, unload)
-	a, unload := loadAsm(t)
+	a, unload := testkit.LoadAsm(t)
 	loaded, unloads = append(loaded, a...), append(unloads, unload)
 
-	// As `bpfmeta snapshot` takes it: every program, one at a time.
+	// As `bpfmeta snapshot` takes it.
 	path := filepath.Join(t.TempDir(), "snapshot.json")
 	f, err := os.Create(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sw, err := NewSnapshotWriter(f, live.System(), time.Now())
+	n, err := Take(f, k)
 	if err != nil {
-		t.Fatal(err)
-	}
-	taken := map[uint32]*Program{}
-	for p, err := range live.All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := sw.Add(p); err != nil {
-			t.Fatal(err)
-		}
-		taken[p.ID] = p
-	}
-	if err := sw.Close(SnapshotEnd{Until: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.Close(); err != nil {
 		t.Fatal(err)
+	}
+	// what the kernel said of them while they were loaded
+	taken := map[uint32]*bpfprog.Program{}
+	for _, l := range loaded {
+		if taken[l.ID], err = k.Program(l.ID); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	for _, u := range unloads {
 		u()
 	}
 	for _, l := range loaded {
-		waitGone(t, live, l.ID)
+		testkit.WaitUnloaded(t, l.ID)
 	}
 
-	s, err := ReadSnapshotFile(path)
+	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	sys, err := CurrentSystem()
+	if s.Len() != n || n < len(loaded) {
+		t.Errorf("Take wrote %d programs, the snapshot has %d, %d were loaded by the test", n, s.Len(), len(loaded))
+	}
+	sys, err := live.CurrentSystem()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +380,7 @@ func TestSnapshotOutlivesPrograms(t *testing.T) {
 		if want == nil {
 			t.Fatalf("%v not in the snapshot", l)
 		}
-		if _, err := live.Lookup(l.ID, want.Tag); !errors.Is(err, ErrNotFound) {
+		if _, err := k.Lookup(l.ID, want.Tag); !errors.Is(err, bpfprog.ErrNotFound) {
 			t.Errorf("%v: live Lookup after unload: %v", l, err)
 		}
 		got, err := s.Lookup(l.ID, want.Tag)
@@ -400,7 +404,7 @@ func TestSnapshotOutlivesPrograms(t *testing.T) {
 	}
 }
 
-func equalMetadata(a, b *Metadata) bool {
+func equalMetadata(a, b *bpfprog.Metadata) bool {
 	aj, _ := json.Marshal(a)
 	bj, _ := json.Marshal(b)
 	return bytes.Equal(aj, bj)

@@ -1,4 +1,4 @@
-package bpfprog
+package live
 
 import "github.com/bpfmeta/bpfmeta/perfdata"
 

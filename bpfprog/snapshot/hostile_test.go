@@ -1,4 +1,4 @@
-package bpfprog
+package snapshot
 
 import (
 	"fmt"
@@ -55,14 +55,14 @@ func TestSnapshotErrorsQuoteNothing(t *testing.T) {
 
 // TestSnapshotDeviceSniffed: a snapshot path that is an endless device
 // (/dev/zero) or any stream that does not start as a snapshot is refused
-// from its first bytes, not spooled up to MaxSnapshotSpool first.
+// from its first bytes, not spooled up to MaxSpool first.
 func TestSnapshotDeviceSniffed(t *testing.T) {
 	for _, dev := range []string{"/dev/zero", "/dev/urandom"} {
 		if _, err := os.Stat(dev); err != nil {
 			t.Skipf("no %s: %v", dev, err)
 		}
 		start := time.Now()
-		_, err := ReadSnapshotFile(dev)
+		_, err := Open(dev)
 		if err == nil || !strings.Contains(err.Error(), "not a bpfmeta snapshot") {
 			t.Errorf("%s: %v, want not a bpfmeta snapshot", dev, err)
 		}

@@ -1,4 +1,13 @@
-package bpfprog
+// Package live is the running kernel as a bpfprog.Source: it reads a
+// loaded program, its functions' names and addresses and the metadata perf
+// record would write for it, through cilium/ebpf and internal/bpfsys, as
+// perf's bpf-event.c does (synthesize_bpf_prog_name,
+// bpf_metadata_create).
+//
+// It holds nothing: a program is read when asked for. It is not for
+// following loads as they happen (bpfprog/watch) nor for keeping programs
+// after they are gone (bpfprog/snapshot).
+package live
 
 import (
 	"bytes"
@@ -14,32 +23,34 @@ import (
 	ciliumbtf "github.com/cilium/ebpf/btf"
 	"golang.org/x/sys/unix"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/btf"
 	"github.com/bpfmeta/bpfmeta/internal/bpfsys"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// Live is the running kernel as a Source. It reads a program when asked
-// (nothing is cached), so it sees programs loaded after it was created and
-// reports programs unloaded since as ErrNotFound.
+// Kernel is the running kernel as a bpfprog.Source and bpfprog.Lister. It
+// reads a program when asked (nothing is cached), so it sees programs
+// loaded after it was created and reports programs unloaded since as
+// bpfprog.ErrNotFound.
 //
 // Reading programs, maps and BTF by id needs CAP_SYS_ADMIN (root); the
 // errors then wrap os.ErrPermission.
-type Live struct {
-	sys System
+type Kernel struct {
+	sys bpfprog.System
 }
 
-// NewLive returns the running kernel as a Source.
-func NewLive() (*Live, error) {
+// New returns the running kernel as a Source.
+func New() (*Kernel, error) {
 	sys, err := CurrentSystem()
 	if err != nil {
 		return nil, err
 	}
-	return &Live{sys: sys}, nil
+	return &Kernel{sys: sys}, nil
 }
 
 // System describes the running machine.
-func (l *Live) System() System { return l.sys }
+func (l *Kernel) System() bpfprog.System { return l.sys }
 
 // Errors Check returns: what the process may not do, and the capability
 // that is missing.
@@ -56,7 +67,7 @@ var (
 // loaded program, and says what is missing when it cannot be read
 // (ErrNoAccess) or shows no addresses (ErrHiddenAddresses). With no program
 // loaded it has nothing to try and returns nil.
-func (l *Live) Check() error {
+func (l *Kernel) Check() error {
 	for p, err := range l.All() {
 		if errors.Is(err, os.ErrPermission) {
 			return ErrNoAccess
@@ -72,7 +83,7 @@ func (l *Live) Check() error {
 // CheckAddresses returns ErrHiddenAddresses when p was read without its
 // functions' addresses: the kernel shows them as 0 to a process it hides
 // kernel addresses from, and a program without them matches no recording.
-func CheckAddresses(p *Program) error {
+func CheckAddresses(p *bpfprog.Program) error {
 	for _, f := range p.Funcs {
 		if f.Addr == 0 {
 			return ErrHiddenAddresses
@@ -82,22 +93,59 @@ func CheckAddresses(p *Program) error {
 }
 
 // Lookup reads the program with id if its tag is tag.
-func (l *Live) Lookup(id uint32, tag perfdata.BPFTag) (*Program, error) {
+func (l *Kernel) Lookup(id uint32, tag perfdata.BPFTag) (*bpfprog.Program, error) {
 	return l.read(id, &tag)
 }
 
-// ReadProgram reads the program with id now, whatever its tag.
+// Program reads the program with id now, whatever its tag.
 //
 // libbpf binds .rodata to a program (BPF_PROG_BIND_MAP) only after loading
 // it; read at its PROG_LOAD BPF_EVENT, a program that does not itself use its
 // .rodata may show no metadata yet, as it may to perf's side-band thread.
-func (l *Live) ReadProgram(id uint32) (*Program, error) {
+func (l *Kernel) Program(id uint32) (*bpfprog.Program, error) {
 	return l.read(id, nil)
+}
+
+// Programs reads the programs with the given ids, or every loaded one
+// (All) when no id is given. It is all or nothing: a list with a program
+// missing would be taken for all there is, so if any program cannot be
+// read it returns no program and an error that counts them and wraps the
+// first one's.
+func (l *Kernel) Programs(ids ...uint32) ([]*bpfprog.Program, error) {
+	progs := []*bpfprog.Program{}
+	var first error
+	failed := 0
+	add := func(p *bpfprog.Program, err error) {
+		if err != nil {
+			if first == nil {
+				first = err
+			}
+			failed++
+			return
+		}
+		progs = append(progs, p)
+	}
+	if len(ids) > 0 {
+		for _, id := range ids {
+			add(l.Program(id))
+		}
+	} else {
+		for p, err := range l.All() {
+			add(p, err)
+		}
+	}
+	switch {
+	case failed == 1:
+		return nil, first
+	case failed > 1:
+		return nil, fmt.Errorf("%d programs could not be read, the first: %w", failed, first)
+	}
+	return progs, nil
 }
 
 // read reads program id (checking its tag when one is given), with its
 // load time as a date.
-func (l *Live) read(id uint32, tag *perfdata.BPFTag) (*Program, error) {
+func (l *Kernel) read(id uint32, tag *perfdata.BPFTag) (*bpfprog.Program, error) {
 	p, err := readProgram(id, tag)
 	if p != nil {
 		p.LoadedAt = l.sys.LoadedAt(p)
@@ -109,8 +157,8 @@ func (l *Live) read(id uint32, tag *perfdata.BPFTag) (*Program, error) {
 // perf_event__synthesize_bpf_events() walks them. Programs unloaded during
 // the walk are left out. An error reading one program is yielded with a nil
 // program and the walk goes on; an error listing ids ends it.
-func (l *Live) All() iter.Seq2[*Program, error] {
-	return func(yield func(*Program, error) bool) {
+func (l *Kernel) All() iter.Seq2[*bpfprog.Program, error] {
+	return func(yield func(*bpfprog.Program, error) bool) {
 		var id ebpf.ProgramID
 		for {
 			next, err := ebpf.ProgramGetNextID(id)
@@ -123,7 +171,7 @@ func (l *Live) All() iter.Seq2[*Program, error] {
 			}
 			id = next
 			p, err := l.read(uint32(id), nil)
-			if errors.Is(err, ErrNotFound) {
+			if errors.Is(err, bpfprog.ErrNotFound) {
 				continue // unloaded between BPF_PROG_GET_NEXT_ID and BPF_PROG_GET_FD_BY_ID
 			}
 			if !yield(p, err) {
@@ -200,13 +248,13 @@ func specNamer(s *ciliumbtf.Spec) typeNamer {
 	}
 }
 
-func readProgram(id uint32, wantTag *perfdata.BPFTag) (*Program, error) {
-	fail := func(err error) (*Program, error) {
+func readProgram(id uint32, wantTag *perfdata.BPFTag) (*bpfprog.Program, error) {
+	fail := func(err error) (*bpfprog.Program, error) {
 		return nil, fmt.Errorf("program %d: %w", id, err)
 	}
 	prog, err := ebpf.NewProgramFromID(ebpf.ProgramID(id))
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, notFound(id)
+		return nil, bpfprog.NotFound(id)
 	}
 	if err != nil {
 		return fail(withHint(err))
@@ -218,12 +266,12 @@ func readProgram(id uint32, wantTag *perfdata.BPFTag) (*Program, error) {
 		return fail(withHint(err))
 	}
 	if wantTag != nil {
-		if err := checkTag(id, *wantTag, info.Tag); err != nil {
+		if err := bpfprog.CheckTag(id, *wantTag, info.Tag); err != nil {
 			return nil, err
 		}
 	}
 
-	p := &Program{
+	p := &bpfprog.Program{
 		ID:           info.ID,
 		Tag:          info.Tag,
 		Name:         info.Name,
@@ -271,7 +319,7 @@ func readProgram(id uint32, wantTag *perfdata.BPFTag) (*Program, error) {
 		ksymBTF = progBTF
 	}
 
-	p.Funcs = make([]Func, n)
+	p.Funcs = make([]bpfprog.Func, n)
 	for i := range p.Funcs {
 		f := &p.Funcs[i]
 		f.Tag = ni.progTags[i]
@@ -328,13 +376,13 @@ const (
 // prog_name per function from synthesize_bpf_prog_name() with THAT MAP's
 // BTF. Maps perf would skip are skipped; anything perf could read and this
 // cannot is an error, since skipping it might pick another map than perf does.
-func readMetadata(info *bpfsys.ProgInfo, ni *nameInfo, specs btfCache) (*Metadata, *TooLargeError, error) {
-	var tooLarge *TooLargeError
+func readMetadata(info *bpfsys.ProgInfo, ni *nameInfo, specs btfCache) (*bpfprog.Metadata, *bpfprog.TooLargeError, error) {
+	var tooLarge *bpfprog.TooLargeError
 	for _, mapID := range info.MapIDs {
 		md, nvars, err := readMetadataMap(info.ID, mapID, specs)
 		if nvars > perfdata.MaxBPFMetadataEntries {
 			if tooLarge == nil {
-				tooLarge = &TooLargeError{MapID: mapID, Variables: nvars}
+				tooLarge = &bpfprog.TooLargeError{MapID: mapID, Variables: nvars}
 			}
 			continue
 		}
@@ -346,7 +394,7 @@ func readMetadata(info *bpfsys.ProgInfo, ni *nameInfo, specs btfCache) (*Metadat
 			for i := range md.ProgNames {
 				name, nerr := synthesizeProgName(ni, specNamer(specs[md.BTFID].spec), i)
 				if nerr != nil {
-					return nil, nil, &MetadataError{ProgID: info.ID, MapID: mapID, Err: nerr}
+					return nil, nil, &bpfprog.MetadataError{ProgID: info.ID, MapID: mapID, Err: nerr}
 				}
 				md.ProgNames[i] = name
 			}
@@ -360,9 +408,9 @@ func readMetadata(info *bpfsys.ProgInfo, ni *nameInfo, specs btfCache) (*Metadat
 // Metadata with an error has entries whose value could not be formatted.
 // nvars is the number of metadata variables; a map with more than a record
 // holds is not read.
-func readMetadataMap(progID, mapID uint32, specs btfCache) (md *Metadata, nvars int, err error) {
+func readMetadataMap(progID, mapID uint32, specs btfCache) (md *bpfprog.Metadata, nvars int, err error) {
 	mdErr := func(err error) error {
-		return &MetadataError{ProgID: progID, MapID: mapID, Err: err}
+		return &bpfprog.MetadataError{ProgID: progID, MapID: mapID, Err: err}
 	}
 	m, err := ebpf.NewMapFromID(ebpf.MapID(mapID))
 	if err != nil {
@@ -410,7 +458,7 @@ func readMetadataMap(progID, mapID uint32, specs btfCache) (md *Metadata, nvars 
 		return nil, 0, nil // perf skips a map whose lookup fails
 	}
 
-	md = &Metadata{MapID: mi.ID, MapName: mi.Name, BTFID: mi.BTFID}
+	md = &bpfprog.Metadata{MapID: mi.ID, MapName: mi.Name, BTFID: mi.BTFID}
 	var firstErr error
 	for _, vsi := range ds.Vars {
 		name := vsi.Type.TypeName()
@@ -419,7 +467,7 @@ func readMetadataMap(progID, mapID uint32, specs btfCache) (md *Metadata, nvars 
 			continue
 		}
 		if _, ok := vsi.Type.(*ciliumbtf.Var); !ok {
-			return nil, 0, &MetadataError{ProgID: progID, MapID: mapID, Key: key,
+			return nil, 0, &bpfprog.MetadataError{ProgID: progID, MapID: mapID, Key: key,
 				Err: fmt.Errorf("DATASEC member is a %T, not a VAR", vsi.Type)}
 		}
 		// as perf's format_btf_variable(): btf_dump__dump_type_data() of
@@ -429,9 +477,9 @@ func readMetadataMap(progID, mapID uint32, specs btfCache) (md *Metadata, nvars 
 		// value unknown.
 		s, err := metadataDumper(obj.enums).DumpVar(vsi, value)
 		if errors.Is(err, btf.ErrLimit) && firstErr == nil {
-			firstErr = &MetadataError{ProgID: progID, MapID: mapID, Key: key, Err: err}
+			firstErr = &bpfprog.MetadataError{ProgID: progID, MapID: mapID, Key: key, Err: err}
 		}
-		md.Entries = append(md.Entries, Entry{Key: key, Value: s, Typed: typedValue(vsi, value)})
+		md.Entries = append(md.Entries, bpfprog.Entry{Key: key, Value: s, Typed: typedValue(vsi, value)})
 	}
 	return md, nvars, firstErr
 }
