@@ -13,6 +13,14 @@
 // Records are handed out as stored, bytes untouched. The reader decodes only
 // what it needs for framing; perfdata decodes the records a caller cares
 // about. It does not write, reorder or interpret samples.
+//
+// NewFile reads a recording with random access (a file, an mmap, a byte
+// slice), NewStream one that arrives as it is written (perf record -o -),
+// and Open the recording at a path, directory recordings included. It
+// carries no policy of the operating system's: where a file-format
+// recording arriving on a pipe is copied to be read (Spool copies it),
+// how much room that may take, or how large a pipe's buffer is, are the
+// caller's (bpfmeta's are in internal/infile).
 package reader
 
 import (
