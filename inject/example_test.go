@@ -83,3 +83,59 @@ func firstProgram(path string) *bpfprog.Program {
 	log.Fatal("no BPF program")
 	return nil
 }
+
+// Remove the BPF_METADATA records again, for perf before 6.17: what
+// bpfmeta strip does. The recording is ExampleRun's output.
+func ExampleStrip() {
+	const path = "../testdata/corpus/mstange_perf6.5_aarch64_zstd_compressed.data"
+	var injected bytes.Buffer
+	if err := injectFirst(&injected, path); err != nil {
+		log.Fatal(err)
+	}
+
+	r, err := reader.NewStream(&injected, reader.Options{Decompress: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	var out bytes.Buffer
+	w, err := writer.New(&out, r, writer.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer w.Abort()
+	st := &inject.Strip{Removed: func(rec *perfdata.Record) {
+		m, _ := perfdata.DecodeBPFMetadata(rec.Raw, r.ByteOrder())
+		fmt.Printf("removing the record at %#x, of %s\n", rec.Offset, m.ProgName)
+	}}
+	removed, err := writer.Copy(w, r, st.Keep)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(removed, "removed,", st.Stuck, "inside compressed records kept")
+	// Output:
+	// removing the record at 0x6efe, of bpf_prog_7cc47bbf07148bfe_hid_tail_call
+	// 1 removed, 0 inside compressed records kept
+}
+
+// injectFirst writes the recording at path to out as a pipe stream, with
+// the metadata of its first program (ExampleRun).
+func injectFirst(out *bytes.Buffer, path string) error {
+	snap := &bpfprog.List{Programs: []*bpfprog.Program{firstProgram(path)}}
+	r, err := reader.Open(path, reader.Options{Decompress: true})
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	w, err := writer.New(out, r, writer.Options{Format: perfdata.FormatPipe})
+	if err != nil {
+		return err
+	}
+	defer w.Abort()
+	if _, err := inject.Run(r, w, snap, inject.Options{}); err != nil {
+		return err
+	}
+	return w.Close()
+}

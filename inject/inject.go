@@ -24,7 +24,12 @@
 // (perf_env__insert_bpf_prog_info() refuses a second, and
 // perf_event__synthesize_one_bpf_prog() then writes no metadata). Records the recording
 // already has are kept and not duplicated, so injecting twice is injecting
-// once. Every other record passes through unchanged.
+// once. Every other record passes through unchanged. Strip is the
+// opposite rule (bpfmeta strip), for writer.Copy.
+//
+// A caller shows progress, and warns about a recording of another machine
+// (OtherMachine), through Options: Run reads the recording and writes the
+// records itself.
 //
 // Run returns a Summary: what became of each program (Program), which of
 // them lack the metadata perf would have written (Missing), and why, in
@@ -43,6 +48,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
@@ -58,6 +64,10 @@ type Recording interface {
 	// --threads), whose records at the end are in its first file but
 	// come before the data files that load their programs.
 	IsDirRecording() bool
+	// Origin is what the recording says of the machine it was made on,
+	// and whether that is known yet (a pipe stream says it in its first
+	// records): see Options.OtherMachine.
+	Origin() (reader.Origin, bool)
 }
 
 // RecordWriter is where the records go. *writer.Writer is one.
@@ -77,7 +87,21 @@ type Options struct {
 	// loaded during the recording is not the name of its KSYMBOL) instead of
 	// the name of the KSYMBOL it belongs to.
 	PerfNames bool
+
+	// Progress, if not nil, is called after every ProgressEvery records
+	// written (a progress line reads how far r is).
+	Progress func()
+
+	// OtherMachine, if not nil, is called once, as soon as the recording
+	// says where it was made, if that is another machine or kernel than
+	// the one src's programs are of. Programs are matched by id, tag and
+	// addresses all the same, which another machine's programs almost
+	// never share: it says why none matched.
+	OtherMachine func(*OtherMachine)
 }
+
+// ProgressEvery is how many records written make Options.Progress called.
+const ProgressEvery = 4096
 
 // Run copies every record of r to w, adding BPF_METADATA records for the
 // programs src knows. The caller closes w. An error of w is a
@@ -103,6 +127,9 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 		j.timed = true
 	}
 	j.dir = r.IsDirRecording()
+	if opts.Progress != nil {
+		j.w = &progressWriter{RecordWriter: w, progress: opts.Progress}
+	}
 	err := j.run()
 	// The summary is what became of the programs so far, on an error too.
 	j.sum.Programs = make([]Program, len(j.listed))
@@ -114,10 +141,12 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 
 func (j *injector) run() error {
 	for j.r.Next() {
+		j.checkOrigin()
 		if err := j.record(j.r.Record()); err != nil {
 			return err
 		}
 	}
+	j.checkOrigin()
 	if err := j.r.Err(); err != nil {
 		return err
 	}
@@ -189,6 +218,8 @@ type injector struct {
 	dir           bool
 	deferred      []string
 	deferredBytes int // their names' bytes, within MaxAtEndBytes
+	// originChecked: Options.OtherMachine had its answer.
+	originChecked bool
 }
 
 // pending is a BPF_METADATA record not yet written: encoded when written,

@@ -116,13 +116,13 @@ func runInject(c *cli.Context) error {
 		return err
 	}
 	defer w.Abort() // stops the writer when an error ends the command early
-	rec := &hostCheck{Input: in, src: src, w: notes(c)}
+	opts := inject.Options{PerfNames: c.Bool("perf-names"), RecordedOnly: c.Bool("recorded-only"),
+		OtherMachine: func(m *inject.OtherMachine) { warnOtherMachine(notes(c), in.Name, m, c.String("snapshot") != "") }}
 	prog := newProgress(s, in, c.Bool("quiet"))
-	var iw inject.RecordWriter = w
 	if prog.Active() {
-		iw = &progressWriter{RecordWriter: w, p: prog}
+		opts.Progress = prog.Update
 	}
-	sum, err := inject.Run(rec, iw, src, inject.Options{PerfNames: c.Bool("perf-names"), RecordedOnly: c.Bool("recorded-only")})
+	sum, err := inject.Run(in, w, src, opts)
 	prog.Done()
 	var werr *writer.WriteError
 	switch {

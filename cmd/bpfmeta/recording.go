@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/bpfmeta/bpfmeta/bpfprog"
-	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
@@ -85,40 +83,15 @@ func printSummary(w io.Writer, in *cliutil.Input, start time.Time) {
 	io.WriteString(w, b.String())
 }
 
-// hostCheck is the recording inject reads, which warns once (on w) when the
-// recording names another machine or kernel than the one the metadata comes
-// from. Programs are still matched by id, tag and address, which another
-// machine's programs almost never share; the warning says why nothing
-// matched.
-type hostCheck struct {
-	*cliutil.Input
-	src  bpfprog.Source
-	w    io.Writer
-	done bool
-}
-
-func (h *hostCheck) Next() bool {
-	ok := h.Reader.Next()
-	if h.done {
-		return ok
+// warnOtherMachine warns that the recording was made on another machine
+// or kernel than the metadata comes from, which says why nothing matched.
+func warnOtherMachine(w io.Writer, name string, m *inject.OtherMachine, snapshot bool) {
+	from := "the running kernel"
+	if snapshot {
+		from = "the snapshot"
 	}
-	if o, known := h.Origin(); known {
-		h.done = true
-		h.check(o)
-	}
-	return ok
-}
-
-func (h *hostCheck) check(o reader.Origin) {
-	sys := h.src.System()
-	if o.Hostname != "" && sys.Hostname != "" && o.Hostname != sys.Hostname || o.OSRelease != "" && sys.KernelRelease != "" && o.OSRelease != sys.KernelRelease {
-		from := "the running kernel"
-		if _, ok := h.src.(*snapshot.File); ok {
-			from = "the snapshot"
-		}
-		fmt.Fprintf(h.w, "bpfmeta: warning: %s was recorded on %s; %s is of %s: programs of another machine do not match\n",
-			h.Name, machine(o.Hostname, o.OSRelease), from, machine(sys.Hostname, sys.KernelRelease))
-	}
+	fmt.Fprintf(w, "bpfmeta: warning: %s was recorded on %s; %s is of %s: programs of another machine do not match\n",
+		name, machine(m.Recording.Hostname, m.Recording.OSRelease), from, machine(m.Source.Hostname, m.Source.KernelRelease))
 }
 
 // machine names a machine by what is known of it.
@@ -185,18 +158,4 @@ func newProgress(s *cliutil.Session, in *cliutil.Input, quiet bool) *cliutil.Pro
 		size = l.Size
 	}
 	return s.NewProgress(in.Name, size, in.Offset)
-}
-
-// progressWriter updates a progress line every 4096 records written.
-type progressWriter struct {
-	inject.RecordWriter
-	p *cliutil.Progress
-	n int
-}
-
-func (w *progressWriter) WriteRecord(rec *perfdata.Record) error {
-	if w.n++; w.n%4096 == 0 {
-		w.p.Update()
-	}
-	return w.RecordWriter.WriteRecord(rec)
 }
