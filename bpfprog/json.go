@@ -28,6 +28,9 @@ type Header struct {
 	Kind          string `json:"kind"`
 }
 
+// NewHeader is the header of a document of kind, in this FormatVersion.
+func NewHeader(kind string) Header { return Header{FormatVersion: FormatVersion, Kind: kind} }
+
 // The kinds of document.
 const (
 	KindPrograms = "programs" // programs --json: Programs
@@ -47,7 +50,7 @@ func NewPrograms(sys System, progs []*Program) Programs {
 	if progs == nil {
 		progs = []*Program{} // [], not null: no program is a list of none
 	}
-	return Programs{Header: Header{FormatVersion: FormatVersion, Kind: KindPrograms}, System: sys, Programs: progs}
+	return Programs{Header: NewHeader(KindPrograms), System: sys, Programs: progs}
 }
 
 // Addr is a kernel address as every JSON document of bpfmeta has it: a

@@ -23,7 +23,7 @@ type Writer struct {
 // NewWriter writes the snapshot's first line (format, system, time).
 func NewWriter(w io.Writer, sys bpfprog.System, taken time.Time) (*Writer, error) {
 	sw := &Writer{w: w, ids: make(map[uint32]bool)}
-	sw.writeLine(header{Header: bpfprog.Header{FormatVersion: bpfprog.FormatVersion, Kind: bpfprog.KindSnapshot}, System: sys, Taken: taken.UTC()})
+	sw.writeLine(header{Header: bpfprog.NewHeader(bpfprog.KindSnapshot), System: sys, Taken: taken.UTC()})
 	return sw, sw.err
 }
 

@@ -105,7 +105,7 @@ func runShow(c *cli.Context) error {
 // printShowJSON writes show --json's document (showJSON, as printJSON
 // writes it) a record at a time.
 func printShowJSON(w io.Writer, found []bpftrack.MetadataRecord) error {
-	head, err := json.MarshalIndent(showJSON{FormatVersion: bpfprog.FormatVersion, Kind: "show", Records: []bpftrack.MetadataRecord{}}, "", "  ")
+	head, err := json.MarshalIndent(showJSON{Header: bpfprog.NewHeader(bpfprog.KindShow), Records: []bpftrack.MetadataRecord{}}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -135,9 +135,8 @@ func printShowJSON(w io.Writer, found []bpftrack.MetadataRecord) error {
 
 // showJSON is show --json's document.
 type showJSON struct {
-	FormatVersion int                       `json:"format_version"`
-	Kind          string                    `json:"kind"`
-	Records       []bpftrack.MetadataRecord `json:"records"`
+	bpfprog.Header
+	Records []bpftrack.MetadataRecord `json:"records"`
 }
 
 // printMetadata prints the records as perf script --show-bpf-events does,
