@@ -85,7 +85,7 @@ func wantFor(t *testing.T, l loadedProg) want {
 
 // TestLiveAgainstPerf loads the fixtures with cilium/ebpf and with bpftool,
 // before and during recordings by perf 7.2 and perf 6.1, and compares what
-// Live reads with /proc/kallsyms and with the KSYMBOL, BPF_EVENT and
+// the Kernel reads with /proc/kallsyms and with the KSYMBOL, BPF_EVENT and
 // BPF_METADATA records the perfs write.
 func TestLiveAgainstPerf(t *testing.T) {
 	testkit.BPF(t)
@@ -395,7 +395,7 @@ func checkValues(t *testing.T, recs []perfRecord, loaded []loadedProg, progs []*
 	}
 }
 
-// TestLookup checks how Live answers for a program that exists, has
+// TestLookup checks how the Kernel answers for a program that exists, has
 // another tag, and is gone.
 func TestLookup(t *testing.T) {
 	testkit.BPF(t)

@@ -66,7 +66,7 @@ const MaxMissedListed = 100
 // reference to the program at once (BPF_PROG_GET_FD_BY_ID, about 0.1 ms after
 // the load; every PROG_LOAD in the buffers is held before any program is
 // read), which keeps the program loaded while it is read, and reads it with
-// Live.Lookup (by id and the event's tag). A program that is gone before it
+// live.Kernel.Lookup (by id and the event's tag). A program that is gone before it
 // is held is reported in Stats.Missed, never guessed.
 //
 // The libbpf bind race. libbpf binds .rodata to a program
