@@ -22,6 +22,17 @@ type loadedProg = testkit.Loaded
 
 func progID(t *testing.T, p *ebpf.Program) uint32 { return testkit.ProgramID(t, p) }
 
+// newKernel is the running kernel, for a test that needs root and BPF.
+func newKernel(t *testing.T) *Kernel {
+	t.Helper()
+	testkit.BPF(t)
+	k, err := New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
 // loadAll loads every fixture with both loaders, and the Go-built program.
 // The pins of this set are named after prefix.
 func loadAll(t *testing.T, bpffs, prefix string) []loadedProg {

@@ -88,12 +88,8 @@ func wantFor(t *testing.T, l loadedProg) want {
 // the Kernel reads with /proc/kallsyms and with the KSYMBOL, BPF_EVENT and
 // BPF_METADATA records the perfs write.
 func TestLiveAgainstPerf(t *testing.T) {
-	testkit.BPF(t)
+	live := newKernel(t)
 	perfModern, perfStock := testkit.PerfModern(t), testkit.PerfStock(t)
-	live, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
 	bpffs := testkit.MountBPFFS(t)
 	dir := t.TempDir()
 
@@ -398,11 +394,7 @@ func checkValues(t *testing.T, recs []perfRecord, loaded []loadedProg, progs []*
 // TestLookup checks how the Kernel answers for a program that exists, has
 // another tag, and is gone.
 func TestLookup(t *testing.T) {
-	testkit.BPF(t)
-	live, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
+	live := newKernel(t)
 	progs, unload := testkit.LoadCilium(t, "meta")
 	for _, l := range progs {
 		p, err := live.Program(l.ID)
@@ -436,11 +428,7 @@ func TestLookup(t *testing.T) {
 // TestPrograms checks that the walk finds what the test loaded, in id
 // order, and that a list of programs is all of them or an error.
 func TestPrograms(t *testing.T) {
-	testkit.BPF(t)
-	live, err := New()
-	if err != nil {
-		t.Fatal(err)
-	}
+	live := newKernel(t)
 	progs, _ := testkit.LoadCilium(t, "meta")
 	seen := map[uint32]bool{}
 	var last uint32
