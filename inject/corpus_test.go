@@ -41,7 +41,7 @@ func testCorpus(t *testing.T, src bpfprog.Source) {
 		seen[name] = true
 		t.Run(name, func(t *testing.T) {
 			path := testkit.CorpusFile(t, name)
-			want := readFile(t, path)
+			want := testkit.ReadFile(t, path)
 			out, sum, err := injectFile(t, path, t.TempDir(), src, inject.Options{})
 			if name == corruptFile {
 				var fe *reader.FormatError
@@ -53,7 +53,7 @@ func testCorpus(t *testing.T, src bpfprog.Source) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := readFile(t, out); !bytes.Equal(got, want) {
+			if got := testkit.ReadFile(t, out); !bytes.Equal(got, want) {
 				t.Errorf("the output differs from the input: %s", firstDiff(got, want))
 			}
 			if sum.Injected != 0 {

@@ -129,7 +129,7 @@ func checkCase(t *testing.T, path string) {
 	c := parseCase(t, name)
 	snapPath := strings.TrimSuffix(path, ".data") + ".snapshot.json"
 	snap := readSnapshot(t, snapPath)
-	inBytes := readFile(t, path)
+	inBytes := testkit.ReadFile(t, path)
 	in := readRecording(t, path)
 	dir := t.TempDir()
 
@@ -138,7 +138,7 @@ func checkCase(t *testing.T, path string) {
 	fmt.Fprintf(&g, "# inject from %s (%d programs)\n", filepath.Base(snapPath), snap.Len())
 	for _, opts := range []inject.Options{{}, {PerfNames: true}} {
 		outPath, sum := mustInject(t, path, dir, snap, opts)
-		outBytes := readFile(t, outPath)
+		outBytes := testkit.ReadFile(t, outPath)
 		out := readRecording(t, outPath)
 		ins := insertedRecords(t, in, out)
 
@@ -151,7 +151,7 @@ func checkCase(t *testing.T, path string) {
 		// Injecting again, under either naming, changes nothing.
 		for _, again := range []inject.Options{{}, {PerfNames: true}} {
 			p, _ := mustInject(t, outPath, dir, snap, again)
-			if b := readFile(t, p); !bytes.Equal(b, outBytes) {
+			if b := testkit.ReadFile(t, p); !bytes.Equal(b, outBytes) {
 				t.Errorf("%+v: injecting the output again with %+v changes it: %s", opts, again, firstDiff(b, outBytes))
 			}
 		}

@@ -14,26 +14,13 @@ import (
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
-// benchInputEnv names the recording the benchmarks inject into: make
-// bench's BENCH_DIR/big.pipe (a pipe stream) or big.data for figures that
-// mean something, e.g.
-//
-//	BPFMETA_BENCH_INPUT=/var/tmp/bpfmeta-bench/big.pipe go test -run - -bench . ./inject
-//
-// Without it they read a compressed corpus recording with BPF programs.
-const benchInputEnv = "BPFMETA_BENCH_INPUT"
-
+// benchInput is the recording the benchmarks inject into
+// (testkit.BenchInputEnv: make bench's BENCH_DIR/big.pipe, a pipe stream,
+// or big.data), by default a compressed corpus recording with BPF programs.
 func benchInput(b *testing.B) (string, int64) {
-	b.Helper()
-	path := os.Getenv(benchInputEnv)
-	if path == "" {
-		path = testkit.CorpusFile(b, "mstange_perf6.16_x86_64_zstd_compressed2.pipe.data")
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return path, st.Size()
+	return testkit.BenchInput(b, func(t testing.TB) string {
+		return testkit.CorpusFile(t, "mstange_perf6.16_x86_64_zstd_compressed2.pipe.data")
+	})
 }
 
 // BenchmarkInjectStream: inject reading a stream and writing a pipe stream

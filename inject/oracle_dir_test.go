@@ -119,7 +119,7 @@ func TestOracleThreads(t *testing.T) {
 
 	// The data files are the input's.
 	for _, n := range S.dataFiles {
-		if !bytes.Equal(readFile(t, filepath.Join(stock, n)), readFile(t, filepath.Join(out, n))) {
+		if !bytes.Equal(testkit.ReadFile(t, filepath.Join(stock, n)), testkit.ReadFile(t, filepath.Join(out, n))) {
 			t.Errorf("%s of the output is not the input's", n)
 		}
 	}
@@ -229,23 +229,12 @@ func tryCopyDir(t *testing.T, in, dir string, run func(*reader.Reader, *writer.W
 // byte.
 func sameDir(t *testing.T, a, b string) {
 	t.Helper()
-	names := func(d string) []string {
-		ents, err := os.ReadDir(d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var ns []string
-		for _, e := range ents {
-			ns = append(ns, e.Name())
-		}
-		return ns
-	}
-	na, nb := names(a), names(b)
+	na, nb := testkit.DirNames(t, a), testkit.DirNames(t, b)
 	if !slices.Equal(na, nb) {
 		t.Fatalf("%s has %q, %s %q", a, na, b, nb)
 	}
 	for _, n := range na {
-		if x, y := readFile(t, filepath.Join(a, n)), readFile(t, filepath.Join(b, n)); !bytes.Equal(x, y) {
+		if x, y := testkit.ReadFile(t, filepath.Join(a, n)), testkit.ReadFile(t, filepath.Join(b, n)); !bytes.Equal(x, y) {
 			t.Errorf("%s: %s", n, firstDiff(x, y))
 		}
 	}

@@ -254,15 +254,6 @@ func strip(t *testing.T, path string, drop map[int]bool) []byte {
 	return b
 }
 
-func readFile(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 // firstDiff describes where a and b first differ.
 func firstDiff(a, b []byte) string {
 	i := 0

@@ -25,14 +25,11 @@ func threadsDir(name string) string { return filepath.Join(testkit.ThreadsDir(),
 func TestDirPerfCounts(t *testing.T) {
 	if *testkit.Update {
 		testkit.PerfModern(t)
-		out, err := exec.Command(filepath.Join(testkit.ThreadsDir(), "regen.sh")).CombinedOutput()
-		if err != nil {
-			t.Fatalf("regen.sh: %v\n%s", err, out)
-		}
+		testkit.Regen(t, testkit.ThreadsDir())
 	}
 	for _, name := range testkit.ThreadsNames(t) {
 		t.Run(name, func(t *testing.T) {
-			want := readCounts(t, threadsDir(name)+".counts")
+			want := testkit.ReadCounts(t, threadsDir(name)+".counts")
 			r, err := reader.Open(threadsDir(name), reader.Options{Decompress: true})
 			if err != nil {
 				t.Fatal(err)
@@ -46,18 +43,18 @@ func TestDirPerfCounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, rt := range []perfdata.RecordType{perfdata.RecordCompressed, perfdata.RecordCompressed2} {
-				if outer[rt] != want.outer[rt] {
-					t.Errorf("outer %v records: %d, %s counts %d", rt, outer[rt], want.perf, want.outer[rt])
+				if outer[rt] != want.Outer[rt] {
+					t.Errorf("outer %v records: %d, %s counts %d", rt, outer[rt], want.Perf, want.Outer[rt])
 				}
 			}
 			for rt, n := range got {
-				if n != want.types[rt] {
-					t.Errorf("%v records: %d, %s counts %d", rt, n, want.perf, want.types[rt])
+				if n != want.Types[rt] {
+					t.Errorf("%v records: %d, %s counts %d", rt, n, want.Perf, want.Types[rt])
 				}
 			}
-			for rt, n := range want.types {
+			for rt, n := range want.Types {
 				if got[rt] == 0 {
-					t.Errorf("%v records: none, %s counts %d", rt, want.perf, n)
+					t.Errorf("%v records: none, %s counts %d", rt, want.Perf, n)
 				}
 			}
 		})
@@ -187,7 +184,7 @@ func TestDirHostile(t *testing.T) {
 			must(t, os.Remove(filepath.Join(dir, "data")))
 		}, `no file named data`, reader.ErrNotPerfData},
 		{"data of a single-file recording", func(t *testing.T, dir string) {
-			must(t, os.WriteFile(filepath.Join(dir, "data"), mustRead(t, single), 0o600))
+			must(t, os.WriteFile(filepath.Join(dir, "data"), testkit.ReadFile(t, single), 0o600))
 		}, `data: no DIR_FORMAT feature`, reader.ErrCorrupt},
 		{"DIR_FORMAT version 2", func(t *testing.T, dir string) {
 			setDirVersion(t, filepath.Join(dir, "data"), 2)
@@ -284,15 +281,6 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-}
-
-func mustRead(t *testing.T, path string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
 }
 
 // setDirVersion writes v as the DIR_FORMAT version of the data file at path.

@@ -9,32 +9,10 @@ import (
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
-// benchInputEnv names the recording the benchmarks read: make bench's
-// BENCH_DIR/big.data for figures that mean something, e.g.
-//
-//	BPFMETA_BENCH_INPUT=/var/tmp/bpfmeta-bench/big.data go test -run - -bench . ./reader
-//
-// Without it they read the largest corpus file.
-const benchInputEnv = "BPFMETA_BENCH_INPUT"
-
-// benchInput returns the recording to read and its size.
+// benchInput is the recording the benchmarks read
+// (testkit.BenchInputEnv), by default the largest corpus file.
 func benchInput(b *testing.B) (string, int64) {
-	b.Helper()
-	path := os.Getenv(benchInputEnv)
-	if path == "" {
-		var best int64
-		for _, name := range testkit.CorpusNames(b) {
-			f := testkit.CorpusFile(b, name)
-			if st, err := os.Stat(f); err == nil && st.Size() > best {
-				path, best = f, st.Size()
-			}
-		}
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	return path, st.Size()
+	return testkit.BenchInput(b, func(t testing.TB) string { return testkit.LargestCorpusFile(t, nil) })
 }
 
 // drain reads every record and returns how many there were.

@@ -56,17 +56,9 @@ func copyDirRecording(t *testing.T, path string, edit func(w *writer.Writer, rec
 // dirFiles returns the names and contents of the files in dir.
 func dirFiles(t *testing.T, dir string) map[string][]byte {
 	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
 	files := map[string][]byte{}
-	for _, e := range ents {
-		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files[e.Name()] = b
+	for _, n := range testkit.DirNames(t, dir) {
+		files[n] = testkit.ReadFile(t, filepath.Join(dir, n))
 	}
 	return files
 }

@@ -13,16 +13,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
-// corpusFiles returns the paths of the corpus recordings.
-func corpusFiles(t testing.TB) []string {
-	t.Helper()
-	var files []string
-	for _, name := range testkit.CorpusNames(t) {
-		files = append(files, testkit.CorpusFile(t, name))
-	}
-	return files
-}
-
 // rewrite reads path and writes every record back through the writer for
 // its format, optionally calling edit for each record to insert or drop.
 func rewrite(t *testing.T, path string, edit func(w *writer.Writer, rec *perfdata.Record) error) []byte {
@@ -87,7 +77,7 @@ func rewriteWith(t *testing.T, path string, attach bool, edit func(w *writer.Wri
 // the input byte for byte, in both formats, with the records copied or
 // written from the reader's buffers.
 func TestIdentity(t *testing.T) {
-	for _, path := range corpusFiles(t) {
+	for _, path := range testkit.CorpusFiles(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			if copied := rewriteWith(t, path, false, nil); copied != nil {
 				want, _ := os.ReadFile(path)

@@ -192,7 +192,7 @@ func checkAuxtraceIndex(t *testing.T, path string) {
 
 // TestIdentityPipeRewrite: a pipe stream written back is the same stream.
 func TestIdentityPipeRewrite(t *testing.T) {
-	for _, path := range corpusFiles(t) {
+	for _, path := range testkit.CorpusFiles(t) {
 		if !strings.Contains(path, ".pipe.") || strings.Contains(path, "CORRUPTED") {
 			continue
 		}

@@ -4,50 +4,35 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
-// benchInputEnv names the recording the benchmarks copy: make bench's
-// BENCH_DIR/big.data for figures that mean something, e.g.
-//
-//	BPFMETA_BENCH_INPUT=/var/tmp/bpfmeta-bench/big.data go test -run - -bench . ./writer
-//
-// Without it they copy the largest file-mode corpus file.
-const benchInputEnv = "BPFMETA_BENCH_INPUT"
-
-// benchInput opens the recording to copy; it must be in file format.
+// benchInput opens the recording the benchmarks copy
+// (testkit.BenchInputEnv), by default the largest file-mode corpus file; it
+// must be in file format.
 func benchInput(b *testing.B) (*os.File, *reader.Reader, int64) {
-	b.Helper()
-	path := os.Getenv(benchInputEnv)
-	if path == "" {
-		var best int64
-		for _, f := range corpusFiles(b) {
-			if st, err := os.Stat(f); err == nil && st.Size() > best && filepath.Ext(filepath.Base(f[:len(f)-len(".data")])) != ".pipe" {
-				path, best = f, st.Size()
-			}
-		}
-	}
+	path, size := testkit.BenchInput(b, func(t testing.TB) string {
+		return testkit.LargestCorpusFile(t, func(name string) bool { return !strings.HasSuffix(name, ".pipe.data") })
+	})
 	f, err := os.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { f.Close() })
-	st, err := f.Stat()
-	if err != nil {
-		b.Fatal(err)
-	}
-	r, err := reader.NewFile(f, st.Size(), reader.Options{})
+	r, err := reader.NewFile(f, size, reader.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if r.Format() != perfdata.FormatFile {
 		b.Skipf("%s is not in file format", path)
 	}
-	return f, r, st.Size()
+	return f, r, size
 }
 
 // copyAll copies every record of a new reader of f to out.

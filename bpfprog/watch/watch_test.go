@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -95,15 +94,8 @@ func loadWatchProg(t *testing.T, name, version string, build int, useRodata bool
 	}
 	p := &watchProg{name: name, version: version, build: build, prog: prog, rodata: m, loaded: time.Now()}
 	t.Cleanup(p.unload)
-	info, err := prog.Info()
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, ok := info.ID()
-	if !ok {
-		t.Fatal("kernel reports no program id")
-	}
-	p.id = uint32(id)
+	id, info := testkit.ProgramInfo(t, prog)
+	p.id = id
 	if p.tag, err = perfdata.ParseBPFTag(info.Tag); err != nil {
 		t.Fatal(err)
 	}
@@ -379,9 +371,9 @@ func TestWatchLostRecords(t *testing.T) {
 	// The kernel reports the records it dropped with the next record it
 	// writes into the buffer: load a program on every CPU.
 	for i, cpu := range cpus {
-		onCPU(t, cpu, func() {
-			progs = append(progs, loadWatchProg(t, fmt.Sprintf("%sm%03d", watchProgPrefix, i), fmt.Sprintf("more-%03d", i), i, true))
-		})
+		progs = append(progs, testkit.OnCPU(t, cpu, func() *watchProg {
+			return loadWatchProg(t, fmt.Sprintf("%sm%03d", watchProgPrefix, i), fmt.Sprintf("more-%03d", i), i, true)
+		}))
 	}
 	time.Sleep(100 * time.Millisecond)
 	if err := stop(); err != nil {
@@ -400,21 +392,4 @@ func TestWatchLostRecords(t *testing.T) {
 	if st.LostRecords == 0 || st.Rewalks == 0 || st.Recovered == 0 {
 		t.Errorf("stats %+v: want lost records, and re-walks that recovered programs", st)
 	}
-}
-
-// onCPU runs f on a thread pinned to cpu.
-func onCPU(t *testing.T, cpu int, f func()) {
-	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var old, set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &old); err != nil {
-		t.Fatal(err)
-	}
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		t.Fatalf("pinning to CPU %d: %v", cpu, err)
-	}
-	defer unix.SchedSetaffinity(0, &old)
-	f()
 }

@@ -185,7 +185,7 @@ func (rt *roundTrips) check(t *testing.T, path, title string) {
 func TestConvertFilePipeFile(t *testing.T) {
 	var rt roundTrips
 	t.Run("corpus", func(t *testing.T) {
-		for _, path := range corpusFiles(t) {
+		for _, path := range testkit.CorpusFiles(t) {
 			name := filepath.Base(path)
 			if strings.Contains(name, ".pipe.") {
 				continue
@@ -508,7 +508,7 @@ func describeGap(b []byte) string {
 func TestConvertPipeFilePipe(t *testing.T) {
 	var rt roundTrips
 	t.Run("corpus", func(t *testing.T) {
-		for _, path := range corpusFiles(t) {
+		for _, path := range testkit.CorpusFiles(t) {
 			name := filepath.Base(path)
 			if !strings.Contains(name, ".pipe.") {
 				continue

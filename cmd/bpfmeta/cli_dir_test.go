@@ -85,7 +85,7 @@ func TestDirDumpStats(t *testing.T) {
 // byte.
 func sameFiles(t *testing.T, a, b string) {
 	t.Helper()
-	na, nb := dirNames(t, a), dirNames(t, b)
+	na, nb := testkit.DirNames(t, a), testkit.DirNames(t, b)
 	if !slices.Equal(na, nb) {
 		t.Fatalf("%s has %q, %s %q", a, na, b, nb)
 	}
@@ -205,10 +205,10 @@ func TestDirRefusals(t *testing.T) {
 	if r.code != exitUsage {
 		t.Errorf("strip -f to the input: %v", r)
 	}
-	if got := dirNames(t, dir); !slices.Equal(got, []string{"existing.data"}) {
+	if got := testkit.DirNames(t, dir); !slices.Equal(got, []string{"existing.data"}) {
 		t.Errorf("left behind: %q", got)
 	}
-	if got := dirNames(t, existing); len(got) != 0 {
+	if got := testkit.DirNames(t, existing); len(got) != 0 {
 		t.Errorf("written into the existing directory: %q", got)
 	}
 	// with -f, replaced by a complete directory
@@ -216,7 +216,7 @@ func TestDirRefusals(t *testing.T) {
 		t.Fatalf("strip -f: %v", r)
 	}
 	sameFiles(t, threadsPath(threads61Zstd), existing)
-	if got := dirNames(t, dir); !slices.Equal(got, []string{"existing.data"}) {
+	if got := testkit.DirNames(t, dir); !slices.Equal(got, []string{"existing.data"}) {
 		t.Errorf("left behind: %q", got)
 	}
 }
@@ -267,7 +267,7 @@ func TestDirMemory(t *testing.T) {
 			t.Errorf("%s of %d data files: peak %d MiB, with 2: %d MiB", c.name, n, lots.peak>>20, few.peak>>20)
 		}
 	}
-	out := dirNames(t, filepath.Join(dir, "many.out"))
+	out := testkit.DirNames(t, filepath.Join(dir, "many.out"))
 	if len(out) != n+1 {
 		t.Errorf("strip wrote %d files, want %d", len(out), n+1)
 	}
@@ -327,7 +327,7 @@ func TestDirOthers(t *testing.T) {
 	if err := os.Mkdir(in, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range dirNames(t, threadsPath(threads61)) {
+	for _, n := range testkit.DirNames(t, threadsPath(threads61)) {
 		b, err := os.ReadFile(filepath.Join(threadsPath(threads61), n))
 		if err != nil {
 			t.Fatal(err)
@@ -347,7 +347,7 @@ func TestDirOthers(t *testing.T) {
 	if !strings.Contains(r.stderr, "bpfmeta: warning: "+in+": kcore_dir not copied: bpfmeta writes a directory recording's data and data.N files only\n") {
 		t.Errorf("no warning about kcore_dir:\n%s", r.stderr)
 	}
-	if got := dirNames(t, out); !slices.Equal(got, []string{"data", "data.0", "data.1"}) {
+	if got := testkit.DirNames(t, out); !slices.Equal(got, []string{"data", "data.0", "data.1"}) {
 		t.Errorf("the output has %q", got)
 	}
 }

@@ -3,9 +3,7 @@ package main
 // dump --stats counts records as perf report --stats does.
 
 import (
-	"bufio"
 	"bytes"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -16,58 +14,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
-
-// corpusCounts is what testdata/corpus/NAME.counts says perf counted in a
-// corpus file (testdata/corpus/regen.sh documents how).
-type corpusCounts struct {
-	perf    string                      // "perf 7.2.13 rc=0", "perf 6.1.192 rc=0", "perf none"
-	types   map[perfdata.RecordType]int // script -D event lines, by type
-	outer   map[perfdata.RecordType]int // top-level COMPRESSED/COMPRESSED2
-	skipped map[perfdata.RecordType]int // records perf 7.2 reads but neither dumps nor counts
-}
-
-var (
-	countsType    = regexp.MustCompile(`^type (\d+) count (\d+)$`)
-	countsOuter   = regexp.MustCompile(`^outer (\d+) count (\d+)$`)
-	countsSkipped = []*regexp.Regexp{
-		// types >= perf 7.2's HEADER_MAX (simpleperf's)
-		regexp.MustCompile(`^note (\d+)x Unsupported header type (\d+),`),
-		// HEADER_EVENT_TYPE records shorter than 7.2 accepts
-		regexp.MustCompile(`^note (\d+)x .*[A-Z_]+ \((\d+)\) event size \d+ too small`),
-	}
-)
-
-func readCorpusCounts(t *testing.T, name string) corpusCounts {
-	t.Helper()
-	path := filepath.Join(testkit.CorpusDir(), name+".counts")
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatalf("%v (testdata/corpus/regen.sh makes it)", err)
-	}
-	defer f.Close()
-	c := corpusCounts{types: map[perfdata.RecordType]int{}, outer: map[perfdata.RecordType]int{}, skipped: map[perfdata.RecordType]int{}}
-	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		l := sc.Text()
-		if g := countsType.FindStringSubmatch(l); g != nil {
-			c.types[perfdata.RecordType(atoi(g[1]))] = atoi(g[2])
-		} else if g := countsOuter.FindStringSubmatch(l); g != nil {
-			c.outer[perfdata.RecordType(atoi(g[1]))] = atoi(g[2])
-		} else if strings.HasPrefix(l, "perf ") {
-			c.perf = l
-		}
-		for _, re := range countsSkipped {
-			if g := re.FindStringSubmatch(l); g != nil {
-				c.skipped[perfdata.RecordType(atoi(g[2]))] += atoi(g[1])
-			}
-		}
-	}
-	if err := sc.Err(); err != nil || c.perf == "" {
-		t.Fatalf("%s: %v, perf line %q", path, err, c.perf)
-	}
-	return c
-}
 
 // statsBlock is the "Aggregated stats:" block of a report --stats output:
 // its lines, and the count of each name.
@@ -107,11 +53,11 @@ func parseStats(out string) (statsBlock, bool) {
 // compressed records, which is what report --stats counts in a file.
 func TestDumpStats(t *testing.T) {
 	perf := perfPath(t, modernPerf)
-	for _, path := range corpusFiles(t) {
+	for _, path := range testkit.CorpusFiles(t) {
 		name := filepath.Base(path)
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			golden := readCorpusCounts(t, name)
+			golden := testkit.ReadCounts(t, filepath.Join(testkit.CorpusDir(), name+".counts"))
 			r := bpfmeta(t, nil, "dump", "--stats", "-i", path)
 			switch name {
 			case corruptPipe:
@@ -132,8 +78,8 @@ func TestDumpStats(t *testing.T) {
 			if !ok {
 				t.Fatalf("dump --stats has no Aggregated stats:\n%s", r.stdout)
 			}
-			if !strings.HasPrefix(golden.perf, "perf 7.2") {
-				t.Logf("perf 7.2 does not read it (%s): not compared", golden.perf)
+			if !strings.HasPrefix(golden.Perf, "perf 7.2") {
+				t.Logf("perf 7.2 does not read it (%s): not compared", golden.Perf)
 				return
 			}
 			cmd := exec.Command(perf, "report", "--stats", "-i", path)
@@ -144,15 +90,15 @@ func TestDumpStats(t *testing.T) {
 			}
 			theirs, ok := parseStats(stdout.String())
 			pipeLimit := strings.Contains(stderr.String(), "Compressed events found but HEADER_COMPRESSED not set") ||
-				strings.Contains(stderr.String(), "unexpected end of event stream") && golden.types[perfdata.RecordHeaderTracingData] > 0
+				strings.Contains(stderr.String(), "unexpected end of event stream") && golden.Types[perfdata.RecordHeaderTracingData] > 0
 			switch {
 			case pipeLimit:
 				theirs = statsBlock{counts: map[string]int{}}
-				for typ, n := range golden.types {
+				for typ, n := range golden.Types {
 					theirs.counts[typ.String()] += n
 					theirs.counts["TOTAL"] += n
 				}
-				for typ, n := range golden.outer {
+				for typ, n := range golden.Outer {
 					if n > 0 {
 						theirs.counts[typ.String()] += n
 						theirs.counts["TOTAL"] += n
@@ -162,7 +108,7 @@ func TestDumpStats(t *testing.T) {
 				t.Fatalf("perf report --stats prints no Aggregated stats:\n%s", stderr.String())
 			}
 			want := theirs.counts
-			for typ, n := range golden.skipped {
+			for typ, n := range golden.Skipped {
 				want[typ.String()] += n
 				want["TOTAL"] += n
 			}
@@ -176,7 +122,7 @@ func TestDumpStats(t *testing.T) {
 					t.Errorf("%s events: %d, perf has none", k, n)
 				}
 			}
-			if len(golden.skipped) == 0 && !pipeLimit && strings.Join(ours.lines, "\n") != strings.Join(theirs.lines, "\n") {
+			if len(golden.Skipped) == 0 && !pipeLimit && strings.Join(ours.lines, "\n") != strings.Join(theirs.lines, "\n") {
 				t.Errorf("the lines differ from perf's:\n%s\nperf:\n%s", strings.Join(ours.lines, "\n"), strings.Join(theirs.lines, "\n"))
 			}
 		})

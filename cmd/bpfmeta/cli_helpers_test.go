@@ -57,16 +57,6 @@ const (
 // corpusPath returns the path of a corpus recording.
 func corpusPath(t testing.TB, name string) string { return testkit.CorpusFile(t, name) }
 
-// corpusFiles lists the corpus recordings' paths.
-func corpusFiles(t testing.TB) []string {
-	t.Helper()
-	var files []string
-	for _, name := range testkit.CorpusNames(t) {
-		files = append(files, testkit.CorpusFile(t, name))
-	}
-	return files
-}
-
 // result is what one bpfmeta run did.
 type result struct {
 	code           int
@@ -207,20 +197,6 @@ func copyFile(t testing.TB, src, dir string) string {
 		t.Fatal(err)
 	}
 	return dst
-}
-
-// dirNames lists dir, hidden files included.
-func dirNames(t testing.TB, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
 }
 
 // readBack is a recording as the project's reader reads it.

@@ -274,7 +274,7 @@ func TestHostileMemory(t *testing.T) {
 					t.Errorf("%v, want exit 1", r)
 				}
 				oneLine(t, c.name, r.result, c.fail)
-				if names := dirNames(t, outDir); len(names) != 0 {
+				if names := testkit.DirNames(t, outDir); len(names) != 0 {
 					t.Errorf("a failed run left %v", names)
 				}
 			}
@@ -754,7 +754,7 @@ func TestHostileDebris(t *testing.T) {
 		if got, err := os.ReadFile(filepath.Join(dir, "out.data")); err != nil || !bytes.Equal(got, want) {
 			t.Errorf("the output is not the complete recording: %v", err)
 		}
-		if names := dirNames(t, dir); len(names) != 1 {
+		if names := testkit.DirNames(t, dir); len(names) != 1 {
 			t.Errorf("the directory has %v, want out.data only", names)
 		}
 	})
@@ -789,7 +789,7 @@ func TestHostileDebris(t *testing.T) {
 				if won != 1 {
 					t.Errorf("%s round %d: %d of 4 runs exited 0 (%v), want exactly one", cmdName, round, won, codes)
 				}
-				if names := dirNames(t, dir); len(names) != 1 {
+				if names := testkit.DirNames(t, dir); len(names) != 1 {
 					t.Errorf("%s round %d: the directory has %v", cmdName, round, names)
 				}
 				if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, want) {
@@ -824,7 +824,7 @@ func TestHostileDebris(t *testing.T) {
 				t.Errorf("%s: %v, want exit 1", args[0], r)
 			}
 			oneLine(t, args[0], r, fmt.Sprintf("%#x", cutAt))
-			if names := dirNames(t, dir); len(names) != 1 {
+			if names := testkit.DirNames(t, dir); len(names) != 1 {
 				t.Errorf("%s: the directory has %v, want no output", args[0], names)
 			}
 		}
@@ -850,7 +850,7 @@ func TestHostileDebris(t *testing.T) {
 				t.Errorf("%s: %v, want exit 1", args[0], r)
 			}
 			oneLine(t, args[0], r, path+": AUX or trace data of the TRACING_DATA record at 0x10 ends after 100 of 1048576 bytes")
-			if names := dirNames(t, dir); len(names) != 1 {
+			if names := testkit.DirNames(t, dir); len(names) != 1 {
 				t.Errorf("%s: the directory has %v, want no output", args[0], names)
 			}
 		}
@@ -939,7 +939,7 @@ func TestRootSafety(t *testing.T) {
 			t.Errorf("-f: %v after %v, want exit 1 after about %v", r, time.Since(start), outfile.FIFOWait)
 		}
 		oneLine(t, "-f", r.result, "no process reads")
-		if names := dirNames(t, dir); len(names) != 1 {
+		if names := testkit.DirNames(t, dir); len(names) != 1 {
 			t.Errorf("the directory has %v", names)
 		}
 	})
@@ -1081,7 +1081,7 @@ func TestRootSafety(t *testing.T) {
 			if r.code != exitOK {
 				t.Errorf("a %d-byte name: %v", n, r)
 			}
-			if names := dirNames(t, dir); len(names) != 1 {
+			if names := testkit.DirNames(t, dir); len(names) != 1 {
 				t.Errorf("a %d-byte name: the directory has %d entries", n, len(names))
 			}
 		}

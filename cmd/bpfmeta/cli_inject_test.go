@@ -252,7 +252,7 @@ func TestInjectStrict(t *testing.T) {
 			if len(data) != 0 {
 				t.Errorf("--strict wrote %d bytes of output", len(data))
 			}
-			if names := dirNames(t, dir); len(names) != 0 {
+			if names := testkit.DirNames(t, dir); len(names) != 0 {
 				t.Errorf("the output directory has %v", names)
 			}
 			// 11 (no samples) missing: --strict succeeds, as without it

@@ -140,7 +140,7 @@ func TestWatchWithoutCapSyslog(t *testing.T) {
 			t.Errorf("%s without CAP_SYSLOG: %v, want exit 1", args[0], r.result)
 		}
 		oneLine(t, args[0], r.result, "CAP_SYSLOG")
-		if names := dirNames(t, dir); len(names) != 0 {
+		if names := testkit.DirNames(t, dir); len(names) != 0 {
 			t.Errorf("%s without CAP_SYSLOG left %v", args[0], names)
 		}
 	}
@@ -255,7 +255,7 @@ func TestOutputDirRenamed(t *testing.T) {
 		stdin.Write(rec[len(rec)/2:])
 		stdin.Close()
 		err := cmd.Wait()
-		names := dirNames(t, moved)
+		names := testkit.DirNames(t, moved)
 		if err != nil || len(names) != 1 || names[0] != "o.data" {
 			t.Errorf("%s, its directory renamed: %v, the directory holds %q; want exit 0 and o.data only", c.name, err, names)
 		}
@@ -295,7 +295,7 @@ func TestLowLimits(t *testing.T) {
 			continue
 		}
 		oneLine(t, c.limit, r, c.says)
-		if names := dirNames(t, dir); len(names) != 0 {
+		if names := testkit.DirNames(t, dir); len(names) != 0 {
 			t.Errorf("%s: left %v", c.limit, names)
 		}
 	}
@@ -314,7 +314,7 @@ func TestKilledLeavesNothing(t *testing.T) {
 		cmd.Process.Kill()
 		cmd.Wait()
 		stdin.Close()
-		if names := dirNames(t, dir); len(names) != 0 {
+		if names := testkit.DirNames(t, dir); len(names) != 0 {
 			t.Errorf("%s killed: the directory holds %q", c.name, names)
 		}
 	}

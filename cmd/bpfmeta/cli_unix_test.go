@@ -201,7 +201,7 @@ func TestCLIUsageErrors(t *testing.T) {
 			if r.stdout != "" {
 				t.Errorf("stdout has %d bytes, want nothing", len(r.stdout))
 			}
-			if names := dirNames(t, dir); len(names) != 0 {
+			if names := testkit.DirNames(t, dir); len(names) != 0 {
 				t.Errorf("the output directory has %v after a usage error", names)
 			}
 		})
@@ -378,7 +378,7 @@ func TestCLIDamagedInput(t *testing.T) {
 						t.Errorf("%v, want exit 1", r)
 					}
 					oneLine(t, "damaged input", r, append([]string{in.path + ": ", " at 0x"}, in.says...)...)
-					if names := dirNames(t, outDir); len(names) != 0 {
+					if names := testkit.DirNames(t, outDir); len(names) != 0 {
 						t.Errorf("the output directory has %v after the error", names)
 					}
 					before.check(t, in.path, "damaged input")
@@ -432,7 +432,7 @@ func TestCLIExistingOutput(t *testing.T) {
 			} else if want, _ := os.ReadFile(corpusPath(t, smallFile)); !bytes.Equal(got, want) {
 				t.Errorf("with -f: the output (%d bytes) is not the recording (%d bytes)", len(got), len(want))
 			}
-			if names := dirNames(t, dir); len(names) != 1 {
+			if names := testkit.DirNames(t, dir); len(names) != 1 {
 				t.Errorf("the output directory has %v, want only %s", names, filepath.Base(out))
 			}
 		})
@@ -519,7 +519,7 @@ func TestCLIOutputIsInput(t *testing.T) {
 			})
 		}
 	}
-	if names := dirNames(t, dir); len(names) != 4 {
+	if names := testkit.DirNames(t, dir); len(names) != 4 {
 		t.Errorf("the directory has %v, want only the input, its links and sub", names)
 	}
 }
@@ -660,7 +660,7 @@ func TestCLIStdin(t *testing.T) {
 				if stdout.String() != fixName(want.stdout) {
 					t.Errorf("| %s: stdout differs from -i's", name)
 				}
-				if names := dirNames(t, tmp); len(names) != 0 {
+				if names := testkit.DirNames(t, tmp); len(names) != 0 {
 					t.Errorf("TMPDIR has %v afterwards", names)
 				}
 			})
@@ -683,7 +683,7 @@ func TestCLIStdin(t *testing.T) {
 			t.Errorf("%v, want exit 1", r)
 		}
 		oneLine(t, "damaged stdin", r, "stdin: ", " at 0x")
-		if names := dirNames(t, tmp); len(names) != 0 {
+		if names := testkit.DirNames(t, tmp); len(names) != 0 {
 			t.Errorf("TMPDIR has %v afterwards", names)
 		}
 	})
@@ -808,7 +808,7 @@ func TestCLISignal(t *testing.T) {
 				if !ok || !ws.Signaled() || ws.Signal() != sig {
 					t.Errorf("bpfmeta ended with %v (%v), not by %v; stderr: %s", cmd.ProcessState, err, sig, stderr.String())
 				}
-				if names := dirNames(t, dir); len(names) != 1 {
+				if names := testkit.DirNames(t, dir); len(names) != 1 {
 					t.Errorf("the output directory has %v after %v, want only the FIFO", names, sig)
 				}
 			})

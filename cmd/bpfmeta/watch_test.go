@@ -171,14 +171,7 @@ func checkWatchSummary(t *testing.T, stderr, name string) {
 // noTemporaries checks that nothing but want is left in dir.
 func noTemporaries(t *testing.T, dir string, want ...string) {
 	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range ents {
-		names = append(names, e.Name())
-	}
+	names := testkit.DirNames(t, dir)
 	if !slices.Equal(names, want) {
 		t.Errorf("%s has %q, want %q", dir, names, want)
 	}
@@ -239,19 +232,12 @@ func loadWatchTestProg(t *testing.T, ret int32) (*ebpf.Program, uint32, perfdata
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close() })
-	info, err := p.Info()
-	if err != nil {
-		t.Fatal(err)
-	}
-	id, ok := info.ID()
-	if !ok {
-		t.Fatal("no program id")
-	}
+	id, info := testkit.ProgramInfo(t, p)
 	tag, err := perfdata.ParseBPFTag(info.Tag)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p, uint32(id), tag
+	return p, id, tag
 }
 
 // TestWatchSignals sends SIGINT and SIGTERM to bpfmeta alone (not to its

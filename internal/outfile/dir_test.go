@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
 
 // writeDir makes a directory at path by CreateDir with files names, each
@@ -35,33 +37,20 @@ func writeDir(path string, opts Options, abort bool, names ...string) error {
 	return d.Commit()
 }
 
-func names(t *testing.T, dir string) []string {
-	t.Helper()
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ns []string
-	for _, e := range ents {
-		ns = append(ns, e.Name())
-	}
-	return ns
-}
-
 func TestDir(t *testing.T) {
 	parent := t.TempDir()
 	out := filepath.Join(parent, "out.data")
 	if err := writeDir(out, Options{}, false, "data", "data.0", "data.1"); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(t, out); !slices.Equal(got, []string{"data", "data.0", "data.1"}) {
+	if got := testkit.DirNames(t, out); !slices.Equal(got, []string{"data", "data.0", "data.1"}) {
 		t.Errorf("files %q", got)
 	}
 	st, _ := os.Stat(out)
 	if st.Mode().Perm() != DirMode {
 		t.Errorf("mode %v", st.Mode())
 	}
-	if got := names(t, parent); !slices.Equal(got, []string{"out.data"}) {
+	if got := testkit.DirNames(t, parent); !slices.Equal(got, []string{"out.data"}) {
 		t.Errorf("left beside it: %q", got)
 	}
 	// exists: refused, untouched
@@ -72,17 +61,17 @@ func TestDir(t *testing.T) {
 	if err := writeDir(out, Options{Force: true}, false, "data", "data.0"); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(t, out); !slices.Equal(got, []string{"data", "data.0"}) {
+	if got := testkit.DirNames(t, out); !slices.Equal(got, []string{"data", "data.0"}) {
 		t.Errorf("after -f: files %q", got)
 	}
-	if got := names(t, parent); !slices.Equal(got, []string{"out.data"}) {
+	if got := testkit.DirNames(t, parent); !slices.Equal(got, []string{"out.data"}) {
 		t.Errorf("after -f, left beside it: %q", got)
 	}
 	// an abort leaves nothing
 	if err := writeDir(filepath.Join(parent, "aborted"), Options{}, true, "data", "data.0"); err != nil {
 		t.Fatal(err)
 	}
-	if got := names(t, parent); !slices.Equal(got, []string{"out.data"}) {
+	if got := testkit.DirNames(t, parent); !slices.Equal(got, []string{"out.data"}) {
 		t.Errorf("after an abort, left: %q", got)
 	}
 	// -f does not replace a directory that is not a recording
@@ -113,7 +102,7 @@ func TestDir(t *testing.T) {
 	if err := d.Commit(); !errors.Is(err, ErrExists) {
 		t.Errorf("a name taken meanwhile: %v", err)
 	}
-	if got := names(t, parent); !slices.Equal(got, []string{"late", "link", "other", "out.data"}) {
+	if got := testkit.DirNames(t, parent); !slices.Equal(got, []string{"late", "link", "other", "out.data"}) {
 		t.Errorf("left: %q", got)
 	}
 	// a file name inside cannot be a symlink planted in the directory

@@ -20,20 +20,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
 
-// entries lists dir, hidden files included.
-func entries(t *testing.T, dir string) []string {
-	t.Helper()
-	es, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range es {
-		names = append(names, e.Name())
-	}
-	return names
-}
-
 func write(t *testing.T, path string, opts outfile.Options, data string) error {
 	t.Helper()
 	f, err := outfile.Create(path, opts)
@@ -62,7 +48,7 @@ func TestNewFile(t *testing.T) {
 	if st.Mode().Perm() != 0o600 {
 		t.Errorf("mode %v, want 0600 (even with umask 0)", st.Mode().Perm())
 	}
-	if got := entries(t, dir); len(got) != 1 {
+	if got := testkit.DirNames(t, dir); len(got) != 1 {
 		t.Errorf("directory holds %q, want only out.data", got)
 	}
 }
@@ -76,7 +62,7 @@ func TestAbortLeavesNothing(t *testing.T) {
 	f.WriteString("partial")
 	f.Abort()
 	f.Abort()
-	if got := entries(t, dir); len(got) != 0 {
+	if got := testkit.DirNames(t, dir); len(got) != 0 {
 		t.Errorf("after Abort the directory holds %q", got)
 	}
 }
@@ -131,7 +117,7 @@ func TestExisting(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "out.data")
 			c.make(t, dir, path)
-			before := entries(t, dir)
+			before := testkit.DirNames(t, dir)
 			lst, _ := os.Lstat(path)
 
 			done := make(chan error, 1)
@@ -207,7 +193,7 @@ func TestExisting(t *testing.T) {
 					}
 				}
 			}
-			if now := entries(t, dir); len(now) != len(before) {
+			if now := testkit.DirNames(t, dir); len(now) != len(before) {
 				t.Errorf("the directory held %q, now %q", before, now)
 			}
 		})
@@ -248,7 +234,7 @@ func TestRace(t *testing.T) {
 	if won != 1 {
 		t.Errorf("%d of %d commits won, want 1", won, n)
 	}
-	if got := entries(t, dir); len(got) != 1 {
+	if got := testkit.DirNames(t, dir); len(got) != 1 {
 		t.Errorf("the directory holds %q", got)
 	}
 }
@@ -276,7 +262,7 @@ func TestNotFollowed(t *testing.T) {
 	}
 	defer f.Abort()
 	// Unnamed (O_TMPFILE), the output has no name to plant a symlink at.
-	if got := entries(t, dir); len(got) != 1 {
+	if got := testkit.DirNames(t, dir); len(got) != 1 {
 		t.Errorf("while it is written, the directory holds %q, want the victim only", got)
 	}
 	// Named (where O_TMPFILE fails): O_CREAT|O_EXCL on an existing symlink
@@ -302,7 +288,7 @@ func TestJournal(t *testing.T) {
 	if b, _ := os.ReadFile(path); string(b) != "line 1\n" {
 		t.Errorf("while written, the journal holds %q", b)
 	}
-	if got := entries(t, dir); len(got) != 1 {
+	if got := testkit.DirNames(t, dir); len(got) != 1 {
 		t.Errorf("the directory holds %q", got)
 	}
 	if err := f.Commit(); err != nil {
@@ -316,7 +302,7 @@ func TestJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 	g.Abort()
-	if got := entries(t, dir); len(got) != 0 {
+	if got := testkit.DirNames(t, dir); len(got) != 0 {
 		t.Errorf("after Abort the directory holds %q", got)
 	}
 }

@@ -179,7 +179,7 @@ func TestDirectoryRenamed(t *testing.T) {
 			} else {
 				f.Abort()
 			}
-			if got := entries(t, moved); strings.Join(got, " ") != strings.Join(want, " ") {
+			if got := testkit.DirNames(t, moved); strings.Join(got, " ") != strings.Join(want, " ") {
 				t.Errorf("%+v, commit %v: the renamed directory holds %q, want %q", opts, commit, got, want)
 			}
 			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {

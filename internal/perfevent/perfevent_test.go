@@ -3,7 +3,6 @@ package perfevent
 import (
 	"encoding/binary"
 	"os"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -79,15 +78,8 @@ func loadProgs(t *testing.T, n int) []loaded {
 			t.Fatalf("loading program %d: %v", i, err)
 		}
 		t.Cleanup(func() { p.Close() })
-		info, err := p.Info()
-		if err != nil {
-			t.Fatal(err)
-		}
-		id, ok := info.ID()
-		if !ok {
-			t.Fatal("no program id")
-		}
-		out = append(out, loaded{id: uint32(id), tag: info.Tag})
+		id, info := testkit.ProgramInfo(t, p)
+		out = append(out, loaded{id: id, tag: info.Tag})
 	}
 	return out
 }
@@ -249,7 +241,7 @@ func TestRingLost(t *testing.T) {
 	// for, on each CPU: load programs on every CPU.
 	var later []loaded
 	for _, cpu := range s.CPUs() {
-		later = append(later, onCPU(t, cpu, func() []loaded { return loadProgs(t, 1) })...)
+		later = append(later, testkit.OnCPU(t, cpu, func() []loaded { return loadProgs(t, 1) })...)
 	}
 	unread := func(l loaded) bool { return d.loads[l.id].ID == 0 }
 	for deadline := time.Now().Add(5 * time.Second); slices.ContainsFunc(later, unread) && time.Now().Before(deadline); {
@@ -271,23 +263,6 @@ func TestRingLost(t *testing.T) {
 	if missing := uint64(len(progs) - seen); d.lost < missing {
 		t.Errorf("%d PROG_LOADs missing but only %d records lost", missing, d.lost)
 	}
-}
-
-// onCPU runs f on a thread pinned to cpu.
-func onCPU[T any](t *testing.T, cpu int, f func() T) T {
-	t.Helper()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var old, set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &old); err != nil {
-		t.Fatal(err)
-	}
-	set.Set(cpu)
-	if err := unix.SchedSetaffinity(0, &set); err != nil {
-		t.Fatalf("pinning to CPU %d: %v", cpu, err)
-	}
-	defer unix.SchedSetaffinity(0, &old)
-	return f()
 }
 
 // TestWait checks that Wait returns for a program load and for Wake, and

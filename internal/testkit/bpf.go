@@ -45,6 +45,14 @@ func (l Loaded) String() string {
 // ProgramID returns the kernel's id of p.
 func ProgramID(t testing.TB, p *ebpf.Program) uint32 {
 	t.Helper()
+	id, _ := ProgramInfo(t, p)
+	return id
+}
+
+// ProgramInfo returns the kernel's id of p and what else it says of p (its
+// tag, name, ...).
+func ProgramInfo(t testing.TB, p *ebpf.Program) (uint32, *ebpf.ProgramInfo) {
+	t.Helper()
 	info, err := p.Info()
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +61,7 @@ func ProgramID(t testing.TB, p *ebpf.Program) uint32 {
 	if !ok {
 		t.Fatal("the kernel reports no program id")
 	}
-	return uint32(id)
+	return uint32(id), info
 }
 
 // LoadBpftool loads the programs of fixture object with `bpftool prog

@@ -142,6 +142,38 @@ func CorpusFile(t testing.TB, name string) string {
 	return path
 }
 
+// CorpusFiles returns the paths of the corpus recordings (CorpusFile of
+// each of CorpusNames).
+func CorpusFiles(t testing.TB) []string {
+	t.Helper()
+	var files []string
+	for _, name := range CorpusNames(t) {
+		files = append(files, CorpusFile(t, name))
+	}
+	return files
+}
+
+// LargestCorpusFile returns the path of the largest corpus recording of
+// those keep keeps by name (nil: of all).
+func LargestCorpusFile(t testing.TB, keep func(name string) bool) string {
+	t.Helper()
+	var path string
+	var best int64
+	for _, name := range CorpusNames(t) {
+		if keep != nil && !keep(name) {
+			continue
+		}
+		f := CorpusFile(t, name)
+		if st, err := os.Stat(f); err == nil && st.Size() > best {
+			path, best = f, st.Size()
+		}
+	}
+	if path == "" {
+		t.Fatal("no corpus recording to pick")
+	}
+	return path
+}
+
 // CorpusBytes returns the content of corpus recording name.
 func CorpusBytes(t testing.TB, name string) []byte {
 	t.Helper()
