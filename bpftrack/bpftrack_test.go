@@ -76,6 +76,15 @@ func tag(b byte) perfdata.BPFTag { return perfdata.BPFTag{b, 1, 2, 3, 4, 5, 6, 7
 
 func name(tg perfdata.BPFTag, fn string) string { return perfdata.BPFProgName(tg, fn) }
 
+// loadedF starts a stream in which program 3 (tag a) is loaded, with its
+// function f at 0x1000.
+func loadedF() (s *testkit.Stream, a perfdata.BPFTag) {
+	s, a = testkit.NewStream(binary.LittleEndian), tag(0xa)
+	s.KSymbol(0x1000, 0x40, name(a, "f"), false, true)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 3, a, true)
+	return s, a
+}
+
 // A program's functions are the KSYMBOLs before its PROG_LOAD, main first;
 // trampolines belong to none; records perf synthesized are told from the
 // kernel's by their zero sample_id.
@@ -153,10 +162,7 @@ func TestFuncAt(t *testing.T) {
 // An unregistering KSYMBOL removes the function: later samples there are no
 // longer counted in it; a PROG_UNLOAD marks its program unloaded.
 func TestUnload(t *testing.T) {
-	s := testkit.NewStream(binary.LittleEndian)
-	a := tag(0xa)
-	s.KSymbol(0x1000, 0x40, name(a, "f"), false, true)
-	s.BPFEvent(perfdata.BPFEventProgLoad, 3, a, true)
+	s, a := loadedF()
 	s.Sample(0x1004)
 	s.Sample(0x1008)
 	s.Sample(0x9000)
@@ -189,10 +195,7 @@ func TestUnload(t *testing.T) {
 // program alone; an unregistering KSYMBOL of another name leaves the
 // function at the address alone.
 func TestUnloadMismatch(t *testing.T) {
-	s := testkit.NewStream(binary.LittleEndian)
-	a := tag(0xa)
-	s.KSymbol(0x1000, 0x40, name(a, "f"), false, true)
-	s.BPFEvent(perfdata.BPFEventProgLoad, 3, a, true)
+	s, a := loadedF()
 	s.KSymbol(0x1000, 0x40, name(a, "other"), true, true)
 	s.BPFEvent(perfdata.BPFEventProgUnload, 3, tag(0xb), true)
 	tr := feed(t, s, bpftrack.Options{}, nil)

@@ -73,14 +73,7 @@ func startOracle(t *testing.T, ob oracleBuild, btfPath string) *libbpfOracle {
 	t.Helper()
 	argv := ob.run(btfPath)
 	cmd := exec.Command(argv[0], argv[1:]...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	in, out := testkit.Pipes(t, cmd)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

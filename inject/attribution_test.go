@@ -9,6 +9,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
@@ -62,12 +63,7 @@ func TestShowBeforeAndDuring(t *testing.T) {
 // recording at path.
 func checkAttribution(t *testing.T, live *live.Kernel, path string, before, during []uint32, alone bool) {
 	t.Helper()
-	r, err := reader.Open(path, reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	recs, err := bpftrack.ReadMetadata(r)
+	recs, err := bpftrack.ReadMetadata(rectest.Open(t, path, reader.Options{Decompress: true}))
 	if err != nil {
 		t.Fatal(err)
 	}

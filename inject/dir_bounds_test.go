@@ -10,6 +10,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -25,38 +26,30 @@ func TestDirAtEndBounded(t *testing.T) {
 	dir := t.TempDir()
 	name := strings.Repeat("n", perfdata.KSymNameLen-1)
 	n := inject.MaxAtEndBytes/len(name) + 1
-	src, err := reader.Open(in, reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := rectest.Open(t, in, reader.Options{})
 	idHdr, order := src.IDHeaderSize(), src.ByteOrder()
-	src.Close()
-	hostile, _ := copyDir(t, in, dir, func(r *reader.Reader, w *writer.Writer) (*inject.Summary, error) {
-		for r.Next() {
-			if err := w.WriteRecord(r.Record()); err != nil {
-				return nil, err
-			}
-		}
-		if err := r.Err(); err != nil {
-			return nil, err
+	hostile, err := rectest.Through(t, in, dir, reader.Options{Decompress: true}, writer.Options{}, func(r *reader.Reader, w *writer.Writer) error {
+		if err := rectest.Copy(r, w, nil); err != nil {
+			return err
 		}
 		for i := range n {
 			md := perfdata.BPFMetadata{ProgName: fmt.Sprintf("%s%07d", name[:len(name)-7], i)}
 			raw, err := md.Encode(order, idHdr)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			h := perfdata.DecodeEventHeader(raw, order)
 			if err := w.WriteRecord(&perfdata.Record{Offset: -1, Outer: -1, Header: h, Raw: raw, Part: 0}); err != nil {
-				return nil, err
+				return err
 			}
 		}
-		return nil, nil
+		return nil
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 
-	out, _, err := tryCopyDir(t, hostile, dir, func(r *reader.Reader, w *writer.Writer) (*inject.Summary, error) {
-		return inject.Run(r, w, fakeSource{}, inject.Options{})
-	})
+	out, _, err := injectFile(t, hostile, dir, fakeSource{}, inject.Options{})
 	if !errors.Is(err, inject.ErrTooMany) || !strings.Contains(err.Error(), "BPF_METADATA at 0x") {
 		t.Fatalf("%d records of %d-byte names at the end of data: err %v, want ErrTooMany at the record's offset", n, len(name), err)
 	}

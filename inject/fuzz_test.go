@@ -13,6 +13,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -133,19 +134,12 @@ func stripped(t *testing.T, b []byte) []byte {
 		t.Fatal(err)
 	}
 	defer w.Abort()
-	for r.Next() {
-		if rec := r.Record(); rec.Header.Type != perfdata.RecordBPFMetadata || rec.Compressed() {
-			if err := w.WriteRecord(rec); err != nil {
-				t.Fatal(err)
-			}
+	rectest.CopyAll(t, r, w, func(w *writer.Writer, rec *perfdata.Record) error {
+		if rec.Header.Type == perfdata.RecordBPFMetadata && !rec.Compressed() {
+			return nil
 		}
-	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
+		return w.WriteRecord(rec)
+	})
 	return fileBytes(t, out)
 }
 

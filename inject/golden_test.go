@@ -15,6 +15,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -231,7 +232,7 @@ func checkPlacement(t *testing.T, c recordCase, snap *snapshot.File, out *record
 	if c.unchanged() {
 		return
 	}
-	top := out.top()
+	top := out.Top()
 	ksyms := out.ksymNames()
 	// names are the prog_names p's records must have.
 	names := func(p *bpfprog.Program) []string {
@@ -270,7 +271,7 @@ func checkPlacement(t *testing.T, c recordCase, snap *snapshot.File, out *record
 	switch c.timing {
 	case "before": // right after the program's BPF_EVENT
 		for _, p := range progs {
-			e := slices.IndexFunc(top, func(x readRecord) bool {
+			e := slices.IndexFunc(top, func(x rectest.Record) bool {
 				ev, err := perfdata.DecodeBPFEvent(x.Raw, out.Order)
 				return x.Type == perfdata.RecordBPFEvent && err == nil && ev.Type == perfdata.BPFEventProgLoad && ev.ID == p.ID
 			})
@@ -303,10 +304,10 @@ func listRecords(t *testing.T, w *bytes.Buffer, r *recording, ins map[int]bool, 
 	t.Helper()
 	i := -1
 	for _, x := range r.Records {
-		if !x.compressed() {
+		if !x.Compressed() {
 			i++
 		}
-		added := !x.compressed() && ins[i]
+		added := !x.Compressed() && ins[i]
 		if onlyAdded && !added {
 			continue
 		}
@@ -314,7 +315,7 @@ func listRecords(t *testing.T, w *bytes.Buffer, r *recording, ins map[int]bool, 
 		if added {
 			mark = "+"
 		}
-		if x.compressed() {
+		if x.Compressed() {
 			switch x.Type {
 			case perfdata.RecordKSymbol, perfdata.RecordBPFEvent, perfdata.RecordBPFMetadata:
 			default:
@@ -327,7 +328,7 @@ func listRecords(t *testing.T, w *bytes.Buffer, r *recording, ins map[int]bool, 
 }
 
 // describe says what a record is, decoding the BPF ones.
-func describe(t *testing.T, r *recording, x readRecord) string {
+func describe(t *testing.T, r *recording, x rectest.Record) string {
 	t.Helper()
 	// sample_id, right after the fields (at fields): zeros in what perf
 	// synthesized, pid and time in the kernel's. Kernel records can be

@@ -14,20 +14,18 @@ import (
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
-// benchInput is the recording the benchmarks inject into
-// (testkit.BenchInputEnv: make bench's BENCH_DIR/big.pipe, a pipe stream,
-// or big.data), by default a compressed corpus recording with BPF programs.
-func benchInput(b *testing.B) (string, int64) {
-	return testkit.BenchInput(b, func(t testing.TB) string {
-		return testkit.CorpusFile(t, "mstange_perf6.16_x86_64_zstd_compressed2.pipe.data")
-	})
+// benchDefault is the recording the benchmarks read without
+// testkit.BenchInputEnv (make bench's BENCH_DIR/big.data or big.pipe):
+// a compressed corpus recording with BPF programs.
+func benchDefault(t testing.TB) string {
+	return testkit.CorpusFile(t, "mstange_perf6.16_x86_64_zstd_compressed2.pipe.data")
 }
 
 // BenchmarkInjectStream: inject reading a stream and writing a pipe stream
 // (bpfmeta inject -i - -o -), with a source that knows no program, so that
 // the figure is the cost of the pass, not of the kernel.
 func BenchmarkInjectStream(b *testing.B) {
-	path, size := benchInput(b)
+	path, size := testkit.BenchInput(b, benchDefault)
 	src := &bpfprog.List{}
 	b.SetBytes(size)
 	for b.Loop() {
@@ -67,12 +65,7 @@ func (c *counter) WriteRecord(*perfdata.Record) error { c.n++; return nil }
 //
 //	BPFMETA_BENCH_INPUT=/var/tmp/bpfmeta-bench/big.data go test -run - -bench InjectWalk -count 10 ./inject
 func BenchmarkInjectWalk(b *testing.B) {
-	path, size := benchInput(b)
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
+	f, size := testkit.OpenBenchInput(b, benchDefault)
 	src := &bpfprog.List{}
 	b.SetBytes(size)
 	b.ReportAllocs()

@@ -13,10 +13,9 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/inject"
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
-	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
@@ -56,10 +55,10 @@ func TestOracleThreads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, sum := injectDir(t, stock, dir, live, inject.Options{PerfNames: true, RecordedOnly: true})
+	out, sum := mustInject(t, stock, dir, live, inject.Options{PerfNames: true, RecordedOnly: true})
 	S, O, M := readRecording(t, stock), readRecording(t, out), readRecording(t, modern)
-	if n := len(S.dataFiles); n == 0 || !slices.Equal(O.dataFiles, S.dataFiles) {
-		t.Fatalf("data files: input %q, injected %q", S.dataFiles, O.dataFiles)
+	if n := len(S.DataFiles); n == 0 || !slices.Equal(O.DataFiles, S.DataFiles) {
+		t.Fatalf("data files: input %q, injected %q", S.DataFiles, O.DataFiles)
 	}
 	hasMetadata := func(id uint32) (*bpfprog.Program, bool) {
 		p, err := live.Program(id)
@@ -118,7 +117,7 @@ func TestOracleThreads(t *testing.T) {
 		sum.Injected, len(allMetadata(O))-len(oTail), len(oTail), len(mTail), len(sum.Programs))
 
 	// The data files are the input's.
-	for _, n := range S.dataFiles {
+	for _, n := range S.DataFiles {
 		if !bytes.Equal(testkit.ReadFile(t, filepath.Join(stock, n)), testkit.ReadFile(t, filepath.Join(out, n))) {
 			t.Errorf("%s of the output is not the input's", n)
 		}
@@ -145,84 +144,21 @@ func TestOracleThreads(t *testing.T) {
 	}
 
 	// Injecting again changes nothing; stripping gives back the input.
-	again, _ := injectDir(t, out, dir, live, inject.Options{PerfNames: true, RecordedOnly: true})
+	again, _ := mustInject(t, out, dir, live, inject.Options{PerfNames: true, RecordedOnly: true})
 	sameDir(t, again, out)
-	sameDir(t, stripDir(t, out, dir), stock)
-}
-
-// injectDir runs inject.Run over the directory recording at in into a new
-// directory in dir, as the CLI does (writer.NewDir, outfile.Dir).
-func injectDir(t *testing.T, in, dir string, src bpfprog.Source, opts inject.Options) (string, *inject.Summary) {
-	t.Helper()
-	return copyDir(t, in, dir, func(r *reader.Reader, w *writer.Writer) (*inject.Summary, error) {
-		return inject.Run(r, w, src, opts)
-	})
+	sameDir(t, stripDir(t, out), stock)
 }
 
 // stripDir copies the directory recording at in without its BPF_METADATA
 // records.
-func stripDir(t *testing.T, in, dir string) string {
+func stripDir(t *testing.T, in string) string {
 	t.Helper()
-	out, _ := copyDir(t, in, dir, func(r *reader.Reader, w *writer.Writer) (*inject.Summary, error) {
-		for r.Next() {
-			if rec := r.Record(); rec.Header.Type != perfdata.RecordBPFMetadata {
-				if err := w.WriteRecord(rec); err != nil {
-					return nil, err
-				}
-			}
+	return rectest.Rewrite(t, in, writer.Options{}, func(w *writer.Writer, rec *perfdata.Record) error {
+		if rec.Header.Type == perfdata.RecordBPFMetadata {
+			return nil
 		}
-		return nil, r.Err()
+		return w.WriteRecord(rec)
 	})
-	return out
-}
-
-// copyDir writes the directory recording at in into a new directory in
-// dir through run, as the CLI does (writer.NewDir, outfile.Dir), and
-// returns it; an error of run fails the test.
-func copyDir(t *testing.T, in, dir string, run func(*reader.Reader, *writer.Writer) (*inject.Summary, error)) (string, *inject.Summary) {
-	t.Helper()
-	out, sum, err := tryCopyDir(t, in, dir, run)
-	if err != nil {
-		t.Fatalf("%s: %v", filepath.Base(in), err)
-	}
-	return out, sum
-}
-
-// tryCopyDir is copyDir returning run's error, with nothing left at the
-// returned name after one.
-func tryCopyDir(t *testing.T, in, dir string, run func(*reader.Reader, *writer.Writer) (*inject.Summary, error)) (string, *inject.Summary, error) {
-	t.Helper()
-	r, err := reader.Open(in, reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	out, err := os.MkdirTemp(dir, filepath.Base(in)+".*.out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Remove(out) // outfile makes it, complete
-	d, err := outfile.CreateDir(out, outfile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Abort()
-	w, err := writer.NewDir(d, r, writer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	sum, err := run(r, w)
-	if err != nil {
-		return out, sum, err
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	return out, sum, nil
 }
 
 // sameDir checks that directories a and b hold the same files, byte for
@@ -245,7 +181,7 @@ func sameDir(t *testing.T, a, b string) {
 func dataTail(t *testing.T, r *recording) [][]byte {
 	t.Helper()
 	var ms [][]byte
-	for _, x := range r.top() {
+	for _, x := range r.Top() {
 		switch {
 		case x.Part != 0:
 		case x.Type == perfdata.RecordBPFMetadata:

@@ -17,6 +17,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -118,7 +119,7 @@ func TestOracleUnrecorded(t *testing.T) {
 	ours := func(r *recording, ms [][]byte) [][]byte {
 		var mine [][]byte
 		for _, m := range ms {
-			name := r.metadata(t, readRecord{Raw: m}).ProgName
+			name := r.metadata(t, rectest.Record{Raw: m}).ProgName
 			if strings.Contains(name, "_bpfprogt_") {
 				mine = append(mine, m)
 			}
@@ -167,7 +168,7 @@ func startNeighbour(t *testing.T, perf, dir string) func() {
 // longer than their fields and sample_id.
 func padded(r *recording) int {
 	n := 0
-	for _, x := range r.top() {
+	for _, x := range r.Top() {
 		fields := 0
 		switch x.Type {
 		case perfdata.RecordKSymbol:
@@ -281,7 +282,7 @@ func compareWithModern(t *testing.T, perfModern string, live *live.Kernel, befor
 // PROG_LOAD BPF_EVENT of program id.
 func metadataAfter(t *testing.T, r *recording, id uint32) [][]byte {
 	t.Helper()
-	top := r.top()
+	top := r.Top()
 	i := progLoad(r, id)
 	if i < 0 {
 		t.Fatalf("%s: no top-level PROG_LOAD BPF_EVENT for program %d", filepath.Base(r.Path), id)
@@ -296,10 +297,10 @@ func metadataAfter(t *testing.T, r *recording, id uint32) [][]byte {
 	return ms
 }
 
-// progLoad returns the index in r.top() of the PROG_LOAD BPF_EVENT of
+// progLoad returns the index in r.Top() of the PROG_LOAD BPF_EVENT of
 // program id, or -1.
 func progLoad(r *recording, id uint32) int {
-	for i, x := range r.top() {
+	for i, x := range r.Top() {
 		if x.Type != perfdata.RecordBPFEvent {
 			continue
 		}
@@ -314,7 +315,7 @@ func progLoad(r *recording, id uint32) int {
 // must all be BPF_METADATA.
 func tailMetadata(t *testing.T, r *recording) [][]byte {
 	t.Helper()
-	top := r.top()
+	top := r.Top()
 	last := -1
 	for i, x := range top {
 		if x.Type == perfdata.RecordFinishedRound {
@@ -338,7 +339,7 @@ func tailMetadata(t *testing.T, r *recording) [][]byte {
 // allMetadata returns every top-level BPF_METADATA record of r in order.
 func allMetadata(r *recording) [][]byte {
 	var ms [][]byte
-	for _, x := range r.top() {
+	for _, x := range r.Top() {
 		if x.Type == perfdata.RecordBPFMetadata {
 			ms = append(ms, x.Raw)
 		}
@@ -350,7 +351,7 @@ func progNames(t *testing.T, r *recording, ms [][]byte) []string {
 	t.Helper()
 	var ns []string
 	for _, raw := range ms {
-		ns = append(ns, r.metadata(t, readRecord{Raw: raw}).ProgName)
+		ns = append(ns, r.metadata(t, rectest.Record{Raw: raw}).ProgName)
 	}
 	return ns
 }

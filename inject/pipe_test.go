@@ -55,14 +55,7 @@ func TestPipeEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	injIn, err := inj.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	injOut, err := inj.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	injIn, injOut := testkit.Pipes(t, inj)
 	repIn, err := rep.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +158,7 @@ func TestPipeEndToEnd(t *testing.T) {
 func bigStream(t *testing.T, bin, raw string, wantTail int) {
 	t.Helper()
 	in := readRecording(t, raw)
-	top := in.top()
+	top := in.Top()
 	last := -1
 	var block []byte
 	samples := 0
@@ -199,14 +192,7 @@ func bigStream(t *testing.T, bin, raw string, wantTail int) {
 	inj, injRSS := timed(t, bin, "inject")
 	var injErr bytes.Buffer
 	inj.Stderr = &injErr
-	stdin, err := inj.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := inj.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := testkit.Pipes(t, inj)
 	if err := inj.Start(); err != nil {
 		t.Fatal(err)
 	}

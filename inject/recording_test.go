@@ -7,7 +7,6 @@ package inject_test
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,6 +20,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -29,66 +29,18 @@ import (
 // casesDir holds the recordings of the golden tests (record.sh made them).
 const casesDir = "testdata"
 
-// readRecord is one record of a recording, its bytes copied.
-type readRecord struct {
-	Offset int64
-	Outer  int64 // as perfdata.Record.Outer: >= 0 for records inside compressed ones
-	Type   perfdata.RecordType
-	Raw    []byte
-	Part   int // the file of a directory recording it is in
-}
-
-func (r *readRecord) compressed() bool { return r.Outer >= 0 }
-
-// recording is a whole (small) recording as the project's reader reads it.
-type recording struct {
-	Path         string
-	Format       perfdata.Format
-	Order        binary.ByteOrder
-	IDHeaderSize int
-	Records      []readRecord // in reader order, compressed records' contents after them
-	Trailing     []byte
-	dataFiles    []string // a directory recording's data.N, in reading order
-}
+// recording is a whole (small) recording as the reader reads it
+// (decompressing), with what these tests ask of one.
+type recording struct{ *rectest.Recording }
 
 // readRecording reads path with the reader, decompressing.
 func readRecording(t *testing.T, path string) *recording {
 	t.Helper()
-	r, err := reader.Open(path, reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	rec := &recording{Path: path, Format: r.Format(), Order: r.ByteOrder()}
-	for r.Next() {
-		x := r.Record()
-		rec.Records = append(rec.Records, readRecord{Offset: x.Offset, Outer: x.Outer, Type: x.Header.Type, Raw: bytes.Clone(x.Raw), Part: x.Part})
-	}
-	if err := r.Err(); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	rec.IDHeaderSize = r.IDHeaderSize()
-	for _, n := range r.DataFiles() {
-		rec.dataFiles = append(rec.dataFiles, perfdata.DataFileName(n))
-	}
-	_, tr := r.Trailing()
-	rec.Trailing = bytes.Clone(tr)
-	return rec
-}
-
-// top returns the records stored as such (not inside compressed records).
-func (r *recording) top() []readRecord {
-	var top []readRecord
-	for _, x := range r.Records {
-		if !x.compressed() {
-			top = append(top, x)
-		}
-	}
-	return top
+	return &recording{rectest.Read(t, path, reader.Options{Decompress: true})}
 }
 
 // metadata decodes a BPF_METADATA record of r.
-func (r *recording) metadata(t *testing.T, x readRecord) perfdata.BPFMetadata {
+func (r *recording) metadata(t *testing.T, x rectest.Record) perfdata.BPFMetadata {
 	t.Helper()
 	m, err := perfdata.DecodeBPFMetadata(x.Raw, r.Order)
 	if err != nil {
@@ -137,39 +89,12 @@ func (x ksymIndex) of(f bpfprog.Func) string {
 // in dir.
 func injectFile(t *testing.T, in, dir string, src bpfprog.Source, opts inject.Options) (string, *inject.Summary, error) {
 	t.Helper()
-	f, err := os.Open(in)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := reader.NewFile(f, st.Size(), reader.Options{Decompress: true})
-	if err != nil {
-		return "", nil, err
-	}
-	defer r.Close()
-	out, err := os.CreateTemp(dir, filepath.Base(in)+".*.out")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	// as the CLI does: the input's format kept
-	w, err := writer.New(out, r, writer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	sum, err := inject.Run(r, w, src, opts)
-	if err != nil {
-		return "", sum, err
-	}
-	if err := w.Close(); err != nil {
-		return "", sum, err
-	}
-	return out.Name(), sum, out.Close()
+	var sum *inject.Summary
+	out, err := rectest.Through(t, in, dir, reader.Options{Decompress: true}, writer.Options{}, func(r *reader.Reader, w *writer.Writer) (err error) {
+		sum, err = inject.Run(r, w, src, opts)
+		return err
+	})
+	return out, sum, err
 }
 
 // mustInject is injectFile for inputs that must inject cleanly.
@@ -182,12 +107,12 @@ func mustInject(t *testing.T, in, dir string, src bpfprog.Source, opts inject.Op
 	return out, sum
 }
 
-// insertedRecords returns the indexes in out.top() of the records that are
+// insertedRecords returns the indexes in out.Top() of the records that are
 // not the input's: out must be in's top-level records in order, with
 // BPF_METADATA records added.
 func insertedRecords(t *testing.T, in, out *recording) map[int]bool {
 	t.Helper()
-	it, ot := in.top(), out.top()
+	it, ot := in.Top(), out.Top()
 	ins := map[int]bool{}
 	i := 0
 	for j, x := range ot {
@@ -210,48 +135,23 @@ func insertedRecords(t *testing.T, in, out *recording) map[int]bool {
 // indexes are in drop, through the writer for its format, and returns it.
 func strip(t *testing.T, path string, drop map[int]bool) []byte {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	st, _ := f.Stat()
-	r, err := reader.NewFile(f, st.Size(), reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	out, err := os.CreateTemp(t.TempDir(), "stripped.*.data")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	w, err := writer.New(out, r, writer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; r.Next(); i++ {
-		if drop[i] {
-			continue
+	i, wr := 0, (*writer.Writer)(nil)
+	out := rectest.Rewrite(t, path, writer.Options{}, func(w *writer.Writer, rec *perfdata.Record) error {
+		wr = w
+		if !rec.Compressed() {
+			i++
+			if drop[i-1] {
+				return nil
+			}
 		}
-		if err := w.WriteRecord(r.Record()); err != nil {
-			t.Fatal(err)
+		return w.WriteRecord(rec)
+	})
+	if wr != nil {
+		if _, n := wr.TrailingDropped(); n > 0 {
+			t.Fatalf("%s: %d trailing bytes in a file", path, n)
 		}
 	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, n := w.TrailingDropped(); n > 0 {
-		t.Fatalf("%s: %d trailing bytes in a file", path, n)
-	}
-	b, err := os.ReadFile(out.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return testkit.ReadFile(t, out)
 }
 
 // firstDiff describes where a and b first differ.

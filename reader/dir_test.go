@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -113,16 +112,6 @@ func TestDirParts(t *testing.T) {
 	}
 }
 
-// copyDir copies directory recording src into a new directory and returns it.
-func copyDir(t *testing.T, src string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	if out, err := exec.Command("cp", "-r", src, dst).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v\n%s", err, out)
-	}
-	return dst
-}
-
 // readDirAll reads the recording at path to its end, in at most 10 s (a FIFO
 // must not make it wait), and returns the error that stopped it.
 func readDirAll(t *testing.T, path string) error {
@@ -212,7 +201,7 @@ func TestDirHostile(t *testing.T) {
 		}, `more than 3 data files`, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := copyDir(t, threadsDir(base))
+			dir := testkit.CopyDir(t, threadsDir(base))
 			c.make(t, dir)
 			err := readDirAll(t, dir)
 			if err == nil {
@@ -234,7 +223,7 @@ func TestDirHostile(t *testing.T) {
 // TestDirOpenFiles: the reader has at most one data file open, however
 // many there are: 2,000 here (hard links to one), read in order.
 func TestDirOpenFiles(t *testing.T) {
-	dir := copyDir(t, threadsDir("perf6.1_x86_64_threads_bpf.data"))
+	dir := testkit.CopyDir(t, threadsDir("perf6.1_x86_64_threads_bpf.data"))
 	const n = 2000
 	for i := 2; i < n; i++ {
 		must(t, os.Link(filepath.Join(dir, "data.1"), filepath.Join(dir, perfdata.DataFileName(i))))

@@ -9,11 +9,10 @@ import (
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
-// benchInput is the recording the benchmarks read
-// (testkit.BenchInputEnv), by default the largest corpus file.
-func benchInput(b *testing.B) (string, int64) {
-	return testkit.BenchInput(b, func(t testing.TB) string { return testkit.LargestCorpusFile(t, nil) })
-}
+// benchDefault is the recording the benchmarks read without
+// testkit.BenchInputEnv (make bench's BENCH_DIR/big.data or big.pipe):
+// the largest corpus file.
+func benchDefault(t testing.TB) string { return testkit.LargestCorpusFile(t, nil) }
 
 // drain reads every record and returns how many there were.
 func drain(b *testing.B, r *reader.Reader) int {
@@ -31,12 +30,7 @@ func drain(b *testing.B, r *reader.Reader) int {
 // BenchmarkReadFile: records of a recording in a file, as convert and
 // inject read a file-mode input (page cache warm after the first round).
 func BenchmarkReadFile(b *testing.B) {
-	path, size := benchInput(b)
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
+	f, size := testkit.OpenBenchInput(b, benchDefault)
 	b.SetBytes(size)
 	b.ReportAllocs()
 	n := 0
@@ -56,7 +50,7 @@ func BenchmarkReadFile(b *testing.B) {
 // must be in pipe format (make bench's big.pipe); a file-mode input is
 // skipped.
 func BenchmarkReadStream(b *testing.B) {
-	path, size := benchInput(b)
+	path, size := testkit.BenchInput(b, benchDefault)
 	b.SetBytes(size)
 	b.ReportAllocs()
 	n := 0

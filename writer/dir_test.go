@@ -9,49 +9,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
-
-// copyDirRecording copies the directory recording at path into a new
-// directory through NewDir, calling edit for each record, and returns it.
-func copyDirRecording(t *testing.T, path string, edit func(w *writer.Writer, rec *perfdata.Record) error) string {
-	t.Helper()
-	r, err := reader.Open(path, reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	out := filepath.Join(t.TempDir(), filepath.Base(path))
-	d, err := outfile.CreateDir(out, outfile.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Abort()
-	w, err := writer.NewDir(d, r, writer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	for r.Next() {
-		if err := edit(w, r.Record()); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := r.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := d.Commit(); err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
 
 // dirFiles returns the names and contents of the files in dir.
 func dirFiles(t *testing.T, dir string) map[string][]byte {
@@ -69,12 +32,12 @@ func TestDirIdentity(t *testing.T) {
 	for _, name := range testkit.ThreadsNames(t) {
 		t.Run(name, func(t *testing.T) {
 			in := filepath.Join(testkit.ThreadsDir(), name)
-			src := copyDir(t, in)
+			src := testkit.CopyDir(t, in)
 			// an empty data file, which perf skips and a copy keeps
 			if err := os.WriteFile(filepath.Join(src, "data.5"), nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			out := copyDirRecording(t, src, func(w *writer.Writer, rec *perfdata.Record) error { return w.WriteRecord(rec) })
+			out := rectest.Rewrite(t, src, writer.Options{}, nil)
 			want, got := dirFiles(t, src), dirFiles(t, out)
 			if !slices.Equal(sortedKeys(want), sortedKeys(got)) {
 				t.Fatalf("files %q, want %q", sortedKeys(got), sortedKeys(want))
@@ -105,7 +68,7 @@ func TestDirInsert(t *testing.T) {
 		return &perfdata.Record{Offset: -1, Outer: -1, Header: perfdata.EventHeader{Type: perfdata.RecordFinishedRound, Size: 16}, Raw: raw, Part: part}
 	}
 	last := -1
-	out := copyDirRecording(t, in, func(w *writer.Writer, rec *perfdata.Record) error {
+	out := rectest.Rewrite(t, in, writer.Options{}, func(w *writer.Writer, rec *perfdata.Record) error {
 		if err := w.WriteRecord(rec); err != nil {
 			return err
 		}
@@ -240,19 +203,4 @@ func sortedKeys(m map[string][]byte) []string {
 	}
 	slices.Sort(ks)
 	return ks
-}
-
-// copyDir copies the directory recording at src into a new directory.
-func copyDir(t *testing.T, src string) string {
-	t.Helper()
-	dst := filepath.Join(t.TempDir(), filepath.Base(src))
-	if err := os.Mkdir(dst, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	for n, b := range dirFiles(t, src) {
-		if err := os.WriteFile(filepath.Join(dst, n), b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dst
 }

@@ -2,75 +2,40 @@ package writer_test
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
-	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
 // rewrite reads path and writes every record back through the writer for
 // its format, optionally calling edit for each record to insert or drop.
-func rewrite(t *testing.T, path string, edit func(w *writer.Writer, rec *perfdata.Record) error) []byte {
+func rewrite(t *testing.T, path string, edit rectest.Edit) []byte {
 	t.Helper()
 	return rewriteWith(t, path, true, edit)
 }
 
 // rewriteWith is rewrite, with the writer attached to the reader (records
-// written from the reader's buffers) or not (copied).
-func rewriteWith(t *testing.T, path string, attach bool, edit func(w *writer.Writer, rec *perfdata.Record) error) []byte {
+// written from the reader's buffers) or not (copied). The corrupt corpus
+// file gives nil: the reader tests check its error.
+func rewriteWith(t *testing.T, path string, attach bool, edit rectest.Edit) []byte {
 	t.Helper()
-	in, err := os.Open(path)
+	out, err := rectest.Through(t, path, t.TempDir(), reader.Options{Decompress: true}, writer.Options{Copy: !attach}, func(r *reader.Reader, w *writer.Writer) error {
+		return rectest.Copy(r, w, edit)
+	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	st, _ := in.Stat()
-	r, err := reader.NewFile(in, st.Size(), reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	out := filepath.Join(t.TempDir(), "out.data")
-	of, err := os.Create(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer of.Close()
-	w, err := writer.New(of, r, writer.Options{Copy: !attach})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for r.Next() {
-		rec := r.Record()
-		if edit != nil {
-			if err := edit(w, rec); err != nil {
-				t.Fatal(err)
-			}
-			continue
+		if strings.Contains(path, "CORRUPTED") && errors.Is(err, reader.ErrCorrupt) {
+			return nil
 		}
-		if err := w.WriteRecord(rec); err != nil {
-			t.Fatal(err)
-		}
+		t.Fatalf("%s: %v", filepath.Base(path), err)
 	}
-	if err := r.Err(); err != nil {
-		if !strings.Contains(path, "CORRUPTED") {
-			t.Fatalf("%s: %v", filepath.Base(path), err)
-		}
-		return nil // the corrupt corpus file: the reader tests check its error
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return testkit.ReadFile(t, out)
 }
 
 // TestIdentity: reading a corpus file and writing every record back gives

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -132,11 +133,7 @@ func TestInsertPerfReads(t *testing.T) {
 // countInserted is how many records insertEvery(7) inserts into path.
 func countInserted(t *testing.T, path string) int {
 	n, i := 0, 0
-	r, err := reader.Open(path, reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := rectest.Open(t, path, reader.Options{})
 	for r.Next() {
 		if i%7 == 0 || r.Record().Header.Type == perfdata.RecordAuxtrace {
 			n++

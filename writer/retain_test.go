@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -131,18 +132,7 @@ func testRetainedPipe(t *testing.T, in []byte, every int, delay time.Duration) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		edit := inserter(3, every)
-		for r.Next() {
-			if err := edit(p, r.Record()); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-		if err := p.Close(); err != nil {
-			t.Fatal(err)
-		}
+		rectest.CopyAll(t, r, p, inserter(3, every))
 		return out.Bytes()
 	}
 	copied, held := run(false), run(true)
@@ -162,11 +152,7 @@ func TestSlowFile(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			path := testkit.CorpusFile(t, name)
 			run := func(slow bool) []byte {
-				r, err := reader.Open(path, reader.Options{Decompress: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
+				r := rectest.Open(t, path, reader.Options{Decompress: true})
 				outPath := filepath.Join(t.TempDir(), "out.data")
 				of, err := os.Create(outPath)
 				if err != nil {
@@ -181,23 +167,8 @@ func TestSlowFile(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				edit := inserter(4, 50)
-				for r.Next() {
-					if err := edit(w, r.Record()); err != nil {
-						t.Fatal(err)
-					}
-				}
-				if err := r.Err(); err != nil {
-					t.Fatal(err)
-				}
-				if err := w.Close(); err != nil {
-					t.Fatal(err)
-				}
-				b, err := os.ReadFile(outPath)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return b
+				rectest.CopyAll(t, r, w, inserter(4, 50))
+				return testkit.ReadFile(t, outPath)
 			}
 			if fast, slow := run(false), run(true); !bytes.Equal(fast, slow) {
 				t.Errorf("the output written through memory differs from the one copied in the kernel")

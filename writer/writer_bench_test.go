@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -17,20 +18,15 @@ import (
 // (testkit.BenchInputEnv), by default the largest file-mode corpus file; it
 // must be in file format.
 func benchInput(b *testing.B) (*os.File, *reader.Reader, int64) {
-	path, size := testkit.BenchInput(b, func(t testing.TB) string {
+	f, size := testkit.OpenBenchInput(b, func(t testing.TB) string {
 		return testkit.LargestCorpusFile(t, func(name string) bool { return !strings.HasSuffix(name, ".pipe.data") })
 	})
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { f.Close() })
 	r, err := reader.NewFile(f, size, reader.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	if r.Format() != perfdata.FormatFile {
-		b.Skipf("%s is not in file format", path)
+		b.Skipf("%s is not in file format", f.Name())
 	}
 	return f, r, size
 }
@@ -47,17 +43,7 @@ func copyAll(b *testing.B, f *os.File, size int64, out io.Writer) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	for r.Next() {
-		if err := w.WriteRecord(r.Record()); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := r.Err(); err != nil {
-		b.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		b.Fatal(err)
-	}
+	rectest.CopyAll(b, r, w, nil)
 }
 
 // BenchmarkFileIdentity: bpfmeta convert file->file, read and written back

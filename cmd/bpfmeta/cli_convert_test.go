@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -249,14 +250,14 @@ func filePipeFile(t *testing.T, path string) []string {
 	if r := bpfmeta(t, nil, "convert", "-i", pipe, "-o", final); r.code != exitOK || r.stderr != "" {
 		t.Fatalf("convert pipe -> file: %v", r)
 	}
-	if readRecording(t, pipe, false).format != perfdata.FormatPipe {
+	if readRecording(t, pipe).Format != perfdata.FormatPipe {
 		t.Fatalf("convert -o - did not write a pipe stream")
 	}
 
 	// The compressed records keep their bytes, in the stream and in the file.
-	inRec := readRecording(t, path, false)
+	inRec := readRecording(t, path)
 	for _, p := range []string{pipe, final} {
-		if got := readRecording(t, p, false).compressedRecords(); !equalBytes(got, inRec.compressedRecords()) {
+		if got := readRecording(t, p).compressedRecords(); !equalBytes(got, inRec.compressedRecords()) {
 			t.Errorf("%s: %d COMPRESSED/COMPRESSED2 records, not the input's %d byte for byte", filepath.Base(p), len(got), len(inRec.compressedRecords()))
 		}
 	}
@@ -543,11 +544,11 @@ func pipeFilePipe(t *testing.T, path string) []string {
 	case r.stderr != "":
 		notes = append(notes, "pipe -> file says: "+says)
 	}
-	inRec := readRecording(t, path, false)
-	if got := readRecording(t, file, false).compressedRecords(); !equalBytes(got, inRec.compressedRecords()) {
+	inRec := readRecording(t, path)
+	if got := readRecording(t, file).compressedRecords(); !equalBytes(got, inRec.compressedRecords()) {
 		t.Errorf("the file has %d COMPRESSED/COMPRESSED2 records, not the input's %d byte for byte", len(got), len(inRec.compressedRecords()))
 	}
-	if kept := readRecording(t, file, false).preludeRecords(); kept != "" {
+	if kept := readRecording(t, file).preludeRecords(); kept != "" {
 		notes = append(notes, "in the file's data section: "+kept)
 	}
 	r = bpfmeta(t, nil, "convert", "-i", file, "-o", "-")
@@ -597,7 +598,7 @@ func streamChanges(t *testing.T, in, out []byte) []string {
 
 type streamRecs struct {
 	bo       binary.ByteOrder
-	records  []readRecord
+	records  []rectest.Record
 	trailing int
 }
 
@@ -619,7 +620,7 @@ func streamRecords(t *testing.T, b []byte) streamRecs {
 			}
 			raw = append(raw, p.Bytes()...)
 		}
-		s.records = append(s.records, readRecord{rec.Header.Type, rec.Offset, rec.Outer, raw})
+		s.records = append(s.records, rectest.Record{Type: rec.Header.Type, Offset: rec.Offset, Outer: rec.Outer, Raw: raw})
 	}
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
@@ -634,8 +635,8 @@ func isPrelude(t perfdata.RecordType) bool { return slices.Contains(prelude, int
 func (s streamRecs) data() [][]byte {
 	var d [][]byte
 	for _, r := range s.records {
-		if !isPrelude(r.typ) {
-			d = append(d, r.raw)
+		if !isPrelude(r.Type) {
+			d = append(d, r.Raw)
 		}
 	}
 	return d
@@ -653,18 +654,18 @@ func (s streamRecs) preludeSummary() string {
 		n = 0
 	}
 	for _, r := range s.records {
-		if !isPrelude(r.typ) {
+		if !isPrelude(r.Type) {
 			continue
 		}
-		if r.typ == perfdata.RecordHeaderFeature && len(r.raw) >= 16 {
+		if r.Type == perfdata.RecordHeaderFeature && len(r.Raw) >= 16 {
 			flush()
-			parts = append(parts, fmt.Sprintf("F%d(%d)", s.bo.Uint64(r.raw[8:]), len(r.raw)-16))
+			parts = append(parts, fmt.Sprintf("F%d(%d)", s.bo.Uint64(r.Raw[8:]), len(r.Raw)-16))
 			continue
 		}
-		if r.typ != last {
+		if r.Type != last {
 			flush()
 		}
-		last = r.typ
+		last = r.Type
 		n++
 	}
 	flush()
@@ -706,7 +707,7 @@ func TestConvertRecorded(t *testing.T) {
 						t.Fatal(err)
 					}
 				}
-				rec := readRecording(t, path, false)
+				rec := readRecording(t, path)
 				if len(rec.compressedRecords()) == 0 {
 					t.Fatalf("%s record -z wrote no compressed records", perf)
 				}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -199,49 +200,23 @@ func copyFile(t testing.TB, src, dir string) string {
 	return dst
 }
 
-// readBack is a recording as the project's reader reads it.
-type readBack struct {
-	format   perfdata.Format
-	records  []readRecord
-	trailing int
-}
-
-// readRecord is one record, its bytes copied.
-type readRecord struct {
-	typ    perfdata.RecordType
-	offset int64
-	outer  int64
-	raw    []byte
-}
+// readBack is a recording as the project's reader reads it (not
+// decompressing: every record is a top-level one).
+type readBack struct{ *rectest.Recording }
 
 // readRecording reads a recording file (file or pipe format) to its end.
-func readRecording(t testing.TB, path string, decompress bool) readBack {
+func readRecording(t testing.TB, path string) readBack {
 	t.Helper()
-	r, err := reader.Open(path, reader.Options{Decompress: decompress})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	rb := readBack{format: r.Format()}
-	for r.Next() {
-		rec := r.Record()
-		rb.records = append(rb.records, readRecord{rec.Header.Type, rec.Offset, rec.Outer, bytes.Clone(rec.Raw)})
-	}
-	if err := r.Err(); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	_, tr := r.Trailing()
-	rb.trailing = len(tr)
-	return rb
+	return readBack{rectest.Read(t, path, reader.Options{})}
 }
 
 // compressedRecords returns the raw bytes of the top-level COMPRESSED and
 // COMPRESSED2 records.
 func (rb readBack) compressedRecords() [][]byte {
 	var out [][]byte
-	for _, r := range rb.records {
-		if r.outer < 0 && (r.typ == perfdata.RecordCompressed || r.typ == perfdata.RecordCompressed2) {
-			out = append(out, r.raw)
+	for _, r := range rb.Records {
+		if !r.Compressed() && (r.Type == perfdata.RecordCompressed || r.Type == perfdata.RecordCompressed2) {
+			out = append(out, r.Raw)
 		}
 	}
 	return out
@@ -252,9 +227,9 @@ func (rb readBack) compressedRecords() [][]byte {
 // "TYPE×n ...", or "".
 func (rb readBack) preludeRecords() string {
 	counts := map[perfdata.RecordType]int{}
-	for _, r := range rb.records {
-		if r.outer < 0 && isPrelude(r.typ) {
-			counts[r.typ]++
+	for _, r := range rb.Records {
+		if !r.Compressed() && isPrelude(r.Type) {
+			counts[r.Type]++
 		}
 	}
 	var parts []string

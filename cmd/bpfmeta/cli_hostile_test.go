@@ -322,8 +322,8 @@ func TestHostileReloads(t *testing.T) {
 	if r.code != exitOK || r.peak > peakBound || r.cpu > hostileCPU {
 		t.Fatalf("%v, peak %d MiB, CPU %v; want exit 0 under %d MiB and %v", r, r.peak>>20, r.cpu, peakBound>>20, hostileCPU)
 	}
-	rb := readRecording(t, out, false)
-	if n := countType(rb, perfdata.RecordBPFMetadata); n != len(p.Funcs) {
+	rb := readRecording(t, out)
+	if n := rb.countType(perfdata.RecordBPFMetadata); n != len(p.Funcs) {
 		t.Errorf("%d BPF_METADATA records, want %d: one per function of the id, once", n, len(p.Funcs))
 	}
 	if st, err := os.Stat(out); err != nil || st.Size() > int64(s.Len())+int64(len(p.Funcs))<<16 {
@@ -335,18 +335,11 @@ func TestHostileReloads(t *testing.T) {
 // package bpftrack keeps.
 func ksymbolFlood(t testing.TB, dir string) string {
 	t.Helper()
-	path := filepath.Join(dir, "ksymbols.data")
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	s := testkit.NewStream(binary.LittleEndian)
-	for i := range bpftrack.MaxFuncs + 1 {
-		s.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, "bpf_prog_0123456789abcdef_f", false, true)
-	}
-	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return streamFile(t, dir, "ksymbols.data", func(s *testkit.Stream) {
+		for i := range bpftrack.MaxFuncs + 1 {
+			s.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, "bpf_prog_0123456789abcdef_f", false, true)
+		}
+	})
 }
 
 // progFlood writes a pipe recording of 500,000 PROG_LOAD BPF_EVENTs (each
@@ -354,22 +347,15 @@ func ksymbolFlood(t testing.TB, dir string) string {
 // and, loaded at once, than package bpftrack keeps.
 func progFlood(t testing.TB, dir string, unload bool) string {
 	t.Helper()
-	path := filepath.Join(dir, fmt.Sprintf("progs-%v.data", unload))
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	s := testkit.NewStream(binary.LittleEndian)
-	for i := range 500_000 {
-		tag := perfdata.BPFTag{byte(i), byte(i >> 8), byte(i >> 16)}
-		s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tag, true)
-		if unload {
-			s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tag, true)
+	return streamFile(t, dir, fmt.Sprintf("progs-%v.data", unload), func(s *testkit.Stream) {
+		for i := range 500_000 {
+			tag := perfdata.BPFTag{byte(i), byte(i >> 8), byte(i >> 16)}
+			s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tag, true)
+			if unload {
+				s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tag, true)
+			}
 		}
-	}
-	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	})
 }
 
 // claimFlood writes a pipe recording in which 16,384 programs the source
@@ -378,28 +364,21 @@ func progFlood(t testing.TB, dir string, unload bool) string {
 // each record may be any of theirs (a record perf wrote at the end).
 func claimFlood(t testing.TB, dir string) string {
 	t.Helper()
-	path := filepath.Join(dir, "claims.data")
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	s := testkit.NewStream(binary.LittleEndian)
-	const name = "bpf_prog_0123456789abcdef_f"
-	for i := range 1 << 14 {
-		addr := 0xffffffffc0000000 + uint64(i)*0x40
-		tag := perfdata.BPFTag{byte(i), byte(i >> 8)}
-		s.KSymbol(addr, 0x40, name, false, true)
-		s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tag, true)
-		s.KSymbol(addr, 0x40, name, true, true)
-		s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tag, true)
-	}
-	m := perfdata.BPFMetadata{ProgName: name, Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}}
-	for range 1_000_000 {
-		s.Metadata(m)
-	}
-	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return streamFile(t, dir, "claims.data", func(s *testkit.Stream) {
+		const name = "bpf_prog_0123456789abcdef_f"
+		for i := range 1 << 14 {
+			addr := 0xffffffffc0000000 + uint64(i)*0x40
+			tag := perfdata.BPFTag{byte(i), byte(i >> 8)}
+			s.KSymbol(addr, 0x40, name, false, true)
+			s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tag, true)
+			s.KSymbol(addr, 0x40, name, true, true)
+			s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tag, true)
+		}
+		m := perfdata.BPFMetadata{ProgName: name, Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}}
+		for range 1_000_000 {
+			s.Metadata(m)
+		}
+	})
 }
 
 // bigMetadataFlood writes a pipe recording of 1,000 BPF_METADATA records
@@ -407,19 +386,15 @@ func claimFlood(t testing.TB, dir string) string {
 // values): more bytes than show keeps.
 func bigMetadataFlood(t testing.TB, dir string) string {
 	t.Helper()
-	path := filepath.Join(dir, "big-metadata.data")
-	s := testkit.NewStream(binary.LittleEndian)
-	m := perfdata.BPFMetadata{ProgName: "bpf_prog_0123456789abcdef_f"}
-	for i := range perfdata.MaxBPFMetadataEntries {
-		m.Entries = append(m.Entries, perfdata.BPFMetadataEntry{Key: fmt.Sprintf("%063d", i), Value: strings.Repeat("v", 255)})
-	}
-	for range 1000 {
-		s.Metadata(m)
-	}
-	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return streamFile(t, dir, "big-metadata.data", func(s *testkit.Stream) {
+		m := perfdata.BPFMetadata{ProgName: "bpf_prog_0123456789abcdef_f"}
+		for i := range perfdata.MaxBPFMetadataEntries {
+			m.Entries = append(m.Entries, perfdata.BPFMetadataEntry{Key: fmt.Sprintf("%063d", i), Value: strings.Repeat("v", 255)})
+		}
+		for range 1000 {
+			s.Metadata(m)
+		}
+	})
 }
 
 // sameNameFlood writes a pipe recording with as many BPF KSYMBOLs of one
@@ -427,23 +402,16 @@ func bigMetadataFlood(t testing.TB, dir string) string {
 // name as show keeps: each record may be any of the functions.
 func sameNameFlood(t testing.TB, dir string) string {
 	t.Helper()
-	path := filepath.Join(dir, "same-name.data")
-	if _, err := os.Stat(path); err == nil {
-		return path
-	}
-	s := testkit.NewStream(binary.LittleEndian)
-	const name = "bpf_prog_0123456789abcdef_f"
-	for i := range bpftrack.MaxHistory - 1 {
-		s.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, name, false, true)
-	}
-	m := perfdata.BPFMetadata{ProgName: name, Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}}
-	for range bpftrack.MaxMetadataRecords {
-		s.Metadata(m)
-	}
-	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return streamFile(t, dir, "same-name.data", func(s *testkit.Stream) {
+		const name = "bpf_prog_0123456789abcdef_f"
+		for i := range bpftrack.MaxHistory - 1 {
+			s.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, name, false, true)
+		}
+		m := perfdata.BPFMetadata{ProgName: name, Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}}
+		for range bpftrack.MaxMetadataRecords {
+			s.Metadata(m)
+		}
+	})
 }
 
 // zFlood writes a pipe recording whose records go in COMPRESSED records
@@ -485,6 +453,22 @@ func cached(dir, name string) (string, bool) {
 	path := filepath.Join(dir, name)
 	_, err := os.Stat(path)
 	return path, err == nil
+}
+
+// streamFile writes the pipe recording fill makes as dir/name, unless it
+// is there already (cached), and returns its path.
+func streamFile(t testing.TB, dir, name string, fill func(s *testkit.Stream)) string {
+	t.Helper()
+	path, ok := cached(dir, name)
+	if ok {
+		return path
+	}
+	s := testkit.NewStream(binary.LittleEndian)
+	fill(s)
+	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // oneIDFlood writes a compressed pipe recording of 1,000,000 PROG_LOAD
@@ -529,25 +513,18 @@ func longNameFlood(t testing.TB, dir string) string {
 // more than 64 MiB (see README, Bounded memory).
 func sameFunctionFlood(t testing.TB, dir string) string {
 	t.Helper()
-	path, ok := cached(dir, "same-function.data")
-	if ok {
-		return path
-	}
-	s := testkit.NewStream(binary.LittleEndian)
-	for i := range bpftrack.MaxHistory - 1 {
-		tg := perfdata.BPFTag{0, byte(i), byte(i >> 8), byte(i >> 16)}
-		s.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, perfdata.BPFProgName(tg, "f"), false, true)
-		s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tg, true)
-		s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tg, true)
-	}
-	for i := range bpftrack.MaxMetadataRecords - 1 {
-		tg := perfdata.BPFTag{1, byte(i), byte(i >> 8), byte(i >> 16)}
-		s.Metadata(perfdata.BPFMetadata{ProgName: perfdata.BPFProgName(tg, "f"), Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
-	}
-	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return streamFile(t, dir, "same-function.data", func(s *testkit.Stream) {
+		for i := range bpftrack.MaxHistory - 1 {
+			tg := perfdata.BPFTag{0, byte(i), byte(i >> 8), byte(i >> 16)}
+			s.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, perfdata.BPFProgName(tg, "f"), false, true)
+			s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tg, true)
+			s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tg, true)
+		}
+		for i := range bpftrack.MaxMetadataRecords - 1 {
+			tg := perfdata.BPFTag{1, byte(i), byte(i >> 8), byte(i >> 16)}
+			s.Metadata(perfdata.BPFMetadata{ProgName: perfdata.BPFProgName(tg, "f"), Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
+		}
+	})
 }
 
 // orphanFlood writes a pipe recording of 131,072 BPF_METADATA records of
@@ -556,34 +533,23 @@ func sameFunctionFlood(t testing.TB, dir string) string {
 // records, and inject counts only those outside).
 func orphanFlood(t testing.TB, dir string) string {
 	t.Helper()
-	path, ok := cached(dir, "orphans.data")
-	if ok {
-		return path
-	}
-	s := testkit.NewStream(binary.LittleEndian)
-	long := strings.Repeat("o", perfdata.BPFProgNameLen-1-8)
-	for i := range 1 << 17 {
-		s.Metadata(perfdata.BPFMetadata{ProgName: fmt.Sprintf("%s%08d", long, i), Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
-	}
-	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return streamFile(t, dir, "orphans.data", func(s *testkit.Stream) {
+		long := strings.Repeat("o", perfdata.BPFProgNameLen-1-8)
+		for i := range 1 << 17 {
+			s.Metadata(perfdata.BPFMetadata{ProgName: fmt.Sprintf("%s%08d", long, i), Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
+		}
+	})
 }
 
 // metadataFlood writes a pipe recording with more BPF_METADATA records
 // than show keeps.
 func metadataFlood(t testing.TB, dir string) string {
 	t.Helper()
-	path := filepath.Join(dir, "metadata.data")
-	s := testkit.NewStream(binary.LittleEndian)
-	for range bpftrack.MaxMetadataRecords + 1 {
-		s.Metadata(perfdata.BPFMetadata{ProgName: "bpf_prog_0123456789abcdef_f", Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
-	}
-	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return streamFile(t, dir, "metadata.data", func(s *testkit.Stream) {
+		for range bpftrack.MaxMetadataRecords + 1 {
+			s.Metadata(perfdata.BPFMetadata{ProgName: "bpf_prog_0123456789abcdef_f", Entries: []perfdata.BPFMetadataEntry{{Key: "k", Value: "1"}}})
+		}
+	})
 }
 
 // manyProgramsSnapshot writes a snapshot of n programs, the highest id
@@ -1134,17 +1100,7 @@ func TestWatchKilled(t *testing.T) {
 	if r.code != exitOK {
 		t.Fatalf("inject --snapshot of a killed watch's journal: %v", r)
 	}
-	if got := readRecording(t, out, false); countType(got, perfdata.RecordBPFMetadata) != len(prog.Funcs) {
-		t.Errorf("%d BPF_METADATA records, want %d; %v", countType(got, perfdata.RecordBPFMetadata), len(prog.Funcs), r)
+	if got := readRecording(t, out); got.countType(perfdata.RecordBPFMetadata) != len(prog.Funcs) {
+		t.Errorf("%d BPF_METADATA records, want %d; %v", got.countType(perfdata.RecordBPFMetadata), len(prog.Funcs), r)
 	}
-}
-
-func countType(rb readBack, typ perfdata.RecordType) int {
-	n := 0
-	for _, r := range rb.records {
-		if r.typ == typ {
-			n++
-		}
-	}
-	return n
 }

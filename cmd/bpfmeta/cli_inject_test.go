@@ -89,8 +89,8 @@ func allPrograms(uint32) bool { return true }
 // countType counts the top-level records of type typ.
 func (rb readBack) countType(typ perfdata.RecordType) int {
 	n := 0
-	for _, r := range rb.records {
-		if r.outer < 0 && r.typ == typ {
+	for _, r := range rb.Records {
+		if !r.Compressed() && r.Type == typ {
 			n++
 		}
 	}
@@ -127,7 +127,7 @@ func TestInjectStrip(t *testing.T) {
 			if g == nil || g[1] != fmt.Sprint(len(progs)) || g[2] != fmt.Sprint(funcs) || g[3] != fmt.Sprint(len(progs)) {
 				t.Errorf("the summary does not say %d programs, %d records added for %d:\n%s", len(progs), funcs, len(progs), r.stderr)
 			}
-			if n := readRecording(t, injected, false).countType(perfdata.RecordBPFMetadata); n != funcs {
+			if n := readRecording(t, injected).countType(perfdata.RecordBPFMetadata); n != funcs {
 				t.Errorf("%d BPF_METADATA records, want %d (one per function)", n, funcs)
 			}
 			// perf 7.2 reads them
@@ -146,7 +146,7 @@ func TestInjectStrip(t *testing.T) {
 
 			// inject and strip keep the input's format: strip gives back
 			// the input itself, file or pipe stream.
-			if got, want := readRecording(t, injected, false).format, readRecording(t, in, false).format; got != want {
+			if got, want := readRecording(t, injected).Format, readRecording(t, in).Format; got != want {
 				t.Errorf("inject wrote %v format for a %v input", got, want)
 			}
 			stripped := filepath.Join(dir, "stripped.data")
@@ -180,7 +180,7 @@ func TestInjectStrip(t *testing.T) {
 			if r.code != exitOK || r.stderr != "" || want.code != exitOK || r.stdout != want.stdout {
 				t.Errorf("inject -o - | strip -q -o - is not convert -o -: %v", r)
 			}
-			if isPipe := readRecording(t, in, false).format == perfdata.FormatPipe; isPipe && r.stdout != string(stateOf(t, in).data) {
+			if isPipe := readRecording(t, in).Format == perfdata.FormatPipe; isPipe && r.stdout != string(stateOf(t, in).data) {
 				t.Errorf("inject -o - | strip -o - of a pipe stream is not the stream")
 			}
 		})

@@ -56,6 +56,19 @@ func requireRoot(t *testing.T) {
 	testkit.BPF(t)
 }
 
+// openSet opens the events with opts, closed at the end of the test, or
+// ends the test when it cannot open them (requireRoot).
+func openSideBand(t *testing.T, opts Options) *SideBand {
+	t.Helper()
+	requireRoot(t)
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
 // testProgName is what this package's test programs are called (at most
 // 15 bytes, as bpf_prog_info.name keeps them).
 const testProgName = "bpfwatcht_pe"
@@ -155,12 +168,7 @@ func monotonicNow(t *testing.T) uint64 {
 // buffers, reading after each batch, so that records wrap around the end of
 // the buffer many times: every load must come out once, intact.
 func TestRingWraps(t *testing.T) {
-	requireRoot(t)
-	s, err := Open(Options{RingPages: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSideBand(t, Options{RingPages: 1})
 	const n, batch = 400, 4
 	before := monotonicNow(t)
 	d := newDrained()
@@ -207,12 +215,7 @@ func TestRingWraps(t *testing.T) {
 // overflow: the kernel must say so with PERF_RECORD_LOST, and what was kept
 // must still read correctly.
 func TestRingLost(t *testing.T) {
-	requireRoot(t)
-	s, err := Open(Options{RingPages: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSideBand(t, Options{RingPages: 1})
 	// A load writes a KSYMBOL and a BPF_EVENT (~140 bytes): 100 of them do
 	// not fit in 4 KiB even spread over all CPUs' buffers.
 	const n = 100
@@ -268,12 +271,7 @@ func TestRingLost(t *testing.T) {
 // TestWait checks that Wait returns for a program load and for Wake, and
 // that it waits, not spins.
 func TestWait(t *testing.T) {
-	requireRoot(t)
-	s, err := Open(Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openSideBand(t, Options{})
 	if len(s.CPUs()) == 0 {
 		t.Fatal("no CPUs")
 	}

@@ -26,3 +26,16 @@ func BenchInput(b *testing.B, fallback func(testing.TB) string) (string, int64) 
 	}
 	return path, st.Size()
 }
+
+// OpenBenchInput is BenchInput opened: the file, closed at the end of the
+// benchmark, and its size.
+func OpenBenchInput(b *testing.B, fallback func(testing.TB) string) (*os.File, int64) {
+	b.Helper()
+	path, size := BenchInput(b, fallback)
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { f.Close() })
+	return f, size
+}

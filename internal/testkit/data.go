@@ -49,20 +49,12 @@ func ThreadsDir() string { return RepoPath("testdata", "corpus", "threads") }
 // ThreadsNames lists the directory recordings by name, sorted.
 func ThreadsNames(t testing.TB) []string {
 	t.Helper()
-	ents, err := os.ReadDir(ThreadsDir())
-	if err != nil {
-		t.Fatalf("the directory recordings: %v", err)
-	}
-	var names []string
-	for _, e := range ents {
-		if e.IsDir() && strings.HasSuffix(e.Name(), ".data") {
-			names = append(names, e.Name())
+	return recordingNames(t, ThreadsDir(), func(e os.DirEntry) string {
+		if e.IsDir() {
+			return e.Name()
 		}
-	}
-	if len(names) == 0 {
-		t.Fatalf("no directory recordings in %s", ThreadsDir())
-	}
-	return names
+		return ""
+	})
 }
 
 // zstSuffix marks corpus files stored compressed.
@@ -72,19 +64,25 @@ const zstSuffix = ".zst"
 // stored as NAME.data or NAME.data.zst), sorted.
 func CorpusNames(t testing.TB) []string {
 	t.Helper()
-	ents, err := os.ReadDir(CorpusDir())
+	return recordingNames(t, CorpusDir(), func(e os.DirEntry) string { return strings.TrimSuffix(e.Name(), zstSuffix) })
+}
+
+// recordingNames lists the NAME.data recordings in dir, sorted: the names
+// name gives its entries ("" for none).
+func recordingNames(t testing.TB, dir string, name func(os.DirEntry) string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
 	if err != nil {
-		t.Fatalf("the corpus: %v", err)
+		t.Fatalf("the recordings: %v", err)
 	}
 	var names []string
 	for _, e := range ents {
-		n := strings.TrimSuffix(e.Name(), zstSuffix)
-		if strings.HasSuffix(n, ".data") {
+		if n := name(e); strings.HasSuffix(n, ".data") {
 			names = append(names, n)
 		}
 	}
 	if len(names) == 0 {
-		t.Fatalf("no recordings in %s", CorpusDir())
+		t.Fatalf("no recordings in %s", dir)
 	}
 	slices.Sort(names)
 	return names

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"os"
+	"path/filepath"
 	"testing"
 )
 
@@ -29,4 +30,21 @@ func DirNames(t testing.TB, dir string) []string {
 		names = append(names, e.Name())
 	}
 	return names
+}
+
+// CopyDir copies the files of directory src (a directory recording) into
+// a new directory of the same base name in the test's temporary directory,
+// and returns it.
+func CopyDir(t testing.TB, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range DirNames(t, src) {
+		if err := os.WriteFile(filepath.Join(dst, n), ReadFile(t, filepath.Join(src, n)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
 }
