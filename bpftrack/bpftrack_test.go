@@ -12,6 +12,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -20,11 +21,7 @@ import (
 // calling each with the tracker and the update after every record.
 func feed(t testing.TB, s *testkit.Stream, opts bpftrack.Options, each func(*bpftrack.Tracker, *perfdata.Record, bpftrack.Update)) *bpftrack.Tracker {
 	t.Helper()
-	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := rectest.Stream(t, s.Bytes(), reader.Options{})
 	tr := bpftrack.New(r, opts)
 	for r.Next() {
 		u, err := tr.Feed(r.Record())
@@ -45,11 +42,7 @@ func feed(t testing.TB, s *testkit.Stream, opts bpftrack.Options, each func(*bpf
 // returns that error (nil if none did).
 func feedErr(t testing.TB, s *testkit.Stream, opts bpftrack.Options) error {
 	t.Helper()
-	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := rectest.Stream(t, s.Bytes(), reader.Options{})
 	tr := bpftrack.New(r, opts)
 	var ferr error
 	for r.Next() && ferr == nil {
@@ -61,10 +54,7 @@ func feedErr(t testing.TB, s *testkit.Stream, opts bpftrack.Options) error {
 // readMetadata is bpftrack.ReadMetadata of the recording s.
 func readMetadata(t *testing.T, s *testkit.Stream) []bpftrack.MetadataRecord {
 	t.Helper()
-	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := rectest.Stream(t, s.Bytes(), reader.Options{})
 	recs, err := bpftrack.ReadMetadata(r)
 	if err != nil {
 		t.Fatal(err)
@@ -215,10 +205,7 @@ func TestStreams(t *testing.T) {
 	s.BPFEvent(perfdata.BPFEventProgLoad, 2, b, true)   // CPU 1
 	streams := []int{-1, 0, 1, 0, 1}                    // the HEADER_ATTR first
 
-	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := rectest.Stream(t, s.Bytes(), reader.Options{})
 	tr := bpftrack.New(r, bpftrack.Options{})
 	for i := 0; r.Next(); i++ {
 		if _, err := tr.FeedStream(r.Record(), streams[i]); err != nil {
@@ -282,10 +269,7 @@ func TestDamaged(t *testing.T) {
 	for _, typ := range []perfdata.RecordType{perfdata.RecordKSymbol, perfdata.RecordBPFEvent} {
 		s := testkit.NewStream(binary.LittleEndian)
 		s.Record(typ, make([]byte, 8))
-		r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := rectest.Stream(t, s.Bytes(), reader.Options{})
 		tr := bpftrack.New(r, bpftrack.Options{})
 		var ferr error
 		for r.Next() {

@@ -29,8 +29,7 @@ import (
 // load. The injected perf 6.1 recording (--recorded-only) has only this
 // test's records: each must name exactly its function.
 func TestShowBeforeAndDuring(t *testing.T) {
-	perfStock, perfModern := requireLive(t)
-	bpffs := testkit.MountBPFFS(t)
+	perfStock, perfModern, bpffs := requireLive(t)
 	before := loadFixtures(t, filepath.Join(bpffs, "before"), "meta")
 	dir := t.TempDir()
 	record := func(perf, who string) *oracleRun {

@@ -67,20 +67,16 @@ func (c *counter) WriteRecord(*perfdata.Record) error { c.n++; return nil }
 func BenchmarkInjectWalk(b *testing.B) {
 	f, size := testkit.OpenBenchInput(b, benchDefault)
 	src := &bpfprog.List{}
-	b.SetBytes(size)
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
+	testkit.BenchPerRecord(b, size, func() int {
 		r, err := reader.NewFile(f, size, reader.Options{Decompress: true})
 		if err != nil {
 			b.Fatal(err)
 		}
+		defer r.Close()
 		c := &counter{}
 		if _, err := inject.Run(r, c, src, inject.Options{}); err != nil {
 			b.Fatal(err)
 		}
-		n = c.n
-		r.Close()
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(n, 1)), "ns/record")
+		return c.n
+	})
 }

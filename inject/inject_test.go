@@ -15,6 +15,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -87,6 +88,22 @@ func prog(id uint32, t byte, base uint64, nsub int, meta bool) *bpfprog.Program 
 	return p
 }
 
+// modernRecording is what perf >= 6.17 records: before, loaded before
+// the recording, synthesized with its BPF_METADATA records; then during,
+// loaded while recording (without its records, which perf writes at the
+// end), and a sample.
+func modernRecording(before, during *bpfprog.Program) *stream {
+	in := newStream()
+	in.synth(before)
+	for _, f := range before.Funcs {
+		in.metadataOf(f.PerfName, before)
+	}
+	in.rec(perfdata.RecordFinishedInit, nil)
+	in.kernelLoad(during)
+	in.sample()
+	return in
+}
+
 // synth writes what perf writes for a program loaded before the recording.
 func (s *stream) synth(p *bpfprog.Program) {
 	for _, f := range p.Funcs {
@@ -113,11 +130,7 @@ func (s *stream) metadataOf(name string, p *bpfprog.Program) {
 
 func run(t *testing.T, in []byte, src bpfprog.Source, opts inject.Options) ([]byte, *inject.Summary) {
 	t.Helper()
-	r, err := reader.NewStream(bytes.NewReader(in), reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := rectest.Stream(t, in, reader.Options{Decompress: true})
 	var out bytes.Buffer
 	w, err := writer.New(&out, r, writer.Options{})
 	if err != nil {
@@ -147,15 +160,19 @@ func testPlacement(t *testing.T, bo binary.ByteOrder) {
 	d := prog(25, 0xd0, 0xffff3000, 0, true) // loaded during, lower id
 	src := fakeSource{10: a, 11: b, 30: c, 25: d}
 
+	// what perf writes while recording, the same in the input and the output
+	recording := func(s *stream) {
+		s.rec(perfdata.RecordFinishedInit, nil)
+		s.sample()
+		s.kernelLoad(c)
+		s.sample()
+		s.kernelLoad(d)
+		s.rec(perfdata.RecordFinishedRound, nil)
+	}
 	in := newStreamOrder(bo)
 	in.synth(a)
 	in.synth(b)
-	in.rec(perfdata.RecordFinishedInit, nil)
-	in.sample()
-	in.kernelLoad(c)
-	in.sample()
-	in.kernelLoad(d)
-	in.rec(perfdata.RecordFinishedRound, nil)
+	recording(in)
 
 	want := newStreamOrder(bo)
 	want.synth(a)
@@ -163,12 +180,7 @@ func testPlacement(t *testing.T, bo binary.ByteOrder) {
 		want.metadataOf(f.PerfName, a)
 	}
 	want.synth(b)
-	want.rec(perfdata.RecordFinishedInit, nil)
-	want.sample()
-	want.kernelLoad(c)
-	want.sample()
-	want.kernelLoad(d)
-	want.rec(perfdata.RecordFinishedRound, nil)
+	recording(want)
 	// at the end, ascending id, named after the kernel's KSYMBOLs
 	want.metadataOf(d.Funcs[0].KernelName, d)
 	for _, f := range c.Funcs {
@@ -260,14 +272,7 @@ func TestNeverMislabel(t *testing.T) {
 func TestExistingRecords(t *testing.T) {
 	a := prog(10, 0xa0, 0xffff0000, 1, true)
 	c := prog(30, 0xc0, 0xffff2000, 1, true)
-	in := newStream()
-	in.synth(a)
-	for _, f := range a.Funcs {
-		in.metadataOf(f.PerfName, a)
-	}
-	in.rec(perfdata.RecordFinishedInit, nil)
-	in.kernelLoad(c)
-	in.sample()
+	in := modernRecording(a, c)
 	for _, f := range c.Funcs { // as perf 7.2 names them: perf names
 		in.metadataOf(f.PerfName, c)
 	}
@@ -308,14 +313,7 @@ func TestTwoLoadsOfOneObject(t *testing.T) {
 	a := prog(10, 0xa0, 0xffff0000, 1, true)
 	b := prog(11, 0xa0, 0xffff4000, 1, true) // same code, same names, other addresses
 	b.Metadata.Entries = []bpfprog.Entry{{Key: "version", Value: `"2.0"`}}
-	in := newStream()
-	in.synth(a)
-	for _, f := range a.Funcs {
-		in.metadataOf(f.PerfName, a)
-	}
-	in.rec(perfdata.RecordFinishedInit, nil)
-	in.kernelLoad(b)
-	in.sample()
+	in := modernRecording(a, b)
 
 	want := &stream{&testkit.Stream{Order: le}}
 	want.Write(in.Bytes()) // everything, then b's records at the end
@@ -421,10 +419,7 @@ func TestUnlisted(t *testing.T) {
 	if sum.Injected != 2 {
 		t.Errorf("%d records injected for the unlisted program, want 2", sum.Injected)
 	}
-	r, err := reader.NewStream(bytes.NewReader(got), reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := rectest.Stream(t, got, reader.Options{})
 	n := 0
 	for r.Next() {
 		if r.Record().Header.Type == perfdata.RecordBPFMetadata {

@@ -31,8 +31,7 @@ import (
 // 7.2 reads the injected directory (report --stats, script
 // --show-bpf-events and -D), and strip gives back every file of the input.
 func TestOracleThreads(t *testing.T) {
-	perfStock, perfModern := requireLive(t)
-	bpffs := testkit.MountBPFFS(t)
+	perfStock, perfModern, bpffs := requireLive(t)
 	objects := []string{"meta", "nometa", "rich"}
 	before := loadFixtures(t, filepath.Join(bpffs, "threads-before"), objects...)
 	dir := t.TempDir()

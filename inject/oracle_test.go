@@ -45,8 +45,7 @@ type oracleRun struct {
 // record runs all along, as on a machine with a profiler: the kernel then
 // pads the KSYMBOL and BPF_EVENT records it emits (see kernelLoadPadded).
 func TestOracle(t *testing.T) {
-	perfStock, perfModern := requireLive(t)
-	bpffs := testkit.MountBPFFS(t)
+	perfStock, perfModern, bpffs := requireLive(t)
 	before := loadFixtures(t, filepath.Join(bpffs, "before"), "meta", "nometa", "rich", "rich19", "many202", "many203")
 	dir := t.TempDir()
 	stopNeighbour := startNeighbour(t, perfStock, dir)
@@ -93,8 +92,7 @@ func TestOracle(t *testing.T) {
 // 203 variables among them: perf writes no record for 203), end in the
 // same records for them.
 func TestOracleUnrecorded(t *testing.T) {
-	perfStock, perfModern := requireLive(t)
-	bpffs := testkit.MountBPFFS(t)
+	perfStock, perfModern, bpffs := requireLive(t)
 	dir := t.TempDir()
 	// loaded before both: the recordings' proof of being of this boot
 	loadFixtures(t, filepath.Join(bpffs, "before"), "nometa")

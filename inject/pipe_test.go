@@ -36,9 +36,8 @@ var statsMetadataRE = regexp.MustCompile(`(?m)^\s*BPF_METADATA events:\s+(\d+)`)
 // bpfmeta's peak RSS stays under 64 MiB, also on a stream of 256 MiB made
 // from that recording.
 func TestPipeEndToEnd(t *testing.T) {
-	perfStock, perfModern := requireLive(t)
+	perfStock, perfModern, bpffs := requireLive(t)
 	bin := buildBpfmeta(t)
-	bpffs := testkit.MountBPFFS(t)
 	before := loadFixtures(t, filepath.Join(bpffs, "before"), "meta", "nometa")
 	pin := filepath.Join(bpffs, "during")
 	dir := t.TempDir()

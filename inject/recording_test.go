@@ -164,13 +164,14 @@ func firstDiff(a, b []byte) string {
 }
 
 // requireLive ends the test unless it can load BPF programs and record
-// with both perfs, and returns them: perf 6.1 (writes no BPF_METADATA) and
-// the modern perf (the oracle).
-func requireLive(t *testing.T) (perfStock, perfModern string) {
+// with both perfs, and returns them, perf 6.1 (writes no BPF_METADATA) and
+// the modern perf (the oracle), with a private BPF file system for the
+// test's pins (testkit.MountBPFFS).
+func requireLive(t *testing.T) (perfStock, perfModern, bpffs string) {
 	t.Helper()
 	testkit.BPF(t)
 	testkit.Command(t, "bpftool")
-	return testkit.PerfStock(t), testkit.PerfModern(t)
+	return testkit.PerfStock(t), testkit.PerfModern(t), testkit.MountBPFFS(t)
 }
 
 // loadCommand is the shell command that loads the fixture objects with

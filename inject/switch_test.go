@@ -17,8 +17,7 @@ import (
 // file stands alone; perf 7.2 synthesizes them (and their metadata) in the
 // first file only. The difference is deliberate (README).
 func TestSwitchOutput(t *testing.T) {
-	perfStock, perfModern := requireLive(t)
-	bpffs := testkit.MountBPFFS(t)
+	perfStock, perfModern, bpffs := requireLive(t)
 	before := loadFixtures(t, filepath.Join(bpffs, "before"), "meta")
 	live, err := live.New()
 	if err != nil {

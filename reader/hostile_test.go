@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -49,11 +50,7 @@ func TestZstdBomb(t *testing.T) {
 			runtime.GC()
 			var h heapWatch
 			h.sample()
-			r, err := reader.NewStream(bytes.NewReader(in), reader.Options{Decompress: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
+			r := rectest.Stream(t, in, reader.Options{Decompress: true})
 			rounds := 0
 			for r.Next() {
 				if r.Record().Header.Type == perfdata.RecordFinishedRound {
@@ -195,11 +192,7 @@ func FuzzDecompress(f *testing.F) {
 			offs = append(offs, int64(st.Len()))
 			st.Record(perfdata.RecordCompressed, p)
 		}
-		r, err := reader.NewStream(bytes.NewReader(st.Bytes()), reader.Options{Decompress: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		r := rectest.Stream(t, st.Bytes(), reader.Options{Decompress: true})
 		for n := 0; r.Next(); n++ {
 			if n > 1<<22 {
 				t.Fatal("more records than the payloads can hold")
@@ -365,10 +358,7 @@ func TestPayloadCut(t *testing.T) {
 	in := testkit.CutTracingData(binary.LittleEndian, 1<<20, 100)
 	const want = "AUX or trace data of the TRACING_DATA record at 0x10 ends after 100 of 1048576 bytes"
 	for _, copyData := range []bool{true, false} {
-		r, err := reader.NewStream(bytes.NewReader(in), reader.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		r := rectest.Stream(t, in, reader.Options{})
 		if !r.Next() {
 			t.Fatalf("no first record: %v", r.Err())
 		}

@@ -31,18 +31,14 @@ func drain(b *testing.B, r *reader.Reader) int {
 // inject read a file-mode input (page cache warm after the first round).
 func BenchmarkReadFile(b *testing.B) {
 	f, size := testkit.OpenBenchInput(b, benchDefault)
-	b.SetBytes(size)
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
+	testkit.BenchPerRecord(b, size, func() int {
 		r, err := reader.NewFile(f, size, reader.Options{Decompress: true})
 		if err != nil {
 			b.Fatal(err)
 		}
-		n = drain(b, r)
-		r.Close()
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(n, 1)), "ns/record")
+		defer r.Close()
+		return drain(b, r)
+	})
 }
 
 // BenchmarkReadStream: the same bytes through the pipe-mode path (a stream
@@ -51,24 +47,19 @@ func BenchmarkReadFile(b *testing.B) {
 // skipped.
 func BenchmarkReadStream(b *testing.B) {
 	path, size := testkit.BenchInput(b, benchDefault)
-	b.SetBytes(size)
-	b.ReportAllocs()
-	n := 0
-	for b.Loop() {
+	testkit.BenchPerRecord(b, size, func() int {
 		f, err := os.Open(path)
 		if err != nil {
 			b.Fatal(err)
 		}
+		defer f.Close()
 		r, err := reader.NewStream(bufio.NewReaderSize(struct{ *os.File }{f}, 1<<16), reader.Options{Decompress: true})
 		if err != nil {
-			f.Close()
 			b.Skipf("%s: %v", path, err)
 		}
-		n = drain(b, r)
-		r.Close()
-		f.Close()
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(n, 1)), "ns/record")
+		defer r.Close()
+		return drain(b, r)
+	})
 }
 
 // BenchmarkDecompress: the records inside the COMPRESSED records of a

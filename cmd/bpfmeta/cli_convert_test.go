@@ -184,20 +184,27 @@ func (rt *roundTrips) check(t *testing.T, path, title string) {
 // the compressed records are the input's bytes; what differs is in
 // testdata/convert-file-pipe-file.golden.
 func TestConvertFilePipeFile(t *testing.T) {
+	checkRoundTrips(t, false, filePipeFile, "convert-file-pipe-file.golden", "file -> pipe -> file: what bpfmeta convert changes, per corpus file")
+}
+
+// checkRoundTrips runs roundTrip over every corpus pipe stream (pipes) or
+// file (!pipes), in parallel, and compares what each changed with the
+// golden file.
+func checkRoundTrips(t *testing.T, pipes bool, roundTrip func(*testing.T, string) []string, golden, title string) {
 	var rt roundTrips
 	t.Run("corpus", func(t *testing.T) {
 		for _, path := range testkit.CorpusFiles(t) {
 			name := filepath.Base(path)
-			if strings.Contains(name, ".pipe.") {
+			if strings.Contains(name, ".pipe.") != pipes {
 				continue
 			}
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				rt.add(name, filePipeFile(t, path))
+				rt.add(name, roundTrip(t, path))
 			})
 		}
 	})
-	rt.check(t, filepath.Join(cliGoldenDir, "convert-file-pipe-file.golden"), "file -> pipe -> file: what bpfmeta convert changes, per corpus file")
+	rt.check(t, filepath.Join(cliGoldenDir, golden), title)
 }
 
 // filePipeFile does one file -> pipe -> file round trip and returns what
@@ -507,27 +514,11 @@ func describeGap(b []byte) string {
 // are the input's byte for byte and in order; what differs is in
 // testdata/convert-pipe-file-pipe.golden.
 func TestConvertPipeFilePipe(t *testing.T) {
-	var rt roundTrips
-	t.Run("corpus", func(t *testing.T) {
-		for _, path := range testkit.CorpusFiles(t) {
-			name := filepath.Base(path)
-			if !strings.Contains(name, ".pipe.") {
-				continue
-			}
-			t.Run(name, func(t *testing.T) {
-				t.Parallel()
-				rt.add(name, pipeFilePipe(t, path))
-			})
-		}
-	})
-	rt.check(t, filepath.Join(cliGoldenDir, "convert-pipe-file-pipe.golden"), "pipe -> file -> pipe: what bpfmeta convert changes, per corpus pipe stream")
+	checkRoundTrips(t, true, pipeFilePipe, "convert-pipe-file-pipe.golden", "pipe -> file -> pipe: what bpfmeta convert changes, per corpus pipe stream")
 }
 
 func pipeFilePipe(t *testing.T, path string) []string {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	data := testkit.ReadFile(t, path)
 	pr := newPerfReads(t, pipeInput("the input", data), perfQuirks[filepath.Base(path)])
 	unread := pr.input(stockPerf).err != nil && pr.input(modernPerf).err != nil
 	dir := t.TempDir()
@@ -604,11 +595,7 @@ type streamRecs struct {
 
 func streamRecords(t *testing.T, b []byte) streamRecs {
 	t.Helper()
-	r, err := reader.NewStream(bytes.NewReader(b), reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := rectest.Stream(t, b, reader.Options{})
 	s := streamRecs{bo: r.ByteOrder()}
 	for r.Next() {
 		rec := r.Record()

@@ -418,8 +418,16 @@ func sameNameFlood(t testing.TB, dir string) string {
 // of about 1 MiB of records each: a small file that claims much.
 type zFlood struct{ s, rs *testkit.Stream }
 
-func newZFlood() *zFlood {
-	return &zFlood{testkit.NewStream(binary.LittleEndian), testkit.NewRecords(binary.LittleEndian)}
+// zFloodFile writes the compressed pipe recording fill makes as dir/name,
+// as streamFile does.
+func zFloodFile(t testing.TB, dir, name string, fill func(z *zFlood)) string {
+	t.Helper()
+	return streamFile(t, dir, name, func(s *testkit.Stream) {
+		z := &zFlood{s, testkit.NewRecords(binary.LittleEndian)}
+		fill(z)
+		z.flush()
+		t.Logf("%s: %d bytes", name, s.Len())
+	})
 }
 
 // add returns where to write the next records.
@@ -435,17 +443,6 @@ func (z *zFlood) flush() {
 		z.s.Compressed(z.rs.Bytes(), false)
 		z.rs.Reset()
 	}
-}
-
-// write writes the recording to dir/name, once.
-func (z *zFlood) write(t testing.TB, path string) string {
-	t.Helper()
-	z.flush()
-	if err := os.WriteFile(path, z.s.Bytes(), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("%s: %d bytes", filepath.Base(path), z.s.Len())
-	return path
 }
 
 // cached returns path if a generator wrote it already.
@@ -475,15 +472,11 @@ func streamFile(t testing.TB, dir, name string, fill func(s *testkit.Stream)) st
 // BPF_EVENTs of one id, none unloaded: each load replaces the one before.
 func oneIDFlood(t testing.TB, dir string) string {
 	t.Helper()
-	path, ok := cached(dir, "one-id.data")
-	if ok {
-		return path
-	}
-	z := newZFlood()
-	for range 1_000_000 {
-		z.add().BPFEvent(perfdata.BPFEventProgLoad, 7, perfdata.BPFTag{7}, true)
-	}
-	return z.write(t, path)
+	return zFloodFile(t, dir, "one-id.data", func(z *zFlood) {
+		for range 1_000_000 {
+			z.add().BPFEvent(perfdata.BPFEventProgLoad, 7, perfdata.BPFTag{7}, true)
+		}
+	})
 }
 
 // longNameFlood writes a compressed pipe recording of 10,000 BPF
@@ -491,18 +484,14 @@ func oneIDFlood(t testing.TB, dir string) string {
 // program loaded while recording.
 func longNameFlood(t testing.TB, dir string) string {
 	t.Helper()
-	path, ok := cached(dir, "long-names.data")
-	if ok {
-		return path
-	}
-	z := newZFlood()
-	long := "bpf_prog_0123456789abcdef_" + strings.Repeat("n", 65000-26-8)
-	for i := range 10_000 {
-		rs := z.add()
-		rs.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, fmt.Sprintf("%s%08d", long, i), false, true)
-		rs.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), perfdata.BPFTag{1}, true)
-	}
-	return z.write(t, path)
+	return zFloodFile(t, dir, "long-names.data", func(z *zFlood) {
+		long := "bpf_prog_0123456789abcdef_" + strings.Repeat("n", 65000-26-8)
+		for i := range 10_000 {
+			rs := z.add()
+			rs.KSymbol(0xffffffffc0000000+uint64(i)*0x40, 0x40, fmt.Sprintf("%s%08d", long, i), false, true)
+			rs.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), perfdata.BPFTag{1}, true)
+		}
+	})
 }
 
 // sameFunctionFlood writes a pipe recording of 65,535 programs loaded and

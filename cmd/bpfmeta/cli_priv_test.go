@@ -239,10 +239,8 @@ func waitOutputOpen(t *testing.T, pid int, dir string) {
 // writes in it keeps no temporary file: the output is made, linked and
 // removed relative to the directory's descriptor.
 func TestOutputDirRenamed(t *testing.T) {
-	bin := buildBinary(t)
-	snap := emptySnapshot(t)
-	rec := testkit.CorpusBytes(t, smallPipe)
-	for _, c := range writingCommands(snap) {
+	bin, cmds, rec := writingSetup(t)
+	for _, c := range cmds {
 		root := t.TempDir()
 		dir, moved := filepath.Join(root, "dir"), filepath.Join(root, "moved")
 		if err := os.Mkdir(dir, 0o755); err != nil {
@@ -305,10 +303,8 @@ func TestLowLimits(t *testing.T) {
 // the OOM killer, a fatal error of the Go runtime) leaves nothing of its
 // output: the file is unnamed (O_TMPFILE) until it is complete.
 func TestKilledLeavesNothing(t *testing.T) {
-	bin := buildBinary(t)
-	snap := emptySnapshot(t)
-	rec := testkit.CorpusBytes(t, smallPipe)
-	for _, c := range writingCommands(snap) {
+	bin, cmds, rec := writingSetup(t)
+	for _, c := range cmds {
 		dir := t.TempDir()
 		cmd, stdin := startHalfFed(t, bin, rec, with(c.args, "-i", "-", "-o", filepath.Join(dir, "o.data"))...)
 		cmd.Process.Kill()
@@ -318,4 +314,12 @@ func TestKilledLeavesNothing(t *testing.T) {
 			t.Errorf("%s killed: the directory holds %q", c.name, names)
 		}
 	}
+}
+
+// writingSetup is what the tests of every writing command start from: the
+// binary, the commands (inject from an empty snapshot), and a small pipe
+// recording to give them.
+func writingSetup(t *testing.T) (bin string, cmds []readingCommand, rec []byte) {
+	t.Helper()
+	return buildBinary(t), writingCommands(emptySnapshot(t)), testkit.CorpusBytes(t, smallPipe)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -577,11 +578,7 @@ func isPipeStream(t *testing.T, b []byte) int {
 	if len(b) < perfdata.PipeHeaderSize || string(b[:8]) != "PERFILE2" || binary.LittleEndian.Uint64(b[8:]) != perfdata.PipeHeaderSize {
 		t.Fatalf("stdout does not start with a pipe header: % x", b[:min(len(b), 16)])
 	}
-	r, err := reader.NewStream(bytes.NewReader(b), reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := rectest.Stream(t, b, reader.Options{})
 	n := 0
 	for r.Next() {
 		n++

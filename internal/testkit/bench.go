@@ -39,3 +39,17 @@ func OpenBenchInput(b *testing.B, fallback func(testing.TB) string) (*os.File, i
 	b.Cleanup(func() { f.Close() })
 	return f, size
 }
+
+// BenchPerRecord runs pass once per b.Loop and reports, besides the time
+// and allocations, the throughput over size bytes and the time per record
+// (pass returns how many records it went through).
+func BenchPerRecord(b *testing.B, size int64, pass func() int) {
+	b.Helper()
+	b.SetBytes(size)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		n = pass()
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(n, 1)), "ns/record")
+}

@@ -213,3 +213,15 @@ func Rewrite(t testing.TB, in string, wopts writer.Options, edit Edit) string {
 	}
 	return out
 }
+
+// Stream reads the pipe stream b (a testkit.Stream's bytes) from memory,
+// closed at the end of the test; an error fails it.
+func Stream(t testing.TB, b []byte, opts reader.Options) *reader.Reader {
+	t.Helper()
+	r, err := reader.NewStream(bytes.NewReader(b), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r
+}
