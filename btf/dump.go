@@ -459,6 +459,20 @@ func (d *dumper) unsupportedData(t btf.Type) int {
 	return d.fail(errNotSup, "btf_dump_unsupported_data", t, 0, "unsupported kind %d", kindOf(t))
 }
 
+// int128Hex is a 128-bit int as btf_dump_int_data() prints one: in hex,
+// with no leading zeros, whatever its signedness. first and second are the
+// 8-byte words at its offset and 8 bytes after, read in order bo.
+func int128Hex(first, second uint64, bo binary.ByteOrder) string {
+	lo, hi := first, second // ints[0] is the low half on a little-endian machine
+	if bo == binary.BigEndian {
+		lo, hi = hi, lo
+	}
+	if hi == 0 {
+		return "0x" + strconv.FormatUint(lo, 16)
+	}
+	return fmt.Sprintf("0x%x%016x", hi, lo)
+}
+
 // intData is btf_dump_int_data().
 func (d *dumper) intData(t *btf.Int, id btf.Type, off int64) int {
 	sz := int(t.Size)
@@ -470,15 +484,7 @@ func (d *dumper) intData(t *btf.Int, id btf.Type, off int64) int {
 	switch sz {
 	case 16:
 		// ints[0] is the low half on a little-endian machine
-		hi := d.uintAt(off+8, 8)
-		if d.order == binary.BigEndian {
-			lo, hi = hi, lo
-		}
-		if hi == 0 {
-			d.typeValues("0x" + strconv.FormatUint(lo, 16))
-		} else {
-			d.typeValues(fmt.Sprintf("0x%x%016x", hi, lo))
-		}
+		d.typeValues(int128Hex(lo, d.uintAt(off+8, 8), d.order))
 	case 8:
 		if sign {
 			d.typeValues(strconv.FormatInt(int64(lo), 10))

@@ -148,14 +148,7 @@ func (j *jsonDumper) integer(t *btf.Int, off int64) error {
 		if err != nil {
 			return err
 		}
-		if j.bo == binary.BigEndian {
-			lo, hi = hi, lo
-		}
-		if hi == 0 {
-			j.str("0x" + strconv.FormatUint(lo, 16))
-		} else {
-			j.str(fmt.Sprintf("0x%x%016x", hi, lo))
-		}
+		j.str(int128Hex(lo, hi, j.bo))
 		return nil
 	}
 	v, err := j.uint(off, int(t.Size))

@@ -108,11 +108,13 @@ func (r *Recording) Count(rt perfdata.RecordType) int {
 // leave it out, or add records around it.
 type Edit func(w *writer.Writer, rec *perfdata.Record) error
 
-// Copy hands every record of r to edit (nil: writes it as it is) and
-// returns the first error, the input's or edit's; it leaves w open.
+// Copy hands every record of r to edit (nil: writes it as it is, with
+// writer.Copy) and returns the first error, the input's or edit's; it
+// leaves w open.
 func Copy(r *reader.Reader, w *writer.Writer, edit Edit) error {
 	if edit == nil {
-		edit = func(w *writer.Writer, rec *perfdata.Record) error { return w.WriteRecord(rec) }
+		_, err := writer.Copy(w, r, nil)
+		return err
 	}
 	for r.Next() {
 		if err := edit(w, r.Record()); err != nil {
