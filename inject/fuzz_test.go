@@ -123,18 +123,8 @@ func injected(t *testing.T, b []byte, src bpfprog.Source) ([]byte, error) {
 
 // stripped is b without its top-level BPF_METADATA records (bpfmeta strip).
 func stripped(t *testing.T, b []byte) []byte {
-	in, out := testkit.MemFile(t, b), testkit.MemFile(t, nil)
-	r, err := reader.NewFile(in, int64(len(b)), reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	w, err := writer.New(out, r, writer.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer w.Abort()
-	rectest.CopyAll(t, r, w, func(w *writer.Writer, rec *perfdata.Record) error {
+	out := testkit.MemFile(t, nil)
+	rectest.CopyFile(t, testkit.MemFile(t, b), int64(len(b)), out, func(w *writer.Writer, rec *perfdata.Record) error {
 		if rec.Header.Type == perfdata.RecordBPFMetadata && !rec.Compressed() {
 			return nil
 		}

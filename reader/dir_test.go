@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -29,11 +30,7 @@ func TestDirPerfCounts(t *testing.T) {
 	for _, name := range testkit.ThreadsNames(t) {
 		t.Run(name, func(t *testing.T) {
 			want := testkit.ReadCounts(t, threadsDir(name)+".counts")
-			r, err := reader.Open(threadsDir(name), reader.Options{Decompress: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
+			r := rectest.Open(t, threadsDir(name), reader.Options{Decompress: true})
 			if !r.IsDirRecording() || len(r.DataFiles()) == 0 {
 				t.Fatalf("not read as a directory recording: data files %v", r.DataFiles())
 			}
@@ -66,11 +63,7 @@ func TestDirPerfCounts(t *testing.T) {
 func TestDirParts(t *testing.T) {
 	for _, name := range testkit.ThreadsNames(t) {
 		t.Run(name, func(t *testing.T) {
-			r, err := reader.Open(threadsDir(name), reader.Options{Decompress: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
+			r := rectest.Open(t, threadsDir(name), reader.Options{Decompress: true})
 			ends := []int64{r.Layout().DataOffset()} // where the next record of each part starts
 			for _, n := range r.DataFiles() {
 				if r.PartName(len(ends)) != perfdata.DataFileName(n) {
@@ -229,11 +222,7 @@ func TestDirOpenFiles(t *testing.T) {
 		must(t, os.Link(filepath.Join(dir, "data.1"), filepath.Join(dir, perfdata.DataFileName(i))))
 	}
 	before := openFDs(t)
-	r, err := reader.Open(dir, reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := rectest.Open(t, dir, reader.Options{Decompress: true})
 	most, part, records := 0, 0, 0
 	for r.Next() {
 		records++
@@ -275,10 +264,7 @@ func must(t *testing.T, err error) {
 // setDirVersion writes v as the DIR_FORMAT version of the data file at path.
 func setDirVersion(t *testing.T, path string, v uint64) {
 	t.Helper()
-	r, err := reader.Open(path, reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := rectest.Open(t, path, reader.Options{})
 	s, ok := r.Layout().Feature(perfdata.FeatDirFormat)
 	r.Close()
 	if !ok {

@@ -81,11 +81,7 @@ func TestDirInsert(t *testing.T) {
 		}
 		return nil
 	})
-	r, err := reader.Open(out, reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := rectest.Open(t, out, reader.Options{})
 	var got []string
 	first := map[int]bool{}
 	for r.Next() {
@@ -115,11 +111,7 @@ func TestDirToOne(t *testing.T) {
 		for _, format := range []perfdata.Format{perfdata.FormatFile, perfdata.FormatPipe} {
 			t.Run(name+"/"+format.String(), func(t *testing.T) {
 				in := filepath.Join(testkit.ThreadsDir(), name)
-				r, err := reader.Open(in, reader.Options{Decompress: true})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer r.Close()
+				r := rectest.Open(t, in, reader.Options{Decompress: true})
 				f, err := os.Create(filepath.Join(t.TempDir(), "out"))
 				if err != nil {
 					t.Fatal(err)
@@ -156,11 +148,7 @@ func TestDirToOne(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				back, err := reader.Open(f.Name(), reader.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer back.Close()
+				back := rectest.Open(t, f.Name(), reader.Options{})
 				if l := back.Layout(); l != nil {
 					if _, ok := l.Feature(perfdata.FeatDirFormat); ok {
 						t.Error("the file has DIR_FORMAT")

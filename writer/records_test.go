@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -19,11 +20,7 @@ func TestCopyKeep(t *testing.T) {
 	path := testkit.CorpusFile(t, "autofdo_perf5.6_x86_64_small.data")
 	noSamples := func(rec *perfdata.Record) bool { return rec.Header.Type != perfdata.RecordSample }
 	copyTo := func(loop bool) ([]byte, int) {
-		r, err := reader.Open(path, reader.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		r := rectest.Open(t, path, reader.Options{})
 		var out bytes.Buffer
 		w, err := writer.New(&out, r, writer.Options{Format: perfdata.FormatPipe})
 		if err != nil {
@@ -79,11 +76,7 @@ func TestCopyErrors(t *testing.T) {
 		}
 	})
 	t.Run("output", func(t *testing.T) {
-		r, err := reader.Open(testkit.CorpusFile(t, "autofdo_perf5.6_x86_64_small.data"), reader.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer r.Close()
+		r := rectest.Open(t, testkit.CorpusFile(t, "autofdo_perf5.6_x86_64_small.data"), reader.Options{})
 		w, err := writer.New(&bytes.Buffer{}, r, writer.Options{Format: perfdata.FormatPipe})
 		if err != nil {
 			t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
-	"github.com/bpfmeta/bpfmeta/writer"
 )
 
 // benchInput opens the recording the benchmarks copy
@@ -31,21 +30,6 @@ func benchInput(b *testing.B) (*os.File, *reader.Reader, int64) {
 	return f, r, size
 }
 
-// copyAll copies every record of a new reader of f to out.
-func copyAll(b *testing.B, f *os.File, size int64, out io.Writer) {
-	b.Helper()
-	r, err := reader.NewFile(f, size, reader.Options{Decompress: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer r.Close()
-	w, err := writer.New(out, r, writer.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	rectest.CopyAll(b, r, w, nil)
-}
-
 // BenchmarkFileIdentity: bpfmeta convert file->file, read and written back
 // unchanged into a new file (runs of records copied with copy_file_range).
 func BenchmarkFileIdentity(b *testing.B) {
@@ -58,7 +42,7 @@ func BenchmarkFileIdentity(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		copyAll(b, f, size, o)
+		rectest.CopyFile(b, f, size, o, nil)
 		o.Close()
 		b.StopTimer()
 		os.Remove(out)
@@ -73,6 +57,6 @@ func BenchmarkPipe(b *testing.B) {
 	b.SetBytes(size)
 	b.ReportAllocs()
 	for b.Loop() {
-		copyAll(b, f, size, io.Discard)
+		rectest.CopyFile(b, f, size, io.Discard, nil)
 	}
 }

@@ -17,19 +17,14 @@ import (
 
 	"github.com/cilium/ebpf"
 	"github.com/cilium/ebpf/asm"
-	ciliumbtf "github.com/cilium/ebpf/btf"
-	"golang.org/x/sys/unix"
 )
 
 // Watch tests name their programs bpfwatcht_* (at most 15 bytes: the
 // kernel's bpf_prog_info.name keeps no more).
 const watchProgPrefix = "bpfwatcht_"
 
-// Layout of the .rodata of the watch tests' programs: char version[12]; int build.
-const (
-	watchVersionLen = 12
-	watchValueSize  = 16
-)
+// The watch tests' programs' version is a char[12] (testkit.MetadataRodata).
+const watchVersionLen = 12
 
 // watchProg is a program a watch test loaded in-process, with its own
 // .rodata map carrying bpf_metadata_version and bpf_metadata_build.
@@ -61,27 +56,7 @@ func (p *watchProg) unload() {
 // is unloaded at cleanup at the latest.
 func loadWatchProg(t *testing.T, name, version string, build int, useRodata bool) *watchProg {
 	t.Helper()
-	charT := &ciliumbtf.Int{Name: "char", Size: 1, Encoding: ciliumbtf.Signed}
-	idx := &ciliumbtf.Int{Name: "__ARRAY_SIZE_TYPE__", Size: 4}
-	ver := &ciliumbtf.Var{Name: "bpf_metadata_version", Linkage: ciliumbtf.GlobalVar,
-		Type: &ciliumbtf.Array{Index: idx, Type: &ciliumbtf.Const{Type: charT}, Nelems: watchVersionLen}}
-	num := &ciliumbtf.Var{Name: "bpf_metadata_build", Linkage: ciliumbtf.GlobalVar,
-		Type: &ciliumbtf.Const{Type: &ciliumbtf.Int{Name: "int", Size: 4, Encoding: ciliumbtf.Signed}}}
-	ds := &ciliumbtf.Datasec{Name: ".rodata", Size: watchValueSize, Vars: []ciliumbtf.VarSecinfo{
-		{Type: ver, Offset: 0, Size: watchVersionLen}, {Type: num, Offset: watchVersionLen, Size: 4}}}
-	if len(version) >= watchVersionLen {
-		t.Fatalf("version %q is too long for char[%d]", version, watchVersionLen)
-	}
-	value := make([]byte, watchValueSize)
-	copy(value, version)
-	value[watchVersionLen], value[watchVersionLen+1] = byte(build), byte(build>>8)
-	m, err := ebpf.NewMap(&ebpf.MapSpec{Name: ".rodata", Type: ebpf.Array, KeySize: 4,
-		ValueSize: watchValueSize, MaxEntries: 1, Flags: unix.BPF_F_RDONLY_PROG,
-		Key: &ciliumbtf.Void{}, Value: ds,
-		Contents: []ebpf.MapKV{{Key: uint32(0), Value: value}}})
-	if err != nil {
-		t.Fatalf("cilium/ebpf: .rodata map: %v", err)
-	}
+	m := testkit.MetadataRodata(t, watchVersionLen, version, "build", build)
 	// Distinct instructions give each program its own tag.
 	insns := asm.Instructions{asm.Mov.Imm(asm.R0, int32(build)), asm.Return()}
 	if useRodata {

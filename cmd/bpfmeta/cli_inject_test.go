@@ -19,6 +19,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -29,11 +30,7 @@ import (
 // version="1.0.<id>" when withMeta says so.
 func recordedPrograms(t testing.TB, path string, withMeta func(id uint32) bool) []*bpfprog.Program {
 	t.Helper()
-	r, err := reader.Open(path, reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := rectest.Open(t, path, reader.Options{Decompress: true})
 	var progs []*bpfprog.Program
 	seen := map[uint32]bool{}
 	var funcs []bpfprog.Func

@@ -29,6 +29,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/internal/childcmd"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -182,10 +183,7 @@ func noTemporaries(t *testing.T, dir string, want ...string) {
 func TestWatchExitStatus(t *testing.T) {
 	watchNeeds(t)
 	bin := buildBinary(t)
-	notExec := filepath.Join(t.TempDir(), "not-executable")
-	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	notExec := testkit.NotExecutable(t)
 	for _, tc := range []struct {
 		name     string
 		cmd      []string
@@ -393,11 +391,7 @@ func (m watchMeta) funcName(t *testing.T) string {
 
 func readWatchRecording(t *testing.T, path string) watchRecording {
 	t.Helper()
-	r, err := reader.Open(path, reader.Options{Decompress: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
+	r := rectest.Open(t, path, reader.Options{Decompress: true})
 	rec := watchRecording{ksyms: map[string]bool{}, loads: map[uint32]perfdata.BPFEvent{}}
 	bo := r.ByteOrder()
 	for r.Next() {

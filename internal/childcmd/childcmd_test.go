@@ -3,20 +3,18 @@ package childcmd
 import (
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
 
 // TestRun: the status is what a shell's $? would be: the exit code, 128+N
 // for a signal passed on to the command, 126 and 127 when it cannot run,
 // 128+N for a signal before it started (unstarted).
 func TestRun(t *testing.T) {
-	notExec := filepath.Join(t.TempDir(), "not-executable")
-	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	notExec := testkit.NotExecutable(t)
 	for _, c := range []struct {
 		name   string
 		argv   []string

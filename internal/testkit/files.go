@@ -48,3 +48,15 @@ func CopyDir(t testing.TB, src string) string {
 	}
 	return dst
 }
+
+// NotExecutable writes a shell script without execute permission and
+// returns its path: a command that is there but cannot run (EACCES; a
+// shell's status 126).
+func NotExecutable(t testing.TB) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "not-executable")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}

@@ -12,6 +12,7 @@ package rectest
 import (
 	"bytes"
 	"encoding/binary"
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -226,4 +227,22 @@ func Stream(t testing.TB, b []byte, opts reader.Options) *reader.Reader {
 	}
 	t.Cleanup(func() { r.Close() })
 	return r
+}
+
+// CopyFile reads the file-format recording in ra (size bytes,
+// decompressing) and writes it again to out, in its format, through edit
+// as CopyAll does; an error fails the test.
+func CopyFile(t testing.TB, ra io.ReaderAt, size int64, out io.Writer, edit Edit) {
+	t.Helper()
+	r, err := reader.NewFile(ra, size, reader.Options{Decompress: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w, err := writer.New(out, r, writer.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Abort()
+	CopyAll(t, r, w, edit)
 }
