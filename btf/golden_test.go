@@ -189,13 +189,8 @@ func TestGoldenErrors(t *testing.T) {
 
 func readGolden(tb testing.TB, path string) []entry {
 	tb.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer f.Close()
 	var entries []entry
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(bytes.NewReader(testkit.ReadFile(tb, path)))
 	for n := 1; sc.Scan(); n++ {
 		line := sc.Text()
 		if line == "" || strings.HasPrefix(line, "#") {

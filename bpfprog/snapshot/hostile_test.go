@@ -6,17 +6,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
 
 // TestSnapshotErrorsQuoteNothing: an error about a file given as a snapshot
 // says the line and the field, and quotes none of its keys, tags,
 // addresses or values: the file may be a secret (bpfmeta runs as root).
 func TestSnapshotErrorsQuoteNothing(t *testing.T) {
-	golden, err := os.ReadFile(snapshotGolden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := string(golden)
+	g := string(testkit.ReadFile(t, snapshotGolden))
 	lines := strings.SplitAfter(g, "\n")
 	const secret = "S3cr3t"
 	for _, tc := range []struct {
@@ -77,11 +75,7 @@ func TestSnapshotDeviceSniffed(t *testing.T) {
 // are decoded: a line of a few MiB of "funcs":[{},{},...] decoded whole
 // took 319 MiB. The error says the line and the array.
 func TestSnapshotArraysBounded(t *testing.T) {
-	golden, err := os.ReadFile(snapshotGolden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := string(golden)
+	g := string(testkit.ReadFile(t, snapshotGolden))
 	many := func(elem string, n int) string { return strings.TrimSuffix(strings.Repeat(elem+",", n), ",") }
 	for _, tc := range []struct {
 		name, old, new, want string

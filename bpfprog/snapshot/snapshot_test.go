@@ -181,11 +181,7 @@ func TestSnapshotLookup(t *testing.T) {
 }
 
 func TestReadSnapshotErrors(t *testing.T) {
-	golden, err := os.ReadFile(snapshotGolden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := string(golden)
+	g := string(testkit.ReadFile(t, snapshotGolden))
 	lines := strings.SplitAfter(g, "\n")
 	for _, tc := range []struct {
 		name, in, want string

@@ -268,6 +268,20 @@ func TestRingLost(t *testing.T) {
 	}
 }
 
+// waitReturns waits at most 5 s for the Wait a goroutine sends the error of
+// on woke to return, after what.
+func waitReturns(t *testing.T, woke <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-woke:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("Wait did not return within 5 s of %s", what)
+	}
+}
+
 // TestWait checks that Wait returns for a program load and for Wake, and
 // that it waits, not spins.
 func TestWait(t *testing.T) {
@@ -282,14 +296,7 @@ func TestWait(t *testing.T) {
 	go func() { woke <- s.Wait(-1) }()
 	time.Sleep(50 * time.Millisecond)
 	p := loadProgs(t, 1)[0]
-	select {
-	case err := <-woke:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Wait did not return within 5 s of a program load")
-	}
+	waitReturns(t, woke, "a program load")
 	d.drain(t, s)
 	if _, ok := d.loads[p.id]; !ok {
 		t.Errorf("program %d: no PROG_LOAD after Wait", p.id)
@@ -301,14 +308,7 @@ func TestWait(t *testing.T) {
 	if err := s.Wake(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-woke:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Wait did not return within 5 s of Wake")
-	}
+	waitReturns(t, woke, "Wake")
 	t.Logf("Wake to Wait's return: %v", time.Since(start))
 
 	// With nothing to read, Wait sleeps (others' program loads on a shared
