@@ -7,7 +7,6 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/perfdata"
-	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
@@ -32,19 +31,12 @@ Examples:
 		Flags: []cli.Flag{inputFlag(), outputFlag("recording"), forceFlag(), syncFlag(), quietFlag(),
 			verboseFlag("say what was read, and note every header section a pipe output leaves out")},
 		Action: func(c *cli.Context) error {
-			if _, _, err := inputPath(c); err != nil {
-				return err
-			}
 			start := time.Now()
-			in, err := openInput(c, reader.Options{Decompress: true})
+			in, out, err := openInOut(c, openFileOutput)
 			if err != nil {
 				return err
 			}
 			defer in.Close()
-			out, err := openFileOutput(c, in)
-			if err != nil {
-				return err
-			}
 			defer out.Abort()
 			// A file output is a file-mode recording, whatever the input.
 			opts := writer.Options{Format: perfdata.FormatPipe}

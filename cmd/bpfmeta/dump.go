@@ -41,9 +41,6 @@ Examples:
 			verboseFlag("print every record's bytes in hex too, and say what was read"),
 		},
 		Action: func(c *cli.Context) error {
-			if _, _, err := inputPath(c); err != nil {
-				return err
-			}
 			start := time.Now()
 			in, err := openInput(c, reader.Options{Decompress: !c.Bool("no-decompress")})
 			if err != nil {

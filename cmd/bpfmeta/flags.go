@@ -88,6 +88,22 @@ func openFileOutput(c *cli.Context, in *cliutil.Input) (*outfile.Output, error) 
 		Given: c.IsSet("output"), Force: c.Bool("force"), Sync: c.Bool("sync"), Binary: true, Input: in.File, InputDir: in.Dir})
 }
 
+// openInOut opens the recording to read (decompressing) and, with open
+// (openOutput, or openFileOutput), the one to write: what the commands that
+// write a recording again start with. The caller closes in and aborts out.
+func openInOut(c *cli.Context, open func(*cli.Context, *cliutil.Input) (*outfile.Output, error)) (*cliutil.Input, *outfile.Output, error) {
+	in, err := openInput(c, reader.Options{Decompress: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := open(c, in)
+	if err != nil {
+		in.Close()
+		return nil, nil, err
+	}
+	return in, out, nil
+}
+
 // newWriter is the writer of a recording read from in to out: a
 // directory recording's copy into a directory output, or one file or
 // stream.

@@ -17,7 +17,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
-	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
@@ -95,15 +94,11 @@ func runInject(c *cli.Context) error {
 		return err
 	}
 	defer closeSrc()
-	in, err := openInput(c, reader.Options{Decompress: true})
+	in, out, err := openInOut(c, openOutput)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := openOutput(c, in)
-	if err != nil {
-		return err
-	}
 	defer out.Abort()
 	if c.Bool("strict") {
 		// until the summary shows that nothing is missing

@@ -60,9 +60,6 @@ Examples:
 }
 
 func runShow(c *cli.Context) error {
-	if _, _, err := inputPath(c); err != nil {
-		return err
-	}
 	start := time.Now()
 	in, err := openInput(c, reader.Options{Decompress: true})
 	if err != nil {

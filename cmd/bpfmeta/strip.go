@@ -9,7 +9,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
-	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
@@ -33,19 +32,12 @@ Examples:
 		Flags: []cli.Flag{inputFlag(), outputFlag("recording"), forceFlag(), syncFlag(), quietFlag(),
 			verboseFlag("name every record removed, and say what was read")},
 		Action: func(c *cli.Context) error {
-			if _, _, err := inputPath(c); err != nil {
-				return err
-			}
 			start := time.Now()
-			in, err := openInput(c, reader.Options{Decompress: true})
+			in, out, err := openInOut(c, openOutput)
 			if err != nil {
 				return err
 			}
 			defer in.Close()
-			out, err := openOutput(c, in)
-			if err != nil {
-				return err
-			}
 			defer out.Abort()
 			st := &inject.Strip{}
 			if verbose(c) {
