@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -39,8 +38,7 @@ type Dir struct {
 	dir   *os.File // the temporary directory: files are made in it by name
 	force bool
 	sync  bool // Options.Sync
-	mu    sync.Mutex
-	done  bool
+	ending
 }
 
 // CreateDir starts the directory at path, by Dir's policy.
@@ -158,13 +156,14 @@ func (d *Dir) Finish(f *os.File) error {
 
 // Commit moves the directory into place; with Options.Sync, it syncs it
 // (its file system) first and its parent after.
-func (d *Dir) Commit() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.done {
-		return errors.New("outfile: Commit after Commit or Abort")
+func (d *Dir) Commit() (err error) {
+	if !d.end(func() { err = d.commit() }) {
+		return errEnded
 	}
-	d.done = true
+	return err
+}
+
+func (d *Dir) commit() error {
 	var err error
 	if d.sync {
 		// the files (syncfs(2): the directory's file system), then the directory
@@ -227,15 +226,7 @@ func (d *Dir) place() error {
 // Abort removes the directory and its files, unless it was committed. It
 // is safe to call more than once and from another goroutine (a signal
 // handler).
-func (d *Dir) Abort() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.done {
-		return
-	}
-	d.done = true
-	d.remove()
-}
+func (d *Dir) Abort() { d.end(d.remove) }
 
 func (d *Dir) remove() {
 	removeIn(d.dir)

@@ -95,10 +95,9 @@ type File struct {
 	unnamed bool
 	tmp     string    // the temporary name in dir, while it has one
 	id      [2]uint64 // the new file's device and inode: what remove may remove
-	mu      sync.Mutex
-	done    bool
-	opts    Options
-	placed  bool // the file is under its name (a journal)
+	ending
+	opts   Options
+	placed bool // the file is under its name (a journal)
 }
 
 // Create opens path for writing, by the policy of the package comment.
@@ -420,13 +419,14 @@ func (f *File) Regular() bool { return f.dir != nil }
 // Commit closes the file and moves it into place: linked (or, with Force,
 // renamed) to its name; with Options.Sync, the file is synced before and
 // the directory after.
-func (f *File) Commit() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.done {
-		return errors.New("outfile: Commit after Commit or Abort")
+func (f *File) Commit() (err error) {
+	if !f.end(func() { err = f.commit() }) {
+		return errEnded
 	}
-	f.done = true
+	return err
+}
+
+func (f *File) commit() error {
 	if f.dir == nil {
 		return f.File.Close()
 	}
@@ -464,18 +464,38 @@ func syncParent(path string) {
 // to call more than once and from another goroutine (a signal handler):
 // the temporary file is gone when it returns.
 func (f *File) Abort() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.done {
-		return
-	}
-	f.done = true
-	f.remove()
-	f.File.Close()
-	if f.dir != nil {
-		f.dir.Close()
-	}
+	f.end(func() {
+		f.remove()
+		f.File.Close()
+		if f.dir != nil {
+			f.dir.Close()
+		}
+	})
 }
+
+// ending is what Commit and Abort share: an output ends once, by
+// whichever comes first, and Abort may come from another goroutine (a
+// signal handler).
+type ending struct {
+	mu   sync.Mutex
+	done bool
+}
+
+// end runs f as the output's end, unless it has ended, and reports
+// whether it ran.
+func (e *ending) end(f func()) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.done {
+		return false
+	}
+	e.done = true
+	f()
+	return true
+}
+
+// errEnded is Commit's error after Commit or Abort.
+var errEnded = errors.New("outfile: Commit after Commit or Abort")
 
 // remove removes the file from its directory: its temporary name, or the
 // name of a journal placed under it, if that is still this file. An
