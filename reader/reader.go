@@ -32,6 +32,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/bpfmeta/bpfmeta/internal/retain"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -79,7 +80,15 @@ type Reader struct {
 
 	dir  *dirParts // a directory recording's data files, or nil
 	part int       // the file of a directory recording being read (Record.Part)
+
+	// held: a writer writes the top-level records handed out from the
+	// scanner's buffers (retain.Attach); the scanner asks it before it
+	// reuses them.
+	held
 }
+
+// held is retain.Buffers under a name that does not export the field.
+type held = retain.Buffers
 
 // NewFile reads a recording stored in a file (or anything with random
 // access) of the given size. It reads file-mode and pipe-mode contents.
@@ -112,7 +121,7 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 	}
 	r.end = l.DataEnd()
 	r.dialect = l.Dialect
-	r.s = newScanner(io.NewSectionReader(ra, l.DataOffset(), int64(l.Header.Data.Size)), l.DataOffset())
+	r.s = newScanner(io.NewSectionReader(ra, l.DataOffset(), int64(l.Header.Data.Size)), l.DataOffset(), &r.held)
 	r.readOrigin()
 	return r, nil
 }
@@ -144,9 +153,9 @@ func NewStream(src io.Reader, opts Options) (*Reader, error) {
 		format: perfdata.FormatPipe,
 		order:  m.Order,
 		big:    m.Order == binary.BigEndian,
-		s:      newScanner(src, perfdata.PipeHeaderSize),
 		end:    -1,
 	}
+	r.s = newScanner(src, perfdata.PipeHeaderSize, &r.held)
 	r.events.SetOrder(m.Order)
 	return r, nil
 }
@@ -190,17 +199,6 @@ func (r *Reader) IDHeaderSize() int { return r.events.IDHeaderSize() }
 // Source is the file a file-mode recording is read from, for copying what
 // is outside the data section; nil in pipe mode.
 func (r *Reader) Source() io.ReaderAt { return r.src }
-
-// SetRetainer lets the caller keep using the Raw bytes of the top-level
-// records it was handed after later calls to Next, for instance to write
-// them in the background without copying them. Before the reader moves
-// on to fresh memory it calls retain; before it writes into the memory of
-// records it handed out, it calls the function retain returned, which must
-// return only once the caller is done with those bytes. Call it before the
-// first Next. (Records decoded from compressed records are not retained.)
-func (r *Reader) SetRetainer(retain func() (release func())) {
-	r.s.retain = retain
-}
 
 // Record is the record the last call to Next found. It and its bytes are
 // valid until the next call to Next.

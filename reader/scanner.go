@@ -2,6 +2,8 @@ package reader
 
 import (
 	"io"
+
+	"github.com/bpfmeta/bpfmeta/internal/retain"
 )
 
 // Buffer sizes.
@@ -23,17 +25,17 @@ type scanner struct {
 	off  int64 // input offset of buf[r]
 	eof  bool
 
-	// retain, when set, lets the consumer keep the bytes handed out past
-	// the next peek (Reader.SetRetainer). The scanner then alternates
+	// held, once a writer is attached (retain.Attach), lets it keep the
+	// bytes handed out past the next peek. The scanner then alternates
 	// between two buffers, and waits with spareRelease before it writes into
 	// the one it left.
-	retain       func() (release func())
+	held         *retain.Buffers
 	spare        []byte
 	spareRelease func()
 }
 
-func newScanner(src io.Reader, off int64) *scanner {
-	return &scanner{src: src, buf: make([]byte, streamBufSize), off: off}
+func newScanner(src io.Reader, off int64, held *retain.Buffers) *scanner {
+	return &scanner{src: src, buf: make([]byte, streamBufSize), off: off, held: held}
 }
 
 // restart goes on with another stream, whose first byte is at offset off,
@@ -56,11 +58,11 @@ func (s *scanner) peek(n int) ([]byte, error) {
 	// Make room only when the buffer's end is reached, so that reads
 	// of any size (a pipe gives 64 KiB at a time) fill whole buffers.
 	if len(s.buf)-s.r < n {
-		switch {
-		case s.retain != nil:
+		switch hold := retain.Of(s.held); {
+		case hold != nil:
 			// The consumer may still hold bytes of buf: move to the
 			// other buffer once it is done with that one's.
-			release := s.retain()
+			release := hold()
 			if s.spare == nil {
 				s.spare = make([]byte, max(len(s.buf), n))
 			}

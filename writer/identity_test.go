@@ -26,7 +26,7 @@ func rewrite(t *testing.T, path string, edit rectest.Edit) []byte {
 // file gives nil: the reader tests check its error.
 func rewriteWith(t *testing.T, path string, attach bool, edit rectest.Edit) []byte {
 	t.Helper()
-	out, err := rectest.Through(t, path, t.TempDir(), reader.Options{Decompress: true}, writer.Options{Copy: !attach}, func(r *reader.Reader, w *writer.Writer) error {
+	out, err := rectest.Through(t, path, t.TempDir(), reader.Options{Decompress: true}, optsFor(attach), func(r *reader.Reader, w *writer.Writer) error {
 		return rectest.Copy(r, w, edit)
 	})
 	if err != nil {

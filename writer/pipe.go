@@ -15,7 +15,7 @@ import (
 type pipe struct {
 	bw      *sink
 	bo      byteOrder
-	held    bool
+	held    bool             // the reader keeps the records until written (retain.Attach)
 	dialect perfdata.Dialect // of the input
 }
 
@@ -27,13 +27,6 @@ func newPipe(w io.Writer, bo binary.ByteOrder, dialect perfdata.Dialect) *pipe {
 		0)
 	p.bw.Write(perfdata.PipeHeader(bo))
 	return p
-}
-
-// attach has r keep the bytes of the records it hands out until they are
-// written, so that they need not be copied.
-func (p *pipe) attach(r Retainer) {
-	p.held = true
-	r.SetRetainer(p.bw.barrier)
 }
 
 func (p *pipe) WriteRecord(rec *perfdata.Record) error {

@@ -128,7 +128,7 @@ func testRetainedPipe(t *testing.T, in []byte, every int, delay time.Duration) {
 			t.Fatal(err)
 		}
 		var out bytes.Buffer
-		p, err := writer.New(&slowWriter{&out, delay}, r, writer.Options{Copy: !attach})
+		p, err := writer.New(&slowWriter{&out, delay}, r, optsFor(attach))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,4 +175,12 @@ func TestSlowFile(t *testing.T) {
 			}
 		})
 	}
+}
+
+// optsFor: records written from the reader's buffers (attach), or copied.
+func optsFor(attach bool) writer.Options {
+	if attach {
+		return writer.Options{}
+	}
+	return writer.Copying(writer.Options{})
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/bpfmeta/bpfmeta/internal/retain"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -22,9 +23,6 @@ type Input interface {
 	// Trailing returns the bytes after a pipe stream's last record that are
 	// not a record, once the input has been read to its end.
 	Trailing() (off int64, b []byte)
-	// SetRetainer lets the writer write records straight from the input's
-	// buffers (reader.Reader.SetRetainer).
-	SetRetainer(retain func() (release func()))
 }
 
 // Options change what New makes. The zero value keeps the input's format.
@@ -33,13 +31,15 @@ type Options struct {
 	// record passes through byte for byte), except that an output that
 	// cannot seek always gets pipe format.
 	Format perfdata.Format
-	// Copy makes the writer copy every record into its own buffers instead
-	// of writing from the input's (which then keeps them until written).
-	Copy bool
 	// SpoolDir is where a pipe-to-file conversion keeps the header sections
 	// until it writes them (an unnamed file, removed by the system when the
 	// writer closes or the process ends); "" means os.TempDir().
 	SpoolDir string
+
+	// copyRecords makes the writer copy every record into its own buffers
+	// even when the input is a reader that can keep them until written
+	// (retain.Attach): the tests compare the two ways.
+	copyRecords bool
 }
 
 // Omitted is a header section of a file that a pipe stream cannot carry.
@@ -112,10 +112,10 @@ func New(out io.Writer, in Input, opts Options) (*Writer, error) {
 		}
 		w.one = &oneStream{part: -1, files: d.DataFiles()}
 	}
-	var retain Retainer
-	if !opts.Copy {
-		retain = in
-	}
+	// A *reader.Reader keeps the records it hands out until the writer has
+	// written them, if asked: they are then written from its buffers, not
+	// copied into the writer's.
+	attach := func(f retain.Func) bool { return !opts.copyRecords && retain.Attach(in, f) }
 	switch {
 	case format == perfdata.FormatFile && in.Format() == perfdata.FormatFile:
 		if in.Layout() == nil || in.Source() == nil {
@@ -138,18 +138,11 @@ func New(out io.Writer, in Input, opts Options) (*Writer, error) {
 			}
 			w.omitted = omitted
 		}
-		if retain != nil {
-			p.attach(retain)
-		}
+		p.held = attach(p.bw.barrier)
 		w.w = p
 		w.trailing = true
 	}
 	return w, nil
-}
-
-// Retainer is what lets a writer write records from the reader's buffers.
-type Retainer interface {
-	SetRetainer(retain func() (release func()))
 }
 
 // fileOutput tells whether out can take a file-mode recording: an
