@@ -28,6 +28,11 @@ type sink struct {
 
 	jobs chan sinkJob
 	free chan []byte
+	// made is how many own buffers exist: they are made when first
+	// needed, since most outputs get few bytes that are not the input's
+	// (a file rewrite copies its records in the kernel, a retained pipe
+	// writes them from the reader's buffers).
+	made int
 
 	mu       sync.Mutex
 	cond     sync.Cond
@@ -66,9 +71,6 @@ func newSink(write func([]byte, int64) error, copy func(off, srcOff, n int64) er
 		finished: make(chan struct{}),
 	}
 	s.cond.L = &s.mu
-	for range sinkBufs {
-		s.free <- make([]byte, 0, sinkBufSize)
-	}
 	go s.work()
 	return s
 }
@@ -125,7 +127,7 @@ func (s *sink) Write(p []byte) (int, error) {
 	n := len(p)
 	for len(p) > 0 {
 		if s.buf == nil {
-			s.buf = <-s.free
+			s.buf = s.freeBuf()
 		}
 		m := min(len(p), cap(s.buf)-len(s.buf))
 		s.buf = append(s.buf, p[:m]...)
@@ -135,6 +137,21 @@ func (s *sink) Write(p []byte) (int, error) {
 		}
 	}
 	return n, s.failed()
+}
+
+// freeBuf returns an own buffer to fill: a free one, a new one while
+// there are fewer than sinkBufs, else the first one written.
+func (s *sink) freeBuf() []byte {
+	select {
+	case b := <-s.free:
+		return b
+	default:
+	}
+	if s.made < sinkBufs {
+		s.made++
+		return make([]byte, 0, sinkBufSize)
+	}
+	return <-s.free
 }
 
 // hold queues p, bytes the caller promises stay as they are until the
