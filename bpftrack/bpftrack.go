@@ -3,7 +3,7 @@
 // programs were loaded (by perf, synthesized at the start, or by the kernel
 // while recording), which JITed functions each has, when they were unloaded,
 // and which function a sample's address is in. Package inject, the show
-// command and the live watcher all see programs through it.
+// command and bpfprog/watch all see programs through it.
 //
 // The rules, as the kernel and perf write the records:
 //
@@ -32,7 +32,12 @@
 // History keeps every function ever registered, within MaxHistory and
 // MaxNameBytes. A name is at most perfdata.KSymNameLen-1 bytes. ReadMetadata reads a
 // whole recording for the BPF_METADATA records it has and what they
-// belong to (bpfmeta show).
+// belong to (bpfmeta show; MarshalJSON is show --json's form of one).
+//
+// It opens nothing (it is fed records, or reads a Records such as a
+// *reader.Reader) and knows a program only by its records: what a program
+// is and its metadata are package bpfprog's, and which records to add and
+// where is package inject's.
 package bpftrack
 
 import (

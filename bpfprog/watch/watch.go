@@ -1,6 +1,6 @@
 // Package watch follows BPF program loads as they happen, the way perf
 // record's side-band thread does (a dummy perf event with attr.bpf_event on
-// every CPU, package perfevent), and reads each new program at once, so that
+// every CPU, internal/perfevent), and reads each new program at once, so that
 // programs unloaded before a recording is injected can still be labelled,
 // from a snapshot of what was read.
 //
@@ -8,7 +8,13 @@
 // is final (Options.Emit), and keeps only what it needs to go on: the
 // programs it holds or will read again, and the ids of the programs read
 // that are still loaded. Its memory follows what is loaded at one time, not
-// how long it runs.
+// how long it runs. StartSnapshot writes what it reads into a snapshot as
+// it goes (bpfmeta watch).
+//
+// It does not read a program itself (bpfprog/live does, once a load is
+// seen), nor define the snapshot file (bpfprog/snapshot), nor open the
+// events and their ring buffers (internal/perfevent); which functions a
+// load announced is told by package bpftrack, fed each CPU's records.
 package watch
 
 import (

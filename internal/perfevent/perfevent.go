@@ -8,7 +8,7 @@
 //
 // It is only the perf_event_open(2), mmap and ring-buffer layer: a SideBand
 // hands out records as the kernel wrote them, and package perfdata decodes
-// them. It knows nothing about the programs themselves (package bpfprog reads
+// them. It knows nothing about the programs themselves (bpfprog/live reads
 // those). cilium/ebpf's perf.Reader is not usable for this: it reads
 // BPF_MAP_TYPE_PERF_EVENT_ARRAY maps (PERF_COUNT_SW_BPF_OUTPUT samples),
 // opens its events itself and treats records other than samples and
