@@ -98,6 +98,22 @@ func recordBefore(t *testing.T, dir string, perfs ...string) [][]perfRecord {
 	return out
 }
 
+// loadEvent returns the index in recs of the PROG_LOAD BPF_EVENT of p
+// (loaded as l), checking its tag; -1, with the test failed, when there is
+// not one.
+func loadEvent(t *testing.T, recs []perfRecord, l loadedProg, p *bpfprog.Program) int {
+	t.Helper()
+	at, err := findBPFEvent(recs, p.ID)
+	if err != nil {
+		t.Errorf("%v: %v", l, err)
+		return -1
+	}
+	if e := recs[at].BPFEvent; e.Tag != p.Tag {
+		t.Errorf("%v: BPF_EVENT %+v, want tag %s", l, *e, p.Tag)
+	}
+	return at
+}
+
 // findBPFEvent returns the index of the PROG_LOAD BPF_EVENT for id.
 func findBPFEvent(recs []perfRecord, id uint32) (int, error) {
 	idx := -1

@@ -1,7 +1,11 @@
 // Package testkit is what bpfmeta's tests share: the rule for tests that need
 // something from the machine (root, a kernel that loads BPF programs, perf,
-// clang), the repository's test data (the corpus of real recordings, the BPF
-// fixtures), golden files, loading BPF programs and recording with perf.
+// clang), the repository's test data (the corpus of real recordings and
+// what perf counted in them, the BPF fixtures), golden files, benchmark
+// inputs, loading BPF programs and recording with perf, and the small
+// helpers several packages' tests would otherwise each write (a directory's
+// names, a command's pipes, a thread pinned to a CPU). What needs reader or
+// writer is in testkit/rectest.
 //
 // A test that needs what the machine does not have skips with a one-line
 // reason under plain `go test ./...`, and fails instead when
