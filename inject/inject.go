@@ -246,8 +246,10 @@ func (j *injector) record(rec *perfdata.Record) error {
 		}
 	} else {
 		j.cur = nil
-		if err := j.flushAfter(); err != nil {
-			return err
+		if len(j.after) > 0 {
+			if err := j.flushAfter(); err != nil {
+				return err
+			}
 		}
 	}
 	if err := j.w.WriteRecord(rec); err != nil {

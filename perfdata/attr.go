@@ -330,12 +330,12 @@ func (e *Events) Sample(raw []byte) SampleFields {
 	if i < 0 {
 		return f
 	}
-	l := e.layouts[i]
-	if l.ip >= 0 && l.ip+8 <= len(raw) {
-		f.IP, f.HasIP = e.uint64At(raw, l.ip), true
+	l := &e.layouts[i]
+	if at := l.ip; at >= 0 && at+8 <= len(raw) {
+		f.IP, f.HasIP = e.uint64At(raw, at), true
 	}
-	if l.time >= 0 && l.time+8 <= len(raw) {
-		f.Time, f.HasTime = e.uint64At(raw, l.time), true
+	if at := l.time; at >= 0 && at+8 <= len(raw) {
+		f.Time, f.HasTime = e.uint64At(raw, at), true
 	}
 	return f
 }
