@@ -73,6 +73,7 @@ type Reader struct {
 	trailingOff int64
 	err         error
 	done        bool
+	fast        bool // Next may take its short path (see there)
 	started     bool // a record has been read: the dialect is known
 	origin      Origin
 	originDone  bool       // a pipe stream's origin is complete
@@ -220,6 +221,7 @@ func (r *Reader) Trailing() (off int64, b []byte) { return r.trailingOff, r.trai
 // Close releases the decompressor, and closes the file if Open opened it;
 // it does not close an input the caller passed in.
 func (r *Reader) Close() error {
+	r.fast = false
 	r.stopDecoder()
 	var err error
 	for _, f := range r.files {
@@ -247,6 +249,18 @@ func (r *Reader) Counts() Counts { return r.counts }
 
 // Next advances to the next record and reports whether there is one.
 func (r *Reader) Next() bool {
+	// Most records are kernel records already whole in the buffer, with
+	// nothing pending before them: hand them out here, in a few ns (a
+	// 317 MB recording has 2.8 M of them). fast says nothing is pending.
+	if s := r.s; r.fast && s.w-s.r >= perfdata.EventHeaderSize {
+		h := perfdata.DecodeEventHeaderBig(s.buf[s.r:], r.big)
+		if h.Type < perfdata.UserTypeStart && h.Size >= perfdata.EventHeaderSize && s.w-s.r >= int(h.Size) {
+			r.setRecord(s.off, h, s.buf[s.r:s.r+int(h.Size)], -1)
+			s.consume(int(h.Size))
+			r.counts.Records++
+			return true
+		}
+	}
 	ok := r.next()
 	if ok {
 		if r.rec.Outer >= 0 {
@@ -256,6 +270,11 @@ func (r *Reader) Next() bool {
 			r.counts.Records++
 		}
 	}
+	// next's checks, in the order it makes them, all pass for the next
+	// record: no error or end, no data left to skip, no decompressed
+	// records left, and the origin and dialect settled (nextTop's own
+	// short path).
+	r.fast = ok && r.err == nil && !r.done && r.payload.left == 0 && !r.inInner && r.started && r.originDone
 	return ok
 }
 
