@@ -55,11 +55,11 @@ func feedErr(t testing.TB, s *testkit.Stream, opts bpftrack.Options) error {
 func readMetadata(t *testing.T, s *testkit.Stream) []bpftrack.MetadataRecord {
 	t.Helper()
 	r := rectest.Stream(t, s.Bytes(), reader.Options{})
-	recs, err := bpftrack.ReadMetadata(r)
+	m, err := bpftrack.ReadMetadata(r)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return recs
+	return m.Records
 }
 
 func tag(b byte) perfdata.BPFTag { return perfdata.BPFTag{b, 1, 2, 3, 4, 5, 6, 7} }
@@ -587,5 +587,47 @@ func TestReadMetadataAtTheEnd(t *testing.T) {
 	}
 	if !bytes.Contains(b, []byte(`"matched":"ambiguous"`)) || bytes.Contains(b, []byte(`"program_id"`)) {
 		t.Errorf("an ambiguous record in JSON: %s", b)
+	}
+}
+
+// ReadMetadata counts the programs the recording loads, with records or
+// not (a PROG_UNLOAD or a BPF_EVENT it cannot decode is none), and
+// OfProgram keeps the records of one by id or by function name.
+func TestMetadataLoadsAndOfProgram(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	a, b, c := tag(0xa), tag(0xb), tag(0xc)
+	for i, p := range []struct {
+		tag  perfdata.BPFTag
+		fn   string
+		meta bool
+	}{{a, "f", true}, {b, "g", true}, {c, "h", false}} {
+		addr := uint64(0x1000 * (i + 1))
+		s.KSymbol(addr, 0x40, name(p.tag, p.fn), false, false)
+		s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), p.tag, false)
+		if p.meta {
+			s.Metadata(perfdata.BPFMetadata{ProgName: name(p.tag, p.fn), Entries: []perfdata.BPFMetadataEntry{{Key: "version", Value: p.fn}}})
+		}
+	}
+	s.BPFEvent(perfdata.BPFEventProgUnload, 3, c, true)
+	s.Record(perfdata.RecordBPFEvent, []byte{1, 0}) // too short to decode
+	m, err := bpftrack.ReadMetadata(rectest.Stream(t, s.Bytes(), reader.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Records) != 2 || m.Loads != 3 {
+		t.Fatalf("%d records, %d loads; want 2 records, 3 loads", len(m.Records), m.Loads)
+	}
+	for prog, want := range map[string]string{"2": "g", "g": "g", name(a, "f"): "f", "f": "f", "3": "", "h": "", "bpf_prog_g": ""} {
+		m, err := bpftrack.ReadMetadata(rectest.Stream(t, s.Bytes(), reader.Options{}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := m.OfProgram(prog)
+		switch {
+		case want == "" && len(got) > 0:
+			t.Errorf("--prog %s: %d records, want none", prog, len(got))
+		case want != "" && (len(got) != 1 || got[0].Metadata.Entries[0].Value != want):
+			t.Errorf("--prog %s: %+v, want the one record of %s", prog, got, want)
+		}
 	}
 }

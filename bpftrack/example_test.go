@@ -115,11 +115,11 @@ func ExampleReadMetadata() {
 		log.Fatal(err)
 	}
 	defer back.Close()
-	recs, err := bpftrack.ReadMetadata(back)
+	found, err := bpftrack.ReadMetadata(back)
 	if err != nil {
 		log.Fatal(err)
 	}
-	for _, m := range recs {
+	for _, m := range found.Records {
 		if p := m.Program(); p != nil {
 			fmt.Printf("%s: function %#x of program %d (matched by %v), %d samples\n",
 				m.Metadata.ProgName, m.Funcs[0].Addr, p.ID, m.Matched, m.Samples)
@@ -127,7 +127,9 @@ func ExampleReadMetadata() {
 			fmt.Printf("%s: no function of this recording (%v)\n", m.Metadata.ProgName, m.Matched)
 		}
 	}
+	fmt.Println(found.Loads, "programs loaded;", len(found.OfProgram("17")), "record of program 17")
 	// Output:
 	// bpf_prog_6deef7357e7b4530_sd_fw_egress: function 0xffffffffc6a133c4 of program 17 (matched by name), 0 samples
 	// bpf_prog_a42d275341448247_sd_devices: no function of this recording (none)
+	// 21 programs loaded; 1 record of program 17
 }

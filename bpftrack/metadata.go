@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -53,6 +54,32 @@ const (
 // for a recording with more BPF_METADATA records than it keeps.
 var ErrTooManyRecords = fmt.Errorf("more than %d BPF_METADATA records, or %d MiB of them: they are kept until the end, to count their samples", MaxMetadataRecords, MaxMetadataBytes>>20)
 
+// Metadata is what ReadMetadata found in a recording.
+type Metadata struct {
+	// Records are its BPF_METADATA records, in the recording's order.
+	Records []MetadataRecord
+	// Loads counts its PROG_LOAD BPF_EVENT records: the programs whose
+	// metadata a recording without records could get (bpfmeta inject).
+	Loads int
+}
+
+// OfProgram returns the records of the program prog names: by id (of a
+// program the recording has a BPF_EVENT of), or by the name of its
+// function, with or without perf's bpf_prog_<tag>_ (bpfmeta show --prog).
+// It keeps them in m.Records' array.
+func (m *Metadata) OfProgram(prog string) []MetadataRecord {
+	id, err := strconv.ParseUint(prog, 10, 32)
+	byID := err == nil
+	return slices.DeleteFunc(m.Records, func(r MetadataRecord) bool {
+		if byID {
+			p := r.Program()
+			return p == nil || p.ID != uint32(id)
+		}
+		_, fn, _ := perfdata.ParseBPFProgName(r.Metadata.ProgName)
+		return r.Metadata.ProgName != prog && fn != prog
+	})
+}
+
 // ReadMetadata reads the whole recording: its BPF_METADATA records, each
 // with the functions it belongs to and their samples, as perf's placement
 // of the records says. perf writes the records of a program it found
@@ -69,9 +96,10 @@ var ErrTooManyRecords = fmt.Errorf("more than %d BPF_METADATA records, or %d MiB
 // of (perf's side-band thread sees every load on the machine), and which
 // cannot be told: they are MatchAmbiguous. Errors name the offset of the
 // record.
-func ReadMetadata(r Records) ([]MetadataRecord, error) {
+func ReadMetadata(r Records) (*Metadata, error) {
 	t := New(r, Options{Samples: true, History: true})
 	var recs []MetadataRecord
+	loads := 0
 	var afters []*Program
 	// after is the program whose BPF_EVENT the records since follow (only
 	// BPF_METADATA records came since).
@@ -109,6 +137,9 @@ func ReadMetadata(r Records) ([]MetadataRecord, error) {
 			continue // perf skips a record it cannot decode
 		}
 		after = u.Loaded
+		if u.Loaded != nil {
+			loads++
+		}
 	}
 	if err := r.Err(); err != nil {
 		return nil, err
@@ -176,7 +207,7 @@ func ReadMetadata(r Records) ([]MetadataRecord, error) {
 			prev = m.Funcs[0]
 		}
 	}
-	return recs, nil
+	return &Metadata{Records: recs, Loads: loads}, nil
 }
 
 // nextFunc returns the function after f in its program, or nil.

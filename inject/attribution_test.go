@@ -62,10 +62,11 @@ func TestShowBeforeAndDuring(t *testing.T) {
 // recording at path.
 func checkAttribution(t *testing.T, live *live.Kernel, path string, before, during []uint32, alone bool) {
 	t.Helper()
-	recs, err := bpftrack.ReadMetadata(rectest.Open(t, path, reader.Options{Decompress: true}))
+	m, err := bpftrack.ReadMetadata(rectest.Open(t, path, reader.Options{Decompress: true}))
 	if err != nil {
 		t.Fatal(err)
 	}
+	recs := m.Records
 	beforeFuncs := map[uint64]bool{}
 	for _, id := range before {
 		p, err := live.Program(id)

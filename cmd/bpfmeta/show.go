@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
-	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -16,7 +14,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
-	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
@@ -67,16 +64,16 @@ func runShow(c *cli.Context) error {
 	}
 	defer in.Close()
 	warnUnfinished(notes(c), in)
-	loads := &loadCounter{Records: in}
-	found, err := bpftrack.ReadMetadata(loads)
+	md, err := bpftrack.ReadMetadata(in)
 	switch {
 	case errors.Is(err, bpftrack.ErrTooManyRecords):
 		return fmt.Errorf("%s: %w; bpfmeta dump lists them one by one", in.Name, err)
 	case err != nil:
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
+	found := md.Records
 	if c.IsSet("prog") {
-		if found = filterProgram(found, c.String("prog")); len(found) == 0 {
+		if found = md.OfProgram(c.String("prog")); len(found) == 0 {
 			return fmt.Errorf("%s: no BPF_METADATA record of a program %s (bpfmeta show without --prog lists them)", in.Name, safetext.Quote(c.String("prog")))
 		}
 	}
@@ -86,7 +83,7 @@ func runShow(c *cli.Context) error {
 	if c.Bool("json") {
 		err = printShowJSON(w, found)
 	} else if len(found) == 0 {
-		fmt.Fprintf(w, "%s: no BPF_METADATA records; %s\n", in.Name, noMetadataHint(in.Name, loads.n))
+		fmt.Fprintf(w, "%s: no BPF_METADATA records; %s\n", in.Name, noMetadataHint(in.Name, md.Loads))
 	} else {
 		printMetadata(w, found)
 	}
@@ -173,21 +170,6 @@ func printMetadata(w io.Writer, found []bpftrack.MetadataRecord) {
 	}
 }
 
-// filterProgram keeps the records of the program prog names: an id, or
-// the name of its function (with or without perf's bpf_prog_<tag>_).
-func filterProgram(found []bpftrack.MetadataRecord, prog string) []bpftrack.MetadataRecord {
-	id, err := strconv.ParseUint(prog, 10, 32)
-	byID := err == nil
-	return slices.DeleteFunc(found, func(r bpftrack.MetadataRecord) bool {
-		if byID {
-			p := r.Program()
-			return p == nil || p.ID != uint32(id)
-		}
-		_, fn, _ := perfdata.ParseBPFProgName(r.Metadata.ProgName)
-		return r.Metadata.ProgName != prog && fn != prog
-	})
-}
-
 // noMetadataHint says, of a recording without BPF_METADATA records, what
 // would give it some.
 func noMetadataHint(name string, loads int) string {
@@ -195,23 +177,4 @@ func noMetadataHint(name string, loads int) string {
 		return "it has no BPF programs either (perf record -a sees every program loaded on the machine)"
 	}
 	return fmt.Sprintf("it has %s: bpfmeta inject adds their metadata (bpfmeta inject -i %s -o OUT)", plural(loads, "BPF program"), name)
-}
-
-// loadCounter counts the programs a recording has: its PROG_LOAD
-// BPF_EVENT records, as they pass on to the reader.
-type loadCounter struct {
-	bpftrack.Records
-	n int
-}
-
-func (l *loadCounter) Next() bool {
-	if !l.Records.Next() {
-		return false
-	}
-	if rec := l.Record(); rec.Header.Type == perfdata.RecordBPFEvent {
-		if ev, err := perfdata.DecodeBPFEvent(rec.Raw, l.ByteOrder()); err == nil && ev.Type == perfdata.BPFEventProgLoad {
-			l.n++
-		}
-	}
-	return true
 }
