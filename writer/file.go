@@ -51,6 +51,13 @@ func newFile(dst io.WriterAt, src io.ReaderAt, l *perfdata.FileLayout) *file {
 func (w *file) WriteRecord(rec *perfdata.Record) error {
 	n := int64(len(rec.Raw)) + rec.PayloadSize
 	if rec.Offset >= 0 && rec.Part == 0 {
+		if s := w.sink; s.cpLen > 0 && s.cpOff+s.cpLen == rec.Offset && s.cpLen+n < maxCopyRun {
+			// Most records: the next of a run passed through, which
+			// nothing was written into, so at the same shift.
+			s.cpLen += n
+			w.out += n
+			return s.failed()
+		}
 		d := w.l.DataOffset() + w.out - rec.Offset
 		if d != w.delta {
 			w.edits = append(w.edits, edit{in: rec.Offset, delta: d})
