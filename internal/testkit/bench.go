@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"os"
+	"syscall"
 	"testing"
 )
 
@@ -42,14 +43,28 @@ func OpenBenchInput(b *testing.B, fallback func(testing.TB) string) (*os.File, i
 
 // BenchPerRecord runs pass once per b.Loop and reports, besides the time
 // and allocations, the throughput over size bytes and the time per record
-// (pass returns how many records it went through).
+// (pass returns how many records it went through), in wall time (ns/record)
+// and in CPU time, user and system, of the whole process (cpu-ns/record):
+// on a machine others load, the CPU time moves much less.
 func BenchPerRecord(b *testing.B, size int64, pass func() int) {
 	b.Helper()
 	b.SetBytes(size)
 	b.ReportAllocs()
 	n := 0
+	cpu0 := cpuTime()
 	for b.Loop() {
 		n = pass()
 	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(max(n, 1)), "ns/record")
+	per := float64(b.N) * float64(max(n, 1))
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/per, "ns/record")
+	b.ReportMetric(float64(cpuTime()-cpu0)/per, "cpu-ns/record")
+}
+
+// cpuTime is the process's user and system time so far, in ns.
+func cpuTime() int64 {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
 }
