@@ -7,6 +7,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -34,10 +35,7 @@ func TestProgress(t *testing.T) {
 	}
 	want, _ := run(t, in.Bytes(), fakeSource{10: a}, inject.Options{})
 
-	r, err := reader.NewStream(bytes.NewReader(in.Bytes()), reader.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := rectest.Stream(t, in.Bytes(), reader.Options{})
 	var out bytes.Buffer
 	w, err := writer.New(&out, r, writer.Options{})
 	if err != nil {
