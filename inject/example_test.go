@@ -120,22 +120,13 @@ func ExampleStrip() {
 	// 1 removed, 0 inside compressed records kept
 }
 
-// injectFirst writes the recording at path to out as a pipe stream, with
-// the metadata of its first program (ExampleRun).
+// injectFirst writes the recording at path to out, a pipe stream, with
+// the metadata of its first program (ExampleRun; injectTo).
 func injectFirst(out *bytes.Buffer, path string) error {
-	snap := &bpfprog.List{Programs: []*bpfprog.Program{firstProgram(path)}}
 	r, err := reader.Open(path, reader.Options{Decompress: true})
 	if err != nil {
 		return err
 	}
 	defer r.Close()
-	w, err := writer.New(out, r, writer.Options{Format: perfdata.FormatPipe})
-	if err != nil {
-		return err
-	}
-	defer w.Abort()
-	if _, err := inject.Run(r, w, snap, inject.Options{}); err != nil {
-		return err
-	}
-	return w.Close()
+	return injectTo(r, out, &bpfprog.List{Programs: []*bpfprog.Program{firstProgram(path)}})
 }
