@@ -564,8 +564,8 @@ func TestOracleThreads(t *testing.T) {
 
 	// Injecting again changes nothing; stripping gives back the input.
 	again, _ := mustInject(t, out, dir, live, inject.Options{PerfNames: true, RecordedOnly: true})
-	sameDir(t, again, out)
-	sameDir(t, stripDir(t, out), stock)
+	testkit.SameDir(t, again, out)
+	testkit.SameDir(t, stripDir(t, out), stock)
 }
 
 // stripDir copies the directory recording at in without its BPF_METADATA
@@ -578,21 +578,6 @@ func stripDir(t *testing.T, in string) string {
 		}
 		return w.WriteRecord(rec)
 	})
-}
-
-// sameDir checks that directories a and b hold the same files, byte for
-// byte.
-func sameDir(t *testing.T, a, b string) {
-	t.Helper()
-	na, nb := testkit.DirNames(t, a), testkit.DirNames(t, b)
-	if !slices.Equal(na, nb) {
-		t.Fatalf("%s has %q, %s %q", a, na, b, nb)
-	}
-	for _, n := range na {
-		if x, y := testkit.ReadFile(t, filepath.Join(a, n)), testkit.ReadFile(t, filepath.Join(b, n)); !bytes.Equal(x, y) {
-			t.Errorf("%s: %s", n, firstDiff(x, y))
-		}
-	}
 }
 
 // dataTail returns the BPF_METADATA records at the end of a directory

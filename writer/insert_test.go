@@ -6,8 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -59,24 +57,6 @@ func insertEvery(n int) func(w *writer.Writer, rec *perfdata.Record) error {
 	}
 }
 
-var statsLine = regexp.MustCompile(`(?m)^\s*(\S+) events:\s+(\d+)`)
-
-func perfStats(t *testing.T, stockPerf, path string) map[string]string {
-	t.Helper()
-	out, err := exec.Command(stockPerf, "report", "--stats", "-i", path).CombinedOutput()
-	if err != nil {
-		t.Fatalf("perf report --stats -i %s: %v\n%s", path, err, out)
-	}
-	m := map[string]string{}
-	// Only the "Aggregated stats" block: the per-event blocks repeat names.
-	_, block, _ := strings.Cut(string(out), "Aggregated stats:")
-	block, _, _ = strings.Cut(block, " stats:\n")
-	for _, g := range statsLine.FindAllStringSubmatch(block, -1) {
-		m[g[1]] = g[2]
-	}
-	return m
-}
-
 func headerOnly(t *testing.T, stockPerf, path string) string {
 	t.Helper()
 	out, err := exec.Command(stockPerf, "report", "--header-only", "-I", "-i", path).CombinedOutput()
@@ -108,19 +88,18 @@ func TestInsertPerfReads(t *testing.T) {
 			if err := os.WriteFile(out, got, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			before, after := perfStats(t, perf, path), perfStats(t, perf, out)
+			before, after := testkit.ReportStats(t, perf, path).Counts, testkit.ReportStats(t, perf, out).Counts
 			inserted := countInserted(t, path)
-			for k, v := range before {
-				want := v
+			for k, want := range before {
 				if k == "FINISHED_ROUND" || k == "TOTAL" {
-					want = addInt(v, inserted)
+					want += inserted
 				}
 				if after[k] != want {
-					t.Errorf("%s events: %s, want %s", k, after[k], want)
+					t.Errorf("%s events: %d, want %d", k, after[k], want)
 				}
 			}
-			if _, ok := before["FINISHED_ROUND"]; !ok && after["FINISHED_ROUND"] != addInt("0", inserted) {
-				t.Errorf("FINISHED_ROUND events: %s, want %d", after["FINISHED_ROUND"], inserted)
+			if _, ok := before["FINISHED_ROUND"]; !ok && after["FINISHED_ROUND"] != inserted {
+				t.Errorf("FINISHED_ROUND events: %d, want %d", after["FINISHED_ROUND"], inserted)
 			}
 			if h0, h1 := headerOnly(t, perf, path), headerOnly(t, perf, out); h0 != h1 {
 				t.Errorf("perf report --header-only differs:\n%s\n---\n%s", h0, h1)
@@ -141,11 +120,6 @@ func countInserted(t *testing.T, path string) int {
 		i++
 	}
 	return n
-}
-
-func addInt(s string, n int) string {
-	v, _ := strconv.Atoi(s)
-	return strconv.Itoa(v + n)
 }
 
 // checkAuxtraceIndex checks that every HEADER_AUXTRACE entry of the file

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -23,45 +22,29 @@ const (
 
 func threadsPath(name string) string { return filepath.Join(testkit.ThreadsDir(), name) }
 
-// perfStats runs perf report --stats on path and returns its Aggregated stats.
-func perfReportStats(t *testing.T, perf, path string) statsBlock {
-	t.Helper()
-	cmd := exec.Command(perf, "report", "--stats", "-i", path)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("%s report --stats -i %s: %v\n%s", perf, path, err, stderr.String())
-	}
-	s, ok := parseStats(stdout.String())
-	if !ok {
-		t.Fatalf("%s report --stats -i %s prints no Aggregated stats:\n%s", perf, path, stderr.String())
-	}
-	return s
-}
-
 // bpfmetaStats runs bpfmeta dump --stats on path.
-func bpfmetaStats(t *testing.T, path string) statsBlock {
+func bpfmetaStats(t *testing.T, path string) testkit.Stats {
 	t.Helper()
 	r := bpfmeta(t, nil, "dump", "--stats", "-i", path)
 	if r.code != exitOK || r.stderr != "" {
 		t.Fatalf("dump --stats -i %s: %v", path, r)
 	}
-	s, ok := parseStats(r.stdout)
+	s, ok := testkit.ParseStats(r.stdout)
 	if !ok {
 		t.Fatalf("dump --stats has no Aggregated stats:\n%s", r.stdout)
 	}
 	return s
 }
 
-func equalStats(t *testing.T, what string, got, want statsBlock) {
+func equalStats(t *testing.T, what string, got, want testkit.Stats) {
 	t.Helper()
-	for k, n := range want.counts {
-		if got.counts[k] != n {
-			t.Errorf("%s: %s events: %d, want %d", what, k, got.counts[k], n)
+	for k, n := range want.Counts {
+		if got.Counts[k] != n {
+			t.Errorf("%s: %s events: %d, want %d", what, k, got.Counts[k], n)
 		}
 	}
-	for k, n := range got.counts {
-		if _, ok := want.counts[k]; !ok {
+	for k, n := range got.Counts {
+		if _, ok := want.Counts[k]; !ok {
 			t.Errorf("%s: %s events: %d, want none", what, k, n)
 		}
 	}
@@ -73,34 +56,11 @@ func TestDirDumpStats(t *testing.T) {
 	for _, name := range testkit.ThreadsNames(t) {
 		t.Run(name, func(t *testing.T) {
 			ours := bpfmetaStats(t, threadsPath(name))
-			equalStats(t, "perf 7.2", ours, perfReportStats(t, perfPath(t, modernPerf), threadsPath(name)))
+			equalStats(t, "perf 7.2", ours, testkit.ReportStats(t, perfPath(t, modernPerf), threadsPath(name)))
 			if strings.HasPrefix(name, "perf6.1") {
-				equalStats(t, "perf 6.1", ours, perfReportStats(t, perfPath(t, stockPerf), threadsPath(name)))
+				equalStats(t, "perf 6.1", ours, testkit.ReportStats(t, perfPath(t, stockPerf), threadsPath(name)))
 			}
 		})
-	}
-}
-
-// sameFiles checks that directories a and b hold the same files, byte for
-// byte.
-func sameFiles(t *testing.T, a, b string) {
-	t.Helper()
-	na, nb := testkit.DirNames(t, a), testkit.DirNames(t, b)
-	if !slices.Equal(na, nb) {
-		t.Fatalf("%s has %q, %s %q", a, na, b, nb)
-	}
-	for _, n := range na {
-		ba, err := os.ReadFile(filepath.Join(a, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		bb, err := os.ReadFile(filepath.Join(b, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !bytes.Equal(ba, bb) {
-			t.Errorf("%s differs", n)
-		}
 	}
 }
 
@@ -125,15 +85,15 @@ func TestDirStripConvert(t *testing.T) {
 		}
 	}
 	want := bpfmetaStats(t, threadsPath(threads72))
-	want.counts["TOTAL"] -= want.counts["BPF_METADATA"]
-	delete(want.counts, "BPF_METADATA")
-	equalStats(t, "stripped, perf 7.2", perfReportStats(t, perfPath(t, modernPerf), stripped), want)
+	want.Counts["TOTAL"] -= want.Counts["BPF_METADATA"]
+	delete(want.Counts, "BPF_METADATA")
+	equalStats(t, "stripped, perf 7.2", testkit.ReportStats(t, perfPath(t, modernPerf), stripped), want)
 	// stripping again changes nothing
 	again := filepath.Join(dir, "again.data")
 	if r := bpfmeta(t, nil, "strip", "-q", "-i", stripped, "-o", again); r.code != exitOK {
 		t.Fatalf("strip: %v", r)
 	}
-	sameFiles(t, stripped, again)
+	testkit.SameDir(t, stripped, again)
 
 	for _, name := range []string{threads61, threads72} {
 		file := filepath.Join(dir, name+".file")
@@ -141,9 +101,9 @@ func TestDirStripConvert(t *testing.T) {
 			t.Fatalf("convert %s: %v", name, r)
 		}
 		want := bpfmetaStats(t, threadsPath(name))
-		equalStats(t, name+" as a file, perf 7.2", perfReportStats(t, perfPath(t, modernPerf), file), want)
+		equalStats(t, name+" as a file, perf 7.2", testkit.ReportStats(t, perfPath(t, modernPerf), file), want)
 		if name == threads61 {
-			equalStats(t, name+" as a file, perf 6.1", perfReportStats(t, perfPath(t, stockPerf), file), want)
+			equalStats(t, name+" as a file, perf 6.1", testkit.ReportStats(t, perfPath(t, stockPerf), file), want)
 		}
 		pipe := filepath.Join(dir, name+".pipe")
 		f, err := os.Create(pipe)
@@ -158,10 +118,10 @@ func TestDirStripConvert(t *testing.T) {
 		}
 		// the stream's records are the directory's, and its prelude
 		got := bpfmetaStats(t, pipe)
-		if got.counts["SAMPLE"] != want.counts["SAMPLE"] || got.counts["BPF_METADATA"] != want.counts["BPF_METADATA"] || got.counts["KSYMBOL"] != want.counts["KSYMBOL"] {
-			t.Errorf("%s as a stream: %v, the directory %v", name, got.counts, want.counts)
+		if got.Counts["SAMPLE"] != want.Counts["SAMPLE"] || got.Counts["BPF_METADATA"] != want.Counts["BPF_METADATA"] || got.Counts["KSYMBOL"] != want.Counts["KSYMBOL"] {
+			t.Errorf("%s as a stream: %v, the directory %v", name, got.Counts, want.Counts)
 		}
-		equalStats(t, name+" as a stream, perf 7.2", perfReportStats(t, perfPath(t, modernPerf), pipe), got)
+		equalStats(t, name+" as a stream, perf 7.2", testkit.ReportStats(t, perfPath(t, modernPerf), pipe), got)
 	}
 }
 
@@ -215,7 +175,7 @@ func TestDirRefusals(t *testing.T) {
 	if r := bpfmeta(t, nil, "strip", "-f", "-q", "-i", threadsPath(threads61Zstd), "-o", existing); r.code != exitOK {
 		t.Fatalf("strip -f: %v", r)
 	}
-	sameFiles(t, threadsPath(threads61Zstd), existing)
+	testkit.SameDir(t, threadsPath(threads61Zstd), existing)
 	if got := testkit.DirNames(t, dir); !slices.Equal(got, []string{"existing.data"}) {
 		t.Errorf("left behind: %q", got)
 	}
@@ -313,10 +273,10 @@ func TestDirDump(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := bpfmetaStats(t, stream)
-	if got.counts["BPF_METADATA"] != 0 || got.counts["SAMPLE"] != bpfmetaStats(t, threadsPath(threads72)).counts["SAMPLE"] {
-		t.Errorf("strip -o - of a directory recording: %v", got.counts)
+	if got.Counts["BPF_METADATA"] != 0 || got.Counts["SAMPLE"] != bpfmetaStats(t, threadsPath(threads72)).Counts["SAMPLE"] {
+		t.Errorf("strip -o - of a directory recording: %v", got.Counts)
 	}
-	equalStats(t, "strip -o -, perf 7.2", perfReportStats(t, perfPath(t, modernPerf), stream), got)
+	equalStats(t, "strip -o -, perf 7.2", testkit.ReportStats(t, perfPath(t, modernPerf), stream), got)
 }
 
 // TestDirOthers: what a directory recording holds besides data and data.N

@@ -6,43 +6,12 @@ import (
 	"bytes"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
-
-// statsBlock is the "Aggregated stats:" block of a report --stats output:
-// its lines, and the count of each name.
-type statsBlock struct {
-	lines  []string
-	counts map[string]int
-}
-
-var statsLine = regexp.MustCompile(`^\s*(\S+) events:\s+(\d+)`)
-
-func parseStats(out string) (statsBlock, bool) {
-	// perf adds " (excludes AUX area (e.g. instruction trace) decoded /
-	// synthesized events)" when it decodes AUX data, which dump does not.
-	_, block, ok := strings.Cut(out, "\nAggregated stats:")
-	if !ok {
-		return statsBlock{}, false
-	}
-	_, block, _ = strings.Cut(block, "\n")
-	b := statsBlock{counts: map[string]int{}}
-	for _, l := range strings.Split(block, "\n") {
-		g := statsLine.FindStringSubmatch(l)
-		if g == nil || strings.HasSuffix(l, " stats:") {
-			break // the per-event blocks, or the end
-		}
-		b.lines = append(b.lines, l)
-		b.counts[g[1]], _ = strconv.Atoi(g[2])
-	}
-	return b, true
-}
 
 // TestDumpStats: dump --stats of every corpus file perf 7.2 reads is
 // perf-modern report --stats's "Aggregated stats", line for line, except for
@@ -74,7 +43,7 @@ func TestDumpStats(t *testing.T) {
 			if r.code != exitOK || r.stderr != "" {
 				t.Fatalf("dump --stats: %v", r)
 			}
-			ours, ok := parseStats(r.stdout)
+			ours, ok := testkit.ParseStats(r.stdout)
 			if !ok {
 				t.Fatalf("dump --stats has no Aggregated stats:\n%s", r.stdout)
 			}
@@ -88,42 +57,42 @@ func TestDumpStats(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("perf report --stats: %v\n%s", err, stderr.String())
 			}
-			theirs, ok := parseStats(stdout.String())
+			theirs, ok := testkit.ParseStats(stdout.String())
 			pipeLimit := strings.Contains(stderr.String(), "Compressed events found but HEADER_COMPRESSED not set") ||
 				strings.Contains(stderr.String(), "unexpected end of event stream") && golden.Types[perfdata.RecordHeaderTracingData] > 0
 			switch {
 			case pipeLimit:
-				theirs = statsBlock{counts: map[string]int{}}
+				theirs = testkit.Stats{Counts: map[string]int{}}
 				for typ, n := range golden.Types {
-					theirs.counts[typ.String()] += n
-					theirs.counts["TOTAL"] += n
+					theirs.Counts[typ.String()] += n
+					theirs.Counts["TOTAL"] += n
 				}
 				for typ, n := range golden.Outer {
 					if n > 0 {
-						theirs.counts[typ.String()] += n
-						theirs.counts["TOTAL"] += n
+						theirs.Counts[typ.String()] += n
+						theirs.Counts["TOTAL"] += n
 					}
 				}
 			case !ok:
 				t.Fatalf("perf report --stats prints no Aggregated stats:\n%s", stderr.String())
 			}
-			want := theirs.counts
+			want := theirs.Counts
 			for typ, n := range golden.Skipped {
 				want[typ.String()] += n
 				want["TOTAL"] += n
 			}
 			for k, n := range want {
-				if ours.counts[k] != n {
-					t.Errorf("%s events: %d, perf says %d", k, ours.counts[k], n)
+				if ours.Counts[k] != n {
+					t.Errorf("%s events: %d, perf says %d", k, ours.Counts[k], n)
 				}
 			}
-			for k, n := range ours.counts {
+			for k, n := range ours.Counts {
 				if _, ok := want[k]; !ok {
 					t.Errorf("%s events: %d, perf has none", k, n)
 				}
 			}
-			if len(golden.Skipped) == 0 && !pipeLimit && strings.Join(ours.lines, "\n") != strings.Join(theirs.lines, "\n") {
-				t.Errorf("the lines differ from perf's:\n%s\nperf:\n%s", strings.Join(ours.lines, "\n"), strings.Join(theirs.lines, "\n"))
+			if len(golden.Skipped) == 0 && !pipeLimit && strings.Join(ours.Lines, "\n") != strings.Join(theirs.Lines, "\n") {
+				t.Errorf("the lines differ from perf's:\n%s\nperf:\n%s", strings.Join(ours.Lines, "\n"), strings.Join(theirs.Lines, "\n"))
 			}
 		})
 	}

@@ -1,8 +1,10 @@
 package testkit
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -59,4 +61,33 @@ func NotExecutable(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// SameDir checks that directories a and b hold the same files, byte for
+// byte (a copy of a directory recording, or one given back by strip).
+func SameDir(t testing.TB, a, b string) {
+	t.Helper()
+	na, nb := DirNames(t, a), DirNames(t, b)
+	if !slices.Equal(na, nb) {
+		t.Fatalf("%s has %q, %s %q", a, na, b, nb)
+	}
+	for _, n := range na {
+		x, y := ReadFile(t, filepath.Join(a, n)), ReadFile(t, filepath.Join(b, n))
+		if i := firstDiff(x, y); i >= 0 {
+			t.Errorf("%s: first difference at %#x (sizes %d and %d)", n, i, len(x), len(y))
+		}
+	}
+}
+
+// firstDiff is the offset of the first byte in which a and b differ, or -1
+// where they are equal.
+func firstDiff(a, b []byte) int {
+	if bytes.Equal(a, b) {
+		return -1
+	}
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	return i
 }
