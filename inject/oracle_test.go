@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
@@ -101,12 +100,7 @@ func TestOracleUnrecorded(t *testing.T) {
 	objects := []string{"meta", "many202", "many203"}
 	record := func(perf, who string) (string, []uint32) {
 		out := filepath.Join(dir, who+".data")
-		r := testkit.StartPerf(t, perf, out, testkit.PerfOptions{Args: []string{"-F", "99"}})
-		r.WaitReady(t)
-		time.Sleep(200 * time.Millisecond)
-		ids := loadFixtures(t, filepath.Join(bpffs, who), objects...)
-		time.Sleep(200 * time.Millisecond)
-		r.Stop(t)
+		ids := recordWhileLoading(t, perf, out, testkit.PerfOptions{Args: []string{"-F", "99"}}, filepath.Join(bpffs, who), objects...)
 		return out, ids
 	}
 	stock, stockIDs := record(perfStock, "stock")
@@ -457,12 +451,8 @@ func TestOracleThreads(t *testing.T) {
 	dir := t.TempDir()
 	record := func(perf, who string) (string, []uint32) {
 		out := filepath.Join(dir, who+".data")
-		r := testkit.StartPerf(t, perf, out, testkit.PerfOptions{SystemWide: true, Args: []string{"--threads", "-F", "99"}})
-		r.WaitReady(t)
-		time.Sleep(200 * time.Millisecond)
-		ids := loadFixtures(t, filepath.Join(bpffs, "threads-"+who), objects...)
-		time.Sleep(200 * time.Millisecond)
-		r.Stop(t)
+		opts := testkit.PerfOptions{SystemWide: true, Args: []string{"--threads", "-F", "99"}}
+		ids := recordWhileLoading(t, perf, out, opts, filepath.Join(bpffs, "threads-"+who), objects...)
 		if st, err := os.Stat(out); err != nil || !st.IsDir() {
 			t.Fatalf("%s record --threads wrote no directory: %v", perf, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cilium/ebpf"
 
@@ -234,4 +235,19 @@ func pinnedIDs(t *testing.T, dir string) []uint32 {
 func startRecord(t *testing.T, perf string, mode testkit.RecordMode, out, workload string) *testkit.PerfRun {
 	t.Helper()
 	return testkit.StartPerf(t, perf, out, testkit.PerfOptions{Mode: mode, Workload: workload, Args: []string{"-F", "999"}})
+}
+
+// recordWhileLoading records with perf into out (what opts ask) while this
+// test, another process than perf's, loads objects pinned under pin: 200 ms
+// after perf is ready and 200 ms before it stops, so the loads fall inside
+// the recording. It returns the ids loaded.
+func recordWhileLoading(t *testing.T, perf, out string, opts testkit.PerfOptions, pin string, objects ...string) []uint32 {
+	t.Helper()
+	r := testkit.StartPerf(t, perf, out, opts)
+	r.WaitReady(t)
+	time.Sleep(200 * time.Millisecond)
+	ids := loadFixtures(t, pin, objects...)
+	time.Sleep(200 * time.Millisecond)
+	r.Stop(t)
+	return ids
 }
