@@ -119,6 +119,23 @@ func TestExisting(t *testing.T) {
 			c.make(t, dir, path)
 			before := testkit.DirNames(t, dir)
 			lst, _ := os.Lstat(path)
+			// pathKept: a refused write leaves the path as c.make made it.
+			pathKept := func(msg string) {
+				t.Helper()
+				if now, _ := os.Lstat(path); now == nil || now.Mode() != lst.Mode() {
+					t.Error(msg)
+				}
+			}
+			// targetKept: a write is never through a symlink to a file:
+			// refused, or the link replaced, its target holds what it held.
+			targetKept := func() {
+				t.Helper()
+				if c.name == "symlink to a file" {
+					if b, _ := os.ReadFile(target(dir)); string(b) != "victim" {
+						t.Errorf("the symlink's target was written: %q", b)
+					}
+				}
+			}
 
 			done := make(chan error, 1)
 			go func() { done <- write(t, path, outfile.Options{}, "new") }()
@@ -130,14 +147,8 @@ func TestExisting(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("without Force: Create blocked (it opened the path)")
 			}
-			if now, _ := os.Lstat(path); now == nil || now.Mode() != lst.Mode() {
-				t.Errorf("without Force the path changed")
-			}
-			if c.name == "symlink to a file" {
-				if b, _ := os.ReadFile(target(dir)); string(b) != "victim" {
-					t.Errorf("the symlink's target was written: %q", b)
-				}
-			}
+			pathKept("without Force the path changed")
+			targetKept()
 
 			var got []byte
 			var readers sync.WaitGroup
@@ -165,11 +176,7 @@ func TestExisting(t *testing.T) {
 				if b, _ := os.ReadFile(path); string(b) != "new" {
 					t.Errorf("with Force the file holds %q", b)
 				}
-				if c.name == "symlink to a file" {
-					if b, _ := os.ReadFile(target(dir)); string(b) != "victim" {
-						t.Errorf("the symlink's target was written: %q", b)
-					}
-				}
+				targetKept()
 			case "through":
 				if err != nil {
 					t.Fatalf("with Force: %v", err)
@@ -184,14 +191,8 @@ func TestExisting(t *testing.T) {
 				if err == nil {
 					t.Errorf("with Force: written, want an error")
 				}
-				if now, _ := os.Lstat(path); now == nil || now.Mode() != lst.Mode() {
-					t.Errorf("with Force the refused path changed")
-				}
-				if c.name == "symlink to a file" {
-					if b, _ := os.ReadFile(target(dir)); string(b) != "victim" {
-						t.Errorf("the symlink's target was written: %q", b)
-					}
-				}
+				pathKept("with Force the refused path changed")
+				targetKept()
 			}
 			if now := testkit.DirNames(t, dir); len(now) != len(before) {
 				t.Errorf("the directory held %q, now %q", before, now)
