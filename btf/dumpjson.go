@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // DumpJSON is what JSON gives for a value, read back from the text Dumper
@@ -24,7 +25,7 @@ func DumpJSON(text string) (typed json.RawMessage, ok bool) {
 			return nil, false
 		}
 		j.str(s)
-	case dumpedInt.MatchString(text):
+	case dumped().int.MatchString(text):
 		if v, err := strconv.ParseInt(text, 10, 64); err == nil {
 			j.int(v)
 		} else if v, err := strconv.ParseUint(text, 10, 64); err == nil {
@@ -32,9 +33,9 @@ func DumpJSON(text string) (typed json.RawMessage, ok bool) {
 		} else {
 			return nil, false
 		}
-	case dumpedFloat.MatchString(text):
+	case dumped().float.MatchString(text):
 		j.out.WriteString(text) // %f's digits are a JSON number
-	case dumpedHex.MatchString(text), dumpedName.MatchString(text):
+	case dumped().hex.MatchString(text), dumped().name.MatchString(text):
 		j.str(text)
 	default:
 		return nil, false
@@ -42,12 +43,20 @@ func DumpJSON(text string) (typed json.RawMessage, ok bool) {
 	return j.out.Bytes(), true
 }
 
-var (
-	dumpedInt   = regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`)
-	dumpedFloat = regexp.MustCompile(`^-?(0|[1-9][0-9]*)\.[0-9]+$`)
-	dumpedHex   = regexp.MustCompile(`^0x[0-9a-f]+$`)
-	dumpedName  = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
-)
+// dumped compiles the patterns DumpJSON reads the text with on first use,
+// not at every start of a program that imports btf but never dumps (the
+// four compilations were a third of a millisecond of bpfmeta's start-up).
+var dumped = sync.OnceValue(func() dumpedPatterns {
+	return dumpedPatterns{
+		int:   regexp.MustCompile(`^-?(0|[1-9][0-9]*)$`),
+		float: regexp.MustCompile(`^-?(0|[1-9][0-9]*)\.[0-9]+$`),
+		hex:   regexp.MustCompile(`^0x[0-9a-f]+$`),
+		name:  regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`),
+	}
+})
+
+// dumpedPatterns are the shapes of a dumped scalar DumpJSON tells apart.
+type dumpedPatterns struct{ int, float, hex, name *regexp.Regexp }
 
 // dumpedString reads back a string as EmitStrings prints it (libbpf's
 // btf_dump_string_data): printable ASCII as it is, a quote or a backslash
