@@ -2,7 +2,10 @@ package cliapp
 
 import (
 	"fmt"
+	"io"
+	"slices"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -93,9 +96,41 @@ func Synopsis(app string, c *cli.Command) string {
 // SetHelp has c's -h say its synopsis and list its flags as FlagDocs does
 // (urfave/cli's own list puts long names first, sorts nothing but adds
 // "(default: false)" to every boolean).
+//
+// The text is made when the help is printed, by cli.HelpPrinter (which
+// every command help of urfave/cli v2 goes through), not when c is set up:
+// making it for each command at every start cost about half a millisecond
+// of bpfmeta's start-up, for a help few runs print. Until then c's
+// CustomHelpTemplate is only a mark for that printer.
 func SetHelp(app string, c *cli.Command) {
-	c.UsageText = Synopsis(app, c)
-	c.CustomHelpTemplate = `NAME:
+	installHelpPrinter.Do(func() {
+		next := cli.HelpPrinter
+		cli.HelpPrinter = func(w io.Writer, templ string, data any) {
+			if c, ok := data.(*cli.Command); ok {
+				if app, ok := strings.CutPrefix(templ, lazyHelp); ok {
+					c.UsageText, templ = commandHelp(app, c)
+				}
+			}
+			next(w, templ, data)
+		}
+	})
+	c.CustomHelpTemplate = lazyHelp + app
+}
+
+// lazyHelp, then the program's name, is the template SetHelp gives a
+// command: the printer it installs prints commandHelp's in its place.
+const lazyHelp = "\x00cliapp.SetHelp:"
+
+var installHelpPrinter sync.Once
+
+// commandHelp is c's synopsis and its help template. urfave/cli adds its
+// help flag to c.Flags before it prints the help; the list names -h as
+// FlagDocs does instead, and the synopsis leaves it out, as they did when
+// made before the flag was added.
+func commandHelp(app string, c *cli.Command) (synopsis, templ string) {
+	own := *c
+	own.Flags = slices.DeleteFunc(slices.Clone(c.Flags), func(f cli.Flag) bool { return f == cli.HelpFlag })
+	return Synopsis(app, &own), `NAME:
    {{template "helpNameTemplate" .}}
 
 USAGE:
@@ -105,7 +140,7 @@ DESCRIPTION:
    {{template "descriptionTemplate" .}}{{end}}
 
 OPTIONS:
-` + flagTable(c.Flags, !c.HideHelp)
+` + flagTable(own.Flags, !c.HideHelp)
 }
 
 // flagTable lists flags as FlagDocs does, in columns, as template text (no
