@@ -374,6 +374,7 @@ if [ "${BENCH_BIG:-1}" = 1 ]; then
 	if [ "$avail" -lt $((copies * body / 1024 * 21 / 10)) ]; then
 		HUGE_RESULT="not run: $((avail / 1024)) MiB free, need $((copies * body / 1024 / 1024 * 21 / 10)) MiB"
 	else
+		rm -f "$HUGE" # one a killed run left
 		echo "== $HUGE: big.pipe's $body bytes of records x $copies, through bpfmeta convert"
 		{ cat "$PIPE"; for ((i = 1; i < copies; i++)); do tail -c +$((first + 1)) "$PIPE"; done; } |
 			"$BPFMETA" convert -q -o "$HUGE" || die "making $HUGE failed"
