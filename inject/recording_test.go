@@ -85,9 +85,9 @@ func (x ksymIndex) of(f bpfprog.Func) string {
 }
 
 // injectFile runs inject.Run over the recording at in, writing through the
-// writer the CLI uses (writer.New: writer.File keeping a file's layout,
-// writer.Pipe for a pipe stream, attached to the reader), into a new file
-// in dir.
+// writer the CLI uses (writer.New: the input's layout for a file, pipe
+// format for a stream; writer.NewDir for a directory recording), into a new
+// file or directory in dir.
 func injectFile(t *testing.T, in, dir string, src bpfprog.Source, opts inject.Options) (string, *inject.Summary, error) {
 	t.Helper()
 	var sum *inject.Summary
