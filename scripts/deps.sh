@@ -7,7 +7,8 @@
 # the BPF fixtures), gcc and libc6-dev (the libbpf oracle of package btf, and
 # go test -race), zstd, time, jq (a README example), make, man-db and
 # bash-completion (make install's man page and completion, tested as a user
-# gets them). Then a perf >= 6.17, the oracle: scripts/modern-perf.sh.
+# gets them), procps (pgrep, which a CLI test finds its own process with; not
+# in a minimal Debian). Then a perf >= 6.17, the oracle: scripts/modern-perf.sh.
 set -eu
 cd "$(dirname "$0")/.."
 need=
@@ -24,6 +25,7 @@ have jq || need="$need jq"
 have make || need="$need make"
 have man || need="$need man-db"
 [ -f /usr/share/bash-completion/bash_completion ] || need="$need bash-completion"
+have pgrep || need="$need procps"
 if [ -n "$need" ]; then
 	[ "$(id -u)" = 0 ] || { echo "deps.sh: missing$need; install them as root (apt-get install$need)" >&2; exit 1; }
 	echo "deps.sh: installing$need" >&2
