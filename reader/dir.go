@@ -49,7 +49,6 @@ var maxDataFiles = MaxDataFiles
 
 // dirParts is the state of a directory recording's data files.
 type dirParts struct {
-	path  string
 	dir   *os.File // the directory, for openat: names are looked up in it only
 	files []int    // the N of each data.N, ascending
 	cur   *os.File // the data file being read (part > 0)
@@ -114,25 +113,20 @@ func (r *Reader) OpenPart() (*os.File, error) {
 	return os.NewFile(uintptr(fd), r.dir.cur.Name()), nil
 }
 
-// openDir reads the directory recording at path (perf record --threads),
-// dir (Open). Its files must be regular files, not symlinks; names in it
+// openDir reads the directory recording dir (perf record --threads;
+// Open). Its files must be regular files, not symlinks; names in it
 // that start with "data." must be data.N (perf would read any of them).
 // Closing the Reader closes dir and what it opened; on an error, the caller
 // closes dir.
-func openDir(dir *os.File, path string, opts Options) (*Reader, error) {
-	data, err := openRegular(dir, "data")
+func openDir(dir *os.File, opts Options) (*Reader, error) {
+	data, size, err := openRegular(dir, "data")
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrNoDataFile
 		}
 		return nil, err
 	}
-	st, err := data.Stat()
-	if err != nil {
-		data.Close()
-		return nil, err
-	}
-	r, err := NewFile(data, st.Size(), opts)
+	r, err := NewFile(data, size, opts)
 	if err == nil && r.format != perfdata.FormatFile {
 		err = corrupt(0, "a pipe-mode recording: a directory recording's data file has a file header")
 	}
@@ -144,7 +138,7 @@ func openDir(dir *os.File, path string, opts Options) (*Reader, error) {
 		return nil, partError("data", err)
 	}
 	r.files = append(r.files, data)
-	r.dir = &dirParts{path: path, dir: dir}
+	r.dir = &dirParts{dir: dir}
 	if err := r.dir.list(); err != nil {
 		r.dir = nil
 		r.Close()
@@ -219,15 +213,15 @@ func (d *dirParts) list() error {
 // openRegular opens name in dir for reading, if it is a regular file: not a
 // symlink (O_NOFOLLOW), and not a FIFO or device, which O_NONBLOCK keeps
 // the open from waiting on.
-func openRegular(dir *os.File, name string) (*os.File, error) {
+func openRegular(dir *os.File, name string) (f *os.File, size int64, err error) {
 	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err == unix.ELOOP {
-		return nil, notRegular(name, fs.ModeSymlink)
+		return nil, 0, notRegular(name, fs.ModeSymlink)
 	}
 	if err != nil {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
+		return nil, 0, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), name)
+	f = os.NewFile(uintptr(fd), name)
 	st, err := f.Stat()
 	if err == nil && !st.Mode().IsRegular() {
 		err = notRegular(name, st.Mode().Type())
@@ -238,9 +232,9 @@ func openRegular(dir *os.File, name string) (*os.File, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, 0, err
 	}
-	return f, nil
+	return f, st.Size(), nil
 }
 
 func notRegular(name string, t fs.FileMode) error {
@@ -283,10 +277,6 @@ func (r *Reader) nextPart() (bool, error) {
 	if err := r.finish(); err != nil {
 		return false, err
 	}
-	if r.zs != nil {
-		r.zs.close()
-		r.zs = nil
-	}
 	r.inner, r.innerR, r.innerOff = r.inner[:0], 0, 0
 	if d.cur != nil {
 		d.cur.Close()
@@ -294,18 +284,13 @@ func (r *Reader) nextPart() (bool, error) {
 	}
 	r.part++
 	name := perfdata.DataFileName(d.files[r.part-1])
-	f, err := openRegular(d.dir, name)
+	f, size, err := openRegular(d.dir, name)
 	if err != nil {
-		return false, err
-	}
-	st, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return false, err
 	}
 	d.cur = f
-	r.end = st.Size()
-	r.s.restart(io.NewSectionReader(f, 0, st.Size()), 0)
+	r.end = size
+	r.s.restart(io.NewSectionReader(f, 0, size), 0)
 	return true, nil
 }
 

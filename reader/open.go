@@ -22,7 +22,7 @@ func Open(path string, opts Options) (*Reader, error) {
 	switch {
 	case err != nil:
 	case st.IsDir():
-		r, err = openDir(f, path, opts) // f is the directory's, closed with r
+		r, err = openDir(f, opts) // f is the directory's, closed with r
 	case st.Mode().IsRegular():
 		if r, err = NewFile(f, st.Size(), opts); err == nil {
 			r.files = append(r.files, f)

@@ -333,6 +333,7 @@ func (r *Reader) fail(err error) {
 func (r *Reader) stopDecoder() {
 	if r.zs != nil {
 		r.zs.close()
+		r.zs = nil // the next data file of a directory recording starts a new stream
 	}
 }
 
