@@ -414,8 +414,15 @@ func (t *Tracker) FuncsNamed(name string) []*Func { return t.history[name] }
 // first registration.
 func (t *Tracker) FuncsCalled(fn string) []*Func {
 	out := slices.Clone(t.called[fn])
-	slices.SortFunc(out, func(a, b *Func) int { return cmp.Or(cmp.Compare(a.Part, b.Part), cmp.Compare(a.Offset, b.Offset)) })
+	slices.SortFunc(out, recordOrder)
 	return out
+}
+
+// recordOrder orders functions as their KSYMBOL records stand in the
+// recording: by data file (a directory recording's offsets start again in
+// each), then by offset.
+func recordOrder(a, b *Func) int {
+	return cmp.Or(cmp.Compare(a.Part, b.Part), cmp.Compare(a.Offset, b.Offset))
 }
 
 // Match says how a BPF_METADATA record was given its functions.
@@ -516,7 +523,7 @@ func (t *Tracker) calledDuring(fn string) calledFuncs {
 			c.funcs = append(c.funcs, f)
 		}
 	}
-	slices.SortFunc(c.funcs, func(a, b *Func) int { return cmp.Compare(a.Offset, b.Offset) })
+	slices.SortFunc(c.funcs, recordOrder)
 	if len(c.funcs) > 0 {
 		c.match = MatchFunction
 		if slices.ContainsFunc(c.funcs, func(f *Func) bool { return f.Name != c.funcs[0].Name }) {
