@@ -94,11 +94,11 @@ func (j *injector) records(tp *bpftrack.Program, p *program) ([]newRecord, Outco
 		if f.Addr == 0 {
 			// Names alone are the same in every boot; without its
 			// addresses the program cannot be told from another boot's.
-			return nil, Failed, newProgramError(tp.ID, "the source has no addresses for its functions (read without CAP_SYSLOG, or with kernel.kptr_restrict): it cannot be matched to the recording's KSYMBOLs")
+			return nil, Failed, fmt.Errorf("program %d: the source has no addresses for its functions (read without CAP_SYSLOG, or with kernel.kptr_restrict): it cannot be matched to the recording's KSYMBOLs", tp.ID)
 		}
 		k := j.track.Func(f.Addr)
 		if k == nil || k.Name != f.PerfName && k.Name != f.KernelName {
-			return nil, Mismatch, newProgramError(tp.ID, "no KSYMBOL for its function %d (%s at %#x) in the recording: another boot?", i, f.KernelName, f.Addr)
+			return nil, Mismatch, fmt.Errorf("program %d: no KSYMBOL for its function %d (%s at %#x) in the recording: another boot?", tp.ID, i, f.KernelName, f.Addr)
 		}
 		names[i] = k.Name
 	}
@@ -142,7 +142,7 @@ func metadataOf(sp *bpfprog.Program) (*bpfprog.Metadata, []perfdata.BPFMetadataE
 	case err != nil:
 		return nil, nil, Failed, err
 	case len(m.ProgNames) != len(sp.Funcs):
-		return nil, nil, Failed, newProgramError(sp.ID, "%d functions but %d metadata names", len(sp.Funcs), len(m.ProgNames))
+		return nil, nil, Failed, fmt.Errorf("program %d: %d functions but %d metadata names", sp.ID, len(sp.Funcs), len(m.ProgNames))
 	}
 	entries := make([]perfdata.BPFMetadataEntry, len(m.Entries))
 	for i, en := range m.Entries {

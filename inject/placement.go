@@ -60,7 +60,7 @@ func (j *injector) claim(p *program, name string) bool {
 	if slices.Contains(p.present, name) || !slices.ContainsFunc(p.tracked.Funcs, func(f *bpftrack.Func) bool { return f.Name == name }) {
 		return false
 	}
-	if p.Outcome.Resolved() && p.Outcome != TooLarge && p.Outcome != AlreadyPresent {
+	if p.hasMetadata() && p.Outcome != AlreadyPresent {
 		return false
 	}
 	j.stands(p, name)

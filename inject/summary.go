@@ -2,7 +2,6 @@ package inject
 
 import (
 	"cmp"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -77,14 +76,12 @@ type Program struct {
 	// written for the program, and in which group.
 	Missing Missing
 	Records int // BPF_METADATA records written for it
-	// Reason says why, for TooLarge, NotFound, Mismatch and Failed, in
-	// words that do not name the program (a list of programs names each);
-	// Err is the error it comes from, whose text names the program, for
+	// Err says why, for TooLarge, NotFound, Mismatch and Failed: its text
+	// names the program (Why gives it without), and it is there for
 	// errors.Is and errors.As (bpfprog.ErrNotFound, bpfprog.ErrTagMismatch,
-	// *bpfprog.TooLargeError, *bpfprog.MetadataError). Both are empty for
-	// the other outcomes.
-	Reason string
-	Err    error
+	// *bpfprog.TooLargeError, *bpfprog.MetadataError). It is nil for the
+	// other outcomes.
+	Err error
 	// Synthesized: perf found the program loaded at the start of the
 	// recording (its records follow its BPF_EVENT); otherwise it was loaded
 	// during the recording (its records are at the end).
@@ -101,13 +98,14 @@ type Program struct {
 	Samples int
 }
 
-// Why says why the program has its outcome: Reason, or the outcome's
+// Why says why the program has its outcome, in words that do not name the
+// program (a list of programs names each): Err's text, or the outcome's
 // name if there is no more to say.
 func (p Program) Why() string {
-	if p.Reason != "" {
-		return p.Reason
+	if p.Err == nil {
+		return p.Outcome.String()
 	}
-	return p.Outcome.String()
+	return reasonOf(p.ID, p.Err)
 }
 
 // Missing is whether the output lacks the metadata perf would have written
@@ -255,7 +253,7 @@ func (s *Summary) Missing(groups ...Missing) []Program {
 // missing is the group of Missing p is in.
 func (p *program) missing() Missing {
 	switch {
-	case p.Outcome.Resolved() && p.Outcome != TooLarge:
+	case p.hasMetadata():
 		return NotMissing
 	case p.Samples > 0:
 		return MissingWithSamples
@@ -279,7 +277,7 @@ func (p *program) hasMetadata() bool {
 // loaded programs whose samples are counted.
 func (p *program) setOutcome(o Outcome, err error, j *injector) {
 	before := p.hasMetadata()
-	p.Outcome, p.Err, p.Reason = o, err, reasonOf(p.ID, err)
+	p.Outcome, p.Err = o, err
 	if _, loaded := j.byTP[p.tracked]; loaded && before != p.hasMetadata() {
 		if before {
 			j.missing++
@@ -292,31 +290,12 @@ func (p *program) setOutcome(o Outcome, err error, j *injector) {
 	}
 }
 
-// programError is an error of inject's own about one program: its text
-// names the program, as the source's errors do; reason is the rest.
-type programError struct {
-	id     uint32
-	reason string
-}
-
-func (e *programError) Error() string { return fmt.Sprintf("program %d: %s", e.id, e.reason) }
-
-func newProgramError(id uint32, format string, args ...any) error {
-	return &programError{id, fmt.Sprintf(format, args...)}
-}
-
 // reasonOf is the text of err, an error about program id, without the
-// program's id: the summary names the program in its own words. bpfprog's
-// errors begin with "program <id>: " (those of Source.Lookup and
-// Program.BPFMetadata, and bpfprog.MetadataError).
+// program's id: the summary names the program in its own words. Errors
+// about a program begin with "program <id>: ": bpfprog's (those of
+// Source.Lookup and Program.BPFMetadata, and bpfprog.MetadataError) and
+// inject's own.
 func reasonOf(id uint32, err error) string {
-	var pe *programError
-	switch {
-	case err == nil:
-		return ""
-	case errors.As(err, &pe) && pe.id == id:
-		return pe.reason
-	}
 	return strings.TrimPrefix(err.Error(), fmt.Sprintf("program %d: ", id))
 }
 
