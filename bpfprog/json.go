@@ -143,8 +143,10 @@ func (p Program) MarshalJSON() ([]byte, error) {
 			PerfName: f.PerfName, KernelName: f.KernelName}
 	}
 	if md := p.Metadata; md != nil {
-		m := &metadataJSON{MapID: md.MapID, MapName: md.MapName, BTFID: md.BTFID, ProgNames: md.ProgNames, Entries: entryList{}}
-		m.Entries = append(m.Entries, md.Entries...)
+		m := &metadataJSON{MapID: md.MapID, MapName: md.MapName, BTFID: md.BTFID, ProgNames: md.ProgNames, Entries: md.Entries}
+		if m.Entries == nil {
+			m.Entries = entryList{} // [], not null
+		}
 		j.Metadata = m
 	}
 	if p.MetadataErr != nil {

@@ -265,7 +265,9 @@ func Read(f io.ReaderAt, size int64) (*File, error) {
 	var head [64]byte
 	n, _ := f.ReadAt(head[:], 0)
 	var err error
-	if bytes.HasPrefix(bytes.TrimLeft(head[:n], " \t\r\n"), []byte("{\n")) || isV1(head[:n]) {
+	// version 1: one JSON object, indented ("{\n  \"format_version\": 1");
+	// version 2: JSON Lines
+	if bytes.HasPrefix(bytes.TrimLeft(head[:n], " \t\r\n"), []byte("{\n")) {
 		err = s.readV1(size)
 	} else {
 		err = s.readLines(size)
@@ -274,12 +276,6 @@ func Read(f io.ReaderAt, size int64) (*File, error) {
 		err = s.sortSpans()
 	}
 	return s, err
-}
-
-// isV1 tells a version 1 snapshot: one JSON object, indented, starting
-// with "format_version": 1.
-func isV1(head []byte) bool {
-	return bytes.HasPrefix(head, []byte("{\n  \"format_version\": 1"))
 }
 
 func (s *File) readLines(size int64) error {
