@@ -27,7 +27,8 @@ type DirInput interface {
 type DirOutput interface {
 	// Create creates a new file of that name in the directory.
 	Create(name string) (*os.File, error)
-	// Finish makes a file Create returned durable, and closes it.
+	// Finish closes a file Create returned; the output decides whether
+	// and when it is made durable (*outfile.Dir: at Commit, with Sync).
 	Finish(f *os.File) error
 }
 

@@ -6,8 +6,6 @@ import (
 	"syscall"
 
 	"github.com/urfave/cli/v2"
-
-	"github.com/bpfmeta/bpfmeta/internal/childcmd"
 )
 
 // Exit statuses, as the README and the man page list them.
@@ -15,6 +13,9 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1 // the message says why
 	ExitUsage   = 2 // how the program was called
+	// ExitSignal + N: bpfmeta ended as signal N would have ended it
+	// (SIGPIPE), as a shell has it
+	ExitSignal = 128
 )
 
 // UsageError marks an error in how the program was called (ExitUsage).
@@ -58,7 +59,7 @@ func (s *Session) Run(app *cli.App, args []string) int {
 		return st.Status
 	}
 	if s.StdoutBroken() {
-		return childcmd.ExitSignalBase + int(syscall.SIGPIPE) // as a shell has it
+		return ExitSignal + int(syscall.SIGPIPE)
 	}
 	s.Errorf("%v", err)
 	if errors.As(err, new(UsageError)) {
