@@ -32,7 +32,7 @@ Examples:
 			verboseFlag("say what was read, and note every header section a pipe output leaves out")},
 		Action: func(c *cli.Context) error {
 			start := time.Now()
-			in, out, err := openInOut(c, openFileOutput)
+			in, out, err := openInOut(c, false)
 			if err != nil {
 				return err
 			}

@@ -73,30 +73,19 @@ func openInput(c *cli.Context, opts reader.Options) (*cliutil.Input, error) {
 	return sessionOf(c).OpenInput(path, given, opts)
 }
 
-// openOutput opens the recording -o names, which may not be in's file
-// (Session.OpenOutput).
-func openOutput(c *cli.Context, in *cliutil.Input) (*outfile.Output, error) {
-	return sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
-		Given: c.IsSet("output"), Force: c.Bool("force"), Sync: c.Bool("sync"), Binary: true, Input: in.File,
-		Dir: in.Dir != "", InputDir: in.Dir})
-}
-
-// openFileOutput opens the recording -o names as one file or stream, also
-// for a directory recording (convert).
-func openFileOutput(c *cli.Context, in *cliutil.Input) (*outfile.Output, error) {
-	return sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
-		Given: c.IsSet("output"), Force: c.Bool("force"), Sync: c.Bool("sync"), Binary: true, Input: in.File, InputDir: in.Dir})
-}
-
-// openInOut opens the recording to read (decompressing) and, with open
-// (openOutput, or openFileOutput), the one to write: what the commands that
-// write a recording again start with. The caller closes in and aborts out.
-func openInOut(c *cli.Context, open func(*cli.Context, *cliutil.Input) (*outfile.Output, error)) (*cliutil.Input, *outfile.Output, error) {
+// openInOut opens the recording to read (decompressing) and the one -o
+// names to write, which may not be the input's file: what the commands that
+// write a recording again start with. A directory recording is written as
+// a directory with dirOut (inject, strip), else as one file or stream
+// (convert). The caller closes in and aborts out.
+func openInOut(c *cli.Context, dirOut bool) (*cliutil.Input, *outfile.Output, error) {
 	in, err := openInput(c, reader.Options{Decompress: true})
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := open(c, in)
+	out, err := sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
+		Given: c.IsSet("output"), Force: c.Bool("force"), Sync: c.Bool("sync"), Binary: true, Input: in.File,
+		Dir: dirOut && in.Dir != "", InputDir: in.Dir})
 	if err != nil {
 		in.Close()
 		return nil, nil, err

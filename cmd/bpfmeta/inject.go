@@ -94,7 +94,7 @@ func runInject(c *cli.Context) error {
 		return err
 	}
 	defer closeSrc()
-	in, out, err := openInOut(c, openOutput)
+	in, out, err := openInOut(c, true)
 	if err != nil {
 		return err
 	}

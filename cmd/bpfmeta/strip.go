@@ -33,7 +33,7 @@ Examples:
 			verboseFlag("name every record removed, and say what was read")},
 		Action: func(c *cli.Context) error {
 			start := time.Now()
-			in, out, err := openInOut(c, openOutput)
+			in, out, err := openInOut(c, true)
 			if err != nil {
 				return err
 			}
