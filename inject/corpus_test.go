@@ -54,7 +54,7 @@ func testCorpus(t *testing.T, src bpfprog.Source) {
 				t.Fatal(err)
 			}
 			if got := testkit.ReadFile(t, out); !bytes.Equal(got, want) {
-				t.Errorf("the output differs from the input: %s", firstDiff(got, want))
+				t.Errorf("the output differs from the input: %s", testkit.FirstDiff(got, want))
 			}
 			if sum.Injected != 0 {
 				t.Errorf("%d records added", sum.Injected)

@@ -44,7 +44,7 @@ func FuzzIdentity(f *testing.F) {
 			if err := injectTo(r, out, &bpfprog.List{}); err != nil {
 				readerError(t, "file", err)
 			} else if got := fileBytes(t, out); !bytes.Equal(got, b) {
-				t.Fatalf("file: the output differs from the input: %s", firstDiff(got, b))
+				t.Fatalf("file: the output differs from the input: %s", testkit.FirstDiff(got, b))
 			}
 		}
 
@@ -58,7 +58,7 @@ func FuzzIdentity(f *testing.F) {
 		if err := injectTo(s, &got, &bpfprog.List{}); err != nil {
 			readerError(t, "stream", err)
 		} else if !bytes.Equal(got.Bytes(), b) {
-			t.Fatalf("stream: the output differs from the input: %s", firstDiff(got.Bytes(), b))
+			t.Fatalf("stream: the output differs from the input: %s", testkit.FirstDiff(got.Bytes(), b))
 		}
 	})
 }
@@ -99,10 +99,10 @@ func FuzzInject(f *testing.F) {
 			t.Fatalf("inject of inject's output: %v", err)
 		}
 		if !bytes.Equal(twice, once) {
-			t.Fatalf("injecting twice is not injecting once: %s", firstDiff(twice, once))
+			t.Fatalf("injecting twice is not injecting once: %s", testkit.FirstDiff(twice, once))
 		}
 		if got, want := stripped(t, once), stripped(t, b); !bytes.Equal(got, want) {
-			t.Fatalf("inject changed more than the BPF_METADATA records: %s", firstDiff(got, want))
+			t.Fatalf("inject changed more than the BPF_METADATA records: %s", testkit.FirstDiff(got, want))
 		}
 	})
 }

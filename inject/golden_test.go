@@ -144,16 +144,16 @@ func checkCase(t *testing.T, path string) {
 		ins := insertedRecords(t, in, out)
 
 		if c.unchanged() && !bytes.Equal(outBytes, inBytes) {
-			t.Errorf("%+v: the output differs from the input: %s", opts, firstDiff(outBytes, inBytes))
+			t.Errorf("%+v: the output differs from the input: %s", opts, testkit.FirstDiff(outBytes, inBytes))
 		}
 		if got := strip(t, outPath, ins); !bytes.Equal(got, inBytes) {
-			t.Errorf("%+v: the output without its %d added records differs from the input: %s", opts, len(ins), firstDiff(got, inBytes))
+			t.Errorf("%+v: the output without its %d added records differs from the input: %s", opts, len(ins), testkit.FirstDiff(got, inBytes))
 		}
 		// Injecting again, under either naming, changes nothing.
 		for _, again := range []inject.Options{{}, {PerfNames: true}} {
 			p, _ := mustInject(t, outPath, dir, snap, again)
 			if b := testkit.ReadFile(t, p); !bytes.Equal(b, outBytes) {
-				t.Errorf("%+v: injecting the output again with %+v changes it: %s", opts, again, firstDiff(b, outBytes))
+				t.Errorf("%+v: injecting the output again with %+v changes it: %s", opts, again, testkit.FirstDiff(b, outBytes))
 			}
 		}
 		checkOutcomes(t, c, snap, sum, opts)

@@ -155,15 +155,6 @@ func strip(t *testing.T, path string, drop map[int]bool) []byte {
 	return testkit.ReadFile(t, out)
 }
 
-// firstDiff describes where a and b first differ.
-func firstDiff(a, b []byte) string {
-	i := 0
-	for i < len(a) && i < len(b) && a[i] == b[i] {
-		i++
-	}
-	return fmt.Sprintf("first difference at %#x (sizes %d and %d)", i, len(a), len(b))
-}
-
 // requireLive ends the test unless it can load BPF programs and record
 // with both perfs, and returns them, perf 6.1 (writes no BPF_METADATA) and
 // the modern perf (the oracle), with a private BPF file system for the

@@ -221,7 +221,7 @@ func TestDirOpenFiles(t *testing.T) {
 	for i := 2; i < n; i++ {
 		must(t, os.Link(filepath.Join(dir, "data.1"), filepath.Join(dir, perfdata.DataFileName(i))))
 	}
-	before := openFDs(t)
+	before := testkit.OpenFDs(t)
 	r := rectest.Open(t, dir, reader.Options{Decompress: true})
 	most, part, records := 0, 0, 0
 	for r.Next() {
@@ -231,7 +231,7 @@ func TestDirOpenFiles(t *testing.T) {
 				t.Fatalf("part %d after %d", p, part)
 			}
 			part = p
-			most = max(most, openFDs(t)-before)
+			most = max(most, testkit.OpenFDs(t)-before)
 		}
 	}
 	if err := r.Err(); err != nil {
@@ -244,14 +244,6 @@ func TestDirOpenFiles(t *testing.T) {
 		t.Errorf("%d files open while reading", most)
 	}
 	t.Logf("%d records in %d files, at most %d open", records, n+1, most)
-}
-
-func openFDs(t *testing.T) int {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
 }
 
 func must(t *testing.T, err error) {

@@ -37,7 +37,7 @@ func TestOpenStream(t *testing.T) {
 			t.Setenv("TMPDIR", tmp)
 			b := testkit.CorpusBytes(t, name)
 			want, wantErr := reader.NewFile(bytes.NewReader(b), int64(len(b)), reader.Options{Decompress: true})
-			before := openFDs(t)
+			before := testkit.OpenFDs(t)
 			in, err := infile.OpenStream(struct{ io.Reader }{bytes.NewReader(b)}, reader.Options{Decompress: true})
 			if wantErr != nil {
 				if err == nil {
@@ -60,11 +60,11 @@ func TestOpenStream(t *testing.T) {
 			if n != wn || (err == nil) != (werr == nil) {
 				t.Errorf("%d records (%v) from a stream, %d (%v) from a file", n, err, wn, werr)
 			}
-			if spooled := openFDs(t) - before; spooled != 0 && !reader.IsFileFormat(b) {
+			if spooled := testkit.OpenFDs(t) - before; spooled != 0 && !reader.IsFileFormat(b) {
 				t.Errorf("a pipe-mode recording: %d files opened", spooled)
 			}
 			in.Close()
-			if left := openFDs(t) - before; left != 0 {
+			if left := testkit.OpenFDs(t) - before; left != 0 {
 				t.Errorf("%d files left open after Close", left)
 			}
 		})
@@ -143,15 +143,6 @@ func TestOpenStreamErrors(t *testing.T) {
 			t.Errorf("%s: %v, want %v", c.name, err, c.want)
 		}
 	}
-}
-
-func openFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(ents)
 }
 
 // pipeMaxSize is the largest pipe buffer an unprivileged process may ask

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -73,21 +74,27 @@ func SameDir(t testing.TB, a, b string) {
 	}
 	for _, n := range na {
 		x, y := ReadFile(t, filepath.Join(a, n)), ReadFile(t, filepath.Join(b, n))
-		if i := firstDiff(x, y); i >= 0 {
-			t.Errorf("%s: first difference at %#x (sizes %d and %d)", n, i, len(x), len(y))
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s: %s", n, FirstDiff(x, y))
 		}
 	}
 }
 
-// firstDiff is the offset of the first byte in which a and b differ, or -1
-// where they are equal.
-func firstDiff(a, b []byte) int {
-	if bytes.Equal(a, b) {
-		return -1
-	}
+// FirstDiff says where a and b, which differ, first differ.
+func FirstDiff(a, b []byte) string {
 	i := 0
 	for i < len(a) && i < len(b) && a[i] == b[i] {
 		i++
 	}
-	return i
+	return fmt.Sprintf("first difference at %#x (sizes %d and %d)", i, len(a), len(b))
+}
+
+// OpenFDs counts the descriptors the process has open.
+func OpenFDs(t testing.TB) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(ents)
 }
