@@ -50,34 +50,36 @@ func CreateDir(path string, opts Options) (*Dir, error) {
 		return nil, err
 	case !opts.Force:
 		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w (-f replaces a directory recording)", ErrExists)}
+	default:
+		if err := replaceable(path, st); err != nil {
+			return nil, err
+		}
+	}
+	name, err := withTempName(filepath.Base(path), func(tmp string) error {
+		return unix.Mkdir(filepath.Join(filepath.Dir(path), tmp), uint32(DirMode))
+	})
+	if err != nil {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
+	}
+	tmp := filepath.Join(filepath.Dir(path), name)
+	f, err := os.OpenFile(tmp, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		unix.Rmdir(tmp)
+		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
+	}
+	return &Dir{path: path, tmp: tmp, dir: f, force: opts.Force, sync: opts.Sync}, nil
+}
+
+// replaceable checks that -f may replace what stands at path (st): a
+// directory recording (checkReplaceable), or a regular file.
+func replaceable(path string, st fs.FileInfo) error {
+	switch {
 	case st.IsDir():
-		if err := checkReplaceable(path); err != nil {
-			return nil, err
-		}
+		return checkReplaceable(path)
 	case !st.Mode().IsRegular():
-		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %s: -f replaces only a directory recording or a regular file", kind(st.Mode()))}
+		return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %s: -f replaces only a directory recording or a regular file", kind(st.Mode()))}
 	}
-	for range 100 {
-		tmp, err := tempName(filepath.Base(path))
-		if err != nil {
-			return nil, err
-		}
-		tmp = filepath.Join(filepath.Dir(path), tmp)
-		err = unix.Mkdir(tmp, uint32(DirMode))
-		if err == unix.EEXIST {
-			continue
-		}
-		if err != nil {
-			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
-		}
-		f, err := os.OpenFile(tmp, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			unix.Rmdir(tmp)
-			return nil, &fs.PathError{Op: "create", Path: path, Err: err}
-		}
-		return &Dir{path: path, tmp: tmp, dir: f, force: opts.Force, sync: opts.Sync}, nil
-	}
-	return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("no free temporary name next to it")}
+	return nil
 }
 
 // maxReplaced bounds the entries of a directory -f replaces.
@@ -201,15 +203,11 @@ func (d *Dir) place() error {
 		return &fs.PathError{Op: "create", Path: d.path, Err: fmt.Errorf("%w: it appeared while bpfmeta wrote it (-f replaces it)", ErrExists)}
 	}
 	st, err := os.Lstat(d.path)
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case st.IsDir():
-		if err := checkReplaceable(d.path); err != nil {
-			return err
-		}
-	case !st.Mode().IsRegular():
-		return &fs.PathError{Op: "create", Path: d.path, Err: fmt.Errorf("a %s: -f replaces only a directory recording or a regular file", kind(st.Mode()))}
+	}
+	if err := replaceable(d.path, st); err != nil {
+		return err
 	}
 	if err := unix.Renameat2(unix.AT_FDCWD, d.tmp, unix.AT_FDCWD, d.path, unix.RENAME_EXCHANGE); err != nil {
 		return &fs.PathError{Op: "rename", Path: d.path, Err: err}

@@ -260,6 +260,28 @@ func tempName(base string) (string, error) {
 	return "." + base + ".tmp" + string(r[:]), nil
 }
 
+// errNoTempName: every temporary name tried was taken.
+var errNoTempName = errors.New("no free temporary name next to it")
+
+// withTempName calls try with temporary names for base (tempName) until
+// one is free: try's EEXIST means taken. It returns the name made, or
+// try's other error as it is, or errNoTempName after 100 tries.
+func withTempName(base string, try func(tmp string) error) (string, error) {
+	for range 100 {
+		tmp, err := tempName(base)
+		if err != nil {
+			return "", err
+		}
+		if err := try(tmp); errors.Is(err, unix.EEXIST) {
+			continue
+		} else if err != nil {
+			return "", err
+		}
+		return tmp, nil
+	}
+	return "", errNoTempName
+}
+
 // openDir opens the directory a new file is made in: for reading, so that
 // it can be synced, or (without read permission) as a path only.
 func openDir(dir string) (*os.File, error) {
@@ -339,22 +361,16 @@ func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 // createNamed makes the file under a temporary name in its directory,
 // O_EXCL|O_NOFOLLOW, where it cannot be unnamed.
 func (f *File) createNamed(dirName string) error {
-	for range 100 {
-		tmp, err := tempName(f.base)
-		if err != nil {
-			return err
-		}
-		fd, err := unix.Openat(int(f.dir.Fd()), tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(Mode))
-		if errors.Is(err, unix.EEXIST) {
-			continue
-		}
-		if err != nil {
-			return &fs.PathError{Op: "create", Path: f.path, Err: err}
-		}
-		f.File, f.tmp = os.NewFile(uintptr(fd), filepath.Join(dirName, tmp)), tmp
-		return nil
+	fd := -1
+	tmp, err := withTempName(f.base, func(tmp string) (err error) {
+		fd, err = unix.Openat(int(f.dir.Fd()), tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(Mode))
+		return err
+	})
+	if err != nil {
+		return &fs.PathError{Op: "create", Path: f.path, Err: err}
 	}
-	return &fs.PathError{Op: "create", Path: f.path, Err: errors.New("no free temporary name next to it")}
+	f.File, f.tmp = os.NewFile(uintptr(fd), filepath.Join(dirName, tmp)), tmp
+	return nil
 }
 
 // place links (or, with Force, renames) the file to its name, in the
@@ -393,20 +409,16 @@ func (f *File) place() error {
 // linkTemp gives an unnamed file a temporary name, which place then
 // renames over the file it replaces.
 func (f *File) linkTemp(link func(string) error) error {
-	for range 100 {
-		tmp, err := tempName(f.base)
-		if err != nil {
-			return err
+	tmp, err := withTempName(f.base, link)
+	if err != nil {
+		op := "link"
+		if err == errNoTempName {
+			op = "create"
 		}
-		if err := link(tmp); errors.Is(err, unix.EEXIST) {
-			continue
-		} else if err != nil {
-			return &fs.PathError{Op: "link", Path: f.path, Err: err}
-		}
-		f.tmp = tmp
-		return nil
+		return &fs.PathError{Op: op, Path: f.path, Err: err}
 	}
-	return &fs.PathError{Op: "create", Path: f.path, Err: errors.New("no free temporary name next to it")}
+	f.tmp = tmp
+	return nil
 }
 
 // Name is the path the file appears under.
