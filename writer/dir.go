@@ -17,6 +17,8 @@ type DirInput interface {
 	IsDirRecording() bool
 	// DataFiles returns the N of each data.N file, in reading order.
 	DataFiles() []int
+	// PartName is the name of data file part ("data", or "data.N").
+	PartName(part int) string
 	// OpenPart returns a handle on the data file whose records are being
 	// handed out now, which the caller closes.
 	OpenPart() (*os.File, error)
@@ -190,15 +192,8 @@ func (w *dirWriter) Abort() {
 // compresses each thread's records as a zstd stream of its own, and reads
 // one zstd stream per file.
 type oneStream struct {
-	part  int   // the part of the compressed records seen, or -1
-	files []int // the input's DataFiles, to name parts
-}
-
-func (o *oneStream) name(part int) string {
-	if part == 0 {
-		return "data"
-	}
-	return perfdata.DataFileName(o.files[part-1])
+	part int              // the part of the compressed records seen, or -1
+	name func(int) string // the input's PartName
 }
 
 func (o *oneStream) check(rec *perfdata.Record) error {

@@ -110,7 +110,7 @@ func New(out io.Writer, in Input, opts Options) (*Writer, error) {
 		if _, aux := in.Layout().Feature(perfdata.FeatAuxtrace); aux && format == perfdata.FormatFile {
 			return nil, errors.New("the AUXTRACE index of a directory recording is of its files' offsets: it is written only as a directory or a stream")
 		}
-		w.one = &oneStream{part: -1, files: d.DataFiles()}
+		w.one = &oneStream{part: -1, name: d.PartName}
 	}
 	// A *reader.Reader keeps the records it hands out until the writer has
 	// written them, if asked: they are then written from its buffers, not
