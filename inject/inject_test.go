@@ -8,7 +8,6 @@ import (
 	"iter"
 	"maps"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -455,7 +454,7 @@ func TestTooLarge(t *testing.T) {
 // MaxAtEndBytes of names that is an error naming the record, never a name
 // forgotten (which would make inject write that record a second time).
 func TestDirAtEndBounded(t *testing.T) {
-	in := filepath.Join(testkit.ThreadsDir(), "perf6.1_x86_64_threads_bpf.data")
+	in := testkit.ThreadsDir("perf6.1_x86_64_threads_bpf.data")
 	dir := t.TempDir()
 	name := strings.Repeat("n", perfdata.KSymNameLen-1)
 	n := inject.MaxAtEndBytes/len(name) + 1

@@ -16,9 +16,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
-// threadsDir returns the path of directory recording name.
-func threadsDir(name string) string { return filepath.Join(testkit.ThreadsDir(), name) }
-
 // TestDirPerfCounts: the reader hands out every record perf 7.2 processes
 // in a directory recording (perf record --threads, perf 6.1 and 7.2, plain
 // and -z), as many of each type, and as many compressed records.
@@ -29,8 +26,8 @@ func TestDirPerfCounts(t *testing.T) {
 	}
 	for _, name := range testkit.ThreadsNames(t) {
 		t.Run(name, func(t *testing.T) {
-			want := testkit.ReadCounts(t, threadsDir(name)+".counts")
-			r := rectest.Open(t, threadsDir(name), reader.Options{Decompress: true})
+			want := testkit.ReadCounts(t, testkit.ThreadsDir(name)+".counts")
+			r := rectest.Open(t, testkit.ThreadsDir(name), reader.Options{Decompress: true})
 			if !r.IsDirRecording() || len(r.DataFiles()) == 0 {
 				t.Fatalf("not read as a directory recording: data files %v", r.DataFiles())
 			}
@@ -63,7 +60,7 @@ func TestDirPerfCounts(t *testing.T) {
 func TestDirParts(t *testing.T) {
 	for _, name := range testkit.ThreadsNames(t) {
 		t.Run(name, func(t *testing.T) {
-			r := rectest.Open(t, threadsDir(name), reader.Options{Decompress: true})
+			r := rectest.Open(t, testkit.ThreadsDir(name), reader.Options{Decompress: true})
 			ends := []int64{r.Layout().DataOffset()} // where the next record of each part starts
 			for _, n := range r.DataFiles() {
 				if r.PartName(len(ends)) != perfdata.DataFileName(n) {
@@ -93,7 +90,7 @@ func TestDirParts(t *testing.T) {
 				t.Errorf("data: the records end at %#x, the data section at %#x", ends[0], r.Layout().DataEnd())
 			}
 			for i, n := range r.DataFiles() {
-				st, err := os.Stat(filepath.Join(threadsDir(name), perfdata.DataFileName(n)))
+				st, err := os.Stat(filepath.Join(testkit.ThreadsDir(name), perfdata.DataFileName(n)))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -194,7 +191,7 @@ func TestDirHostile(t *testing.T) {
 		}, `more than 3 data files`, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := testkit.CopyDir(t, threadsDir(base))
+			dir := testkit.CopyDir(t, testkit.ThreadsDir(base))
 			c.make(t, dir)
 			err := readDirAll(t, dir)
 			if err == nil {
@@ -216,7 +213,7 @@ func TestDirHostile(t *testing.T) {
 // TestDirOpenFiles: the reader has at most one data file open, however
 // many there are: 2,000 here (hard links to one), read in order.
 func TestDirOpenFiles(t *testing.T) {
-	dir := testkit.CopyDir(t, threadsDir("perf6.1_x86_64_threads_bpf.data"))
+	dir := testkit.CopyDir(t, testkit.ThreadsDir("perf6.1_x86_64_threads_bpf.data"))
 	const n = 2000
 	for i := 2; i < n; i++ {
 		must(t, os.Link(filepath.Join(dir, "data.1"), filepath.Join(dir, perfdata.DataFileName(i))))

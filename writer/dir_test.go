@@ -21,7 +21,7 @@ import (
 func TestDirIdentity(t *testing.T) {
 	for _, name := range testkit.ThreadsNames(t) {
 		t.Run(name, func(t *testing.T) {
-			in := filepath.Join(testkit.ThreadsDir(), name)
+			in := testkit.ThreadsDir(name)
 			src := testkit.CopyDir(t, in)
 			// an empty data file, which perf skips and a copy keeps
 			if err := os.WriteFile(filepath.Join(src, "data.5"), nil, 0o600); err != nil {
@@ -42,7 +42,7 @@ func TestDirIdentity(t *testing.T) {
 // TestDirInsert: records added after a record of data.N go into data.N;
 // new records of Part 0 into data, after its records.
 func TestDirInsert(t *testing.T) {
-	in := filepath.Join(testkit.ThreadsDir(), "perf6.1_x86_64_threads_bpf.data")
+	in := testkit.ThreadsDir("perf6.1_x86_64_threads_bpf.data")
 	marker := func(part int) *perfdata.Record {
 		raw := make([]byte, 16)
 		perfdata.EventHeader{Type: perfdata.RecordFinishedRound, Size: 16}.Encode(raw, le)
@@ -92,7 +92,7 @@ func TestDirToOne(t *testing.T) {
 	for _, name := range testkit.ThreadsNames(t) {
 		for _, format := range []perfdata.Format{perfdata.FormatFile, perfdata.FormatPipe} {
 			t.Run(name+"/"+format.String(), func(t *testing.T) {
-				in := filepath.Join(testkit.ThreadsDir(), name)
+				in := testkit.ThreadsDir(name)
 				r := rectest.Open(t, in, reader.Options{Decompress: true})
 				f, err := os.Create(filepath.Join(t.TempDir(), "out"))
 				if err != nil {

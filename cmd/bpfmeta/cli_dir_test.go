@@ -20,8 +20,6 @@ const (
 	threads72Zstd = "perf7.2_x86_64_threads_zstd2.data" // -z, COMPRESSED2
 )
 
-func threadsPath(name string) string { return filepath.Join(testkit.ThreadsDir(), name) }
-
 // bpfmetaStats runs bpfmeta dump --stats on path.
 func bpfmetaStats(t *testing.T, path string) testkit.Stats {
 	t.Helper()
@@ -55,10 +53,10 @@ func equalStats(t *testing.T, what string, got, want testkit.Stats) {
 func TestDirDumpStats(t *testing.T) {
 	for _, name := range testkit.ThreadsNames(t) {
 		t.Run(name, func(t *testing.T) {
-			ours := bpfmetaStats(t, threadsPath(name))
-			equalStats(t, "perf 7.2", ours, testkit.ReportStats(t, perfPath(t, modernPerf), threadsPath(name)))
+			ours := bpfmetaStats(t, testkit.ThreadsDir(name))
+			equalStats(t, "perf 7.2", ours, testkit.ReportStats(t, perfPath(t, modernPerf), testkit.ThreadsDir(name)))
 			if strings.HasPrefix(name, "perf6.1") {
-				equalStats(t, "perf 6.1", ours, testkit.ReportStats(t, perfPath(t, stockPerf), threadsPath(name)))
+				equalStats(t, "perf 6.1", ours, testkit.ReportStats(t, perfPath(t, stockPerf), testkit.ThreadsDir(name)))
 			}
 		})
 	}
@@ -72,19 +70,19 @@ func TestDirDumpStats(t *testing.T) {
 func TestDirStripConvert(t *testing.T) {
 	dir := t.TempDir()
 	stripped := filepath.Join(dir, "stripped.data")
-	r := bpfmeta(t, nil, "strip", "-i", threadsPath(threads72), "-o", stripped)
+	r := bpfmeta(t, nil, "strip", "-i", testkit.ThreadsDir(threads72), "-o", stripped)
 	if r.code != exitOK {
 		t.Fatalf("strip: %v", r)
 	}
-	oneLine(t, "strip", r, "bpfmeta: "+threadsPath(threads72)+": removed 8 BPF_METADATA records")
+	oneLine(t, "strip", r, "bpfmeta: "+testkit.ThreadsDir(threads72)+": removed 8 BPF_METADATA records")
 	for _, n := range []string{"data.0", "data.1"} {
-		want, _ := os.ReadFile(filepath.Join(threadsPath(threads72), n))
+		want, _ := os.ReadFile(filepath.Join(testkit.ThreadsDir(threads72), n))
 		got, err := os.ReadFile(filepath.Join(stripped, n))
 		if err != nil || !bytes.Equal(got, want) {
 			t.Errorf("stripped %s is not the input's (%v)", n, err)
 		}
 	}
-	want := bpfmetaStats(t, threadsPath(threads72))
+	want := bpfmetaStats(t, testkit.ThreadsDir(threads72))
 	want.Counts["TOTAL"] -= want.Counts["BPF_METADATA"]
 	delete(want.Counts, "BPF_METADATA")
 	equalStats(t, "stripped, perf 7.2", testkit.ReportStats(t, perfPath(t, modernPerf), stripped), want)
@@ -97,10 +95,10 @@ func TestDirStripConvert(t *testing.T) {
 
 	for _, name := range []string{threads61, threads72} {
 		file := filepath.Join(dir, name+".file")
-		if r := bpfmeta(t, nil, "convert", "-i", threadsPath(name), "-o", file); r.code != exitOK || r.stderr != "" {
+		if r := bpfmeta(t, nil, "convert", "-i", testkit.ThreadsDir(name), "-o", file); r.code != exitOK || r.stderr != "" {
 			t.Fatalf("convert %s: %v", name, r)
 		}
-		want := bpfmetaStats(t, threadsPath(name))
+		want := bpfmetaStats(t, testkit.ThreadsDir(name))
 		equalStats(t, name+" as a file, perf 7.2", testkit.ReportStats(t, perfPath(t, modernPerf), file), want)
 		if name == threads61 {
 			equalStats(t, name+" as a file, perf 6.1", testkit.ReportStats(t, perfPath(t, stockPerf), file), want)
@@ -110,7 +108,7 @@ func TestDirStripConvert(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := bpfmeta(t, nil, "convert", "-i", threadsPath(name), "-o", "-")
+		r := bpfmeta(t, nil, "convert", "-i", testkit.ThreadsDir(name), "-o", "-")
 		f.WriteString(r.stdout)
 		f.Close()
 		if r.code != exitOK || r.stderr != "" {
@@ -129,7 +127,7 @@ func TestDirStripConvert(t *testing.T) {
 // left behind.
 func TestDirRefusals(t *testing.T) {
 	dir := t.TempDir()
-	in, err := os.Open(threadsPath(threads61))
+	in, err := os.Open(testkit.ThreadsDir(threads61))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,14 +138,14 @@ func TestDirRefusals(t *testing.T) {
 	}
 	oneLine(t, "stdin a directory", r, "bpfmeta: stdin is a directory: a directory recording (perf record --threads) is read with -i DIR")
 
-	r = bpfmeta(t, nil, "show", "-i", filepath.Join(threadsPath(threads72), "data"))
+	r = bpfmeta(t, nil, "show", "-i", filepath.Join(testkit.ThreadsDir(threads72), "data"))
 	if r.code != exitFailure || !strings.Contains(r.stderr, "is the data file of a directory recording") {
 		t.Errorf("-i DIR/data: %v", r)
 	}
 
 	// one file of two zstd streams
 	out := filepath.Join(dir, "one.data")
-	r = bpfmeta(t, nil, "convert", "-i", threadsPath(threads61Zstd), "-o", out)
+	r = bpfmeta(t, nil, "convert", "-i", testkit.ThreadsDir(threads61Zstd), "-o", out)
 	if r.code != exitFailure || !strings.Contains(r.stderr, "two zstd streams") {
 		t.Errorf("convert of a -z directory: %v", r)
 	}
@@ -156,12 +154,12 @@ func TestDirRefusals(t *testing.T) {
 	if err := os.Mkdir(existing, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	r = bpfmeta(t, nil, "strip", "-i", threadsPath(threads61), "-o", existing)
+	r = bpfmeta(t, nil, "strip", "-i", testkit.ThreadsDir(threads61), "-o", existing)
 	if r.code != exitFailure || !strings.Contains(r.stderr, "exists") {
 		t.Errorf("strip to an existing directory: %v", r)
 	}
 	// the input as the output
-	r = bpfmeta(t, nil, "strip", "-f", "-i", threadsPath(threads61), "-o", threadsPath(threads61))
+	r = bpfmeta(t, nil, "strip", "-f", "-i", testkit.ThreadsDir(threads61), "-o", testkit.ThreadsDir(threads61))
 	if r.code != exitUsage {
 		t.Errorf("strip -f to the input: %v", r)
 	}
@@ -172,10 +170,10 @@ func TestDirRefusals(t *testing.T) {
 		t.Errorf("written into the existing directory: %q", got)
 	}
 	// with -f, replaced by a complete directory
-	if r := bpfmeta(t, nil, "strip", "-f", "-q", "-i", threadsPath(threads61Zstd), "-o", existing); r.code != exitOK {
+	if r := bpfmeta(t, nil, "strip", "-f", "-q", "-i", testkit.ThreadsDir(threads61Zstd), "-o", existing); r.code != exitOK {
 		t.Fatalf("strip -f: %v", r)
 	}
-	testkit.SameDir(t, threadsPath(threads61Zstd), existing)
+	testkit.SameDir(t, testkit.ThreadsDir(threads61Zstd), existing)
 	if got := testkit.DirNames(t, dir); !slices.Equal(got, []string{"existing.data"}) {
 		t.Errorf("left behind: %q", got)
 	}
@@ -193,7 +191,7 @@ func TestDirMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, n := range []string{"data", "data.0", "data.1"} {
-		b, err := os.ReadFile(filepath.Join(threadsPath(threads61), n))
+		b, err := os.ReadFile(filepath.Join(testkit.ThreadsDir(threads61), n))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -214,7 +212,7 @@ func TestDirMemory(t *testing.T) {
 		{"dump --stats", func(in, out string) []string { return []string{"dump", "--stats", "-i", in} }},
 		{"strip", func(in, out string) []string { return []string{"strip", "-q", "-i", in, "-o", out} }},
 	} {
-		few := runProc(t, bin, procRun{}, c.args(threadsPath(threads61), filepath.Join(dir, "few.out"))...)
+		few := runProc(t, bin, procRun{}, c.args(testkit.ThreadsDir(threads61), filepath.Join(dir, "few.out"))...)
 		lots := runProc(t, bin, procRun{}, c.args(many, filepath.Join(dir, "many.out"))...)
 		if few.code != exitOK || lots.code != exitOK {
 			t.Fatalf("%s: %v; %v", c.name, few.result, lots.result)
@@ -237,7 +235,7 @@ func TestDirMemory(t *testing.T) {
 // each file's offsets its own, after a line naming it; strip -o - writes
 // one stream of them that perf 7.2 reads.
 func TestDirDump(t *testing.T) {
-	r := bpfmeta(t, nil, "dump", "-i", threadsPath(threads61))
+	r := bpfmeta(t, nil, "dump", "-i", testkit.ThreadsDir(threads61))
 	if r.code != exitOK || r.stderr != "" {
 		t.Fatalf("dump: %v", r)
 	}
@@ -265,7 +263,7 @@ func TestDirDump(t *testing.T) {
 	}
 
 	stream := filepath.Join(t.TempDir(), "stream")
-	s := bpfmeta(t, nil, "strip", "-q", "-i", threadsPath(threads72), "-o", "-")
+	s := bpfmeta(t, nil, "strip", "-q", "-i", testkit.ThreadsDir(threads72), "-o", "-")
 	if s.code != exitOK {
 		t.Fatalf("strip -o -: %v", s)
 	}
@@ -273,7 +271,7 @@ func TestDirDump(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := bpfmetaStats(t, stream)
-	if got.Counts["BPF_METADATA"] != 0 || got.Counts["SAMPLE"] != bpfmetaStats(t, threadsPath(threads72)).Counts["SAMPLE"] {
+	if got.Counts["BPF_METADATA"] != 0 || got.Counts["SAMPLE"] != bpfmetaStats(t, testkit.ThreadsDir(threads72)).Counts["SAMPLE"] {
 		t.Errorf("strip -o - of a directory recording: %v", got.Counts)
 	}
 	equalStats(t, "strip -o -, perf 7.2", testkit.ReportStats(t, perfPath(t, modernPerf), stream), got)
@@ -287,8 +285,8 @@ func TestDirOthers(t *testing.T) {
 	if err := os.Mkdir(in, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range testkit.DirNames(t, threadsPath(threads61)) {
-		b, err := os.ReadFile(filepath.Join(threadsPath(threads61), n))
+	for _, n := range testkit.DirNames(t, testkit.ThreadsDir(threads61)) {
+		b, err := os.ReadFile(filepath.Join(testkit.ThreadsDir(threads61), n))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -430,7 +430,7 @@ func TestSyncFlag(t *testing.T) {
 		{"strip", []string{"strip", "-q", "--sync", "-i", injected}},
 		{"convert", []string{"convert", "-q", "--sync", "-i", in}},
 		{"snapshot", []string{"snapshot", "-q"}},
-		{"strip directory", []string{"strip", "-q", "--sync", "-i", threadsPath(threads72)}},
+		{"strip directory", []string{"strip", "-q", "--sync", "-i", testkit.ThreadsDir(threads72)}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -43,8 +43,10 @@ func CorpusDir() string { return RepoPath("testdata", "corpus") }
 
 // ThreadsDir is the directory of the real directory recordings (perf
 // record --threads), testdata/corpus/threads: NAME.data directories, with
-// NAME.data.counts beside them.
-func ThreadsDir() string { return RepoPath("testdata", "corpus", "threads") }
+// NAME.data.counts beside them; with elem, the path of elem in it.
+func ThreadsDir(elem ...string) string {
+	return RepoPath(append([]string{"testdata", "corpus", "threads"}, elem...)...)
+}
 
 // ThreadsNames lists the directory recordings by name, sorted.
 func ThreadsNames(t testing.TB) []string {
