@@ -73,14 +73,7 @@ func (s systemSource) System() bpfprog.System { return s.sys }
 func TestOtherMachine(t *testing.T) {
 	for _, name := range []string{"mstange_perf6.5_aarch64_zstd_compressed.data", "mstange_perf6.5_aarch64_zstd_compressed.pipe.data"} {
 		path := testkit.CorpusFile(t, name)
-		open := func() *reader.Reader {
-			r, err := reader.Open(path, reader.Options{Decompress: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { r.Close() })
-			return r
-		}
+		open := func() *reader.Reader { return rectest.Open(t, path, reader.Options{Decompress: true}) }
 		var origin reader.Origin
 		for r := open(); r.Next(); {
 			if o, known := r.Origin(); known {

@@ -71,9 +71,7 @@ func loadWatchProg(t *testing.T, name, version string, build int, useRodata bool
 	t.Cleanup(p.unload)
 	id, info := testkit.ProgramInfo(t, prog)
 	p.id = id
-	if p.tag, err = perfdata.ParseBPFTag(info.Tag); err != nil {
-		t.Fatal(err)
-	}
+	p.tag = testkit.Tag(t, info.Tag)
 	return p
 }
 

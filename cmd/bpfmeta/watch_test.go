@@ -231,11 +231,7 @@ func loadWatchTestProg(t *testing.T, ret int32) (*ebpf.Program, uint32, perfdata
 	}
 	t.Cleanup(func() { p.Close() })
 	id, info := testkit.ProgramInfo(t, p)
-	tag, err := perfdata.ParseBPFTag(info.Tag)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, id, tag
+	return p, id, testkit.Tag(t, info.Tag)
 }
 
 // TestWatchSignals sends SIGINT and SIGTERM to bpfmeta alone (not to its
@@ -559,11 +555,7 @@ sleep 0.5`, pin, watchBpftool, obj, watchBpftool, loadedFile)
 	s := readWatchSnapshotFile(t, snap)
 	var progs []*bpfprog.Program
 	for _, l := range loaded {
-		tag, err := perfdata.ParseBPFTag(l.Tag)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p, err := s.Lookup(l.ID, tag)
+		p, err := s.Lookup(l.ID, testkit.Tag(t, l.Tag))
 		if err != nil {
 			t.Fatalf("the snapshot: %v", err)
 		}
