@@ -57,8 +57,7 @@ func (j *injector) load(tp *bpftrack.Program) error {
 		}
 	}
 	p.atEnd = !tp.Synthesized && len(recs) > 0
-	for _, r := range recs {
-		pr := pending{prog: p, names: r.names, md: r.md}
+	for _, pr := range recs {
 		if tp.Synthesized {
 			pr.part = j.part
 			j.after = append(j.after, pr)
@@ -69,14 +68,9 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	return nil
 }
 
-type newRecord struct {
-	names []string
-	md    perfdata.BPFMetadata
-}
-
-// records builds the BPF_METADATA records for program tp, or says why
+// records builds the BPF_METADATA records for program tp (p), or says why
 // there are none.
-func (j *injector) records(tp *bpftrack.Program, p *program) ([]newRecord, Outcome, error) {
+func (j *injector) records(tp *bpftrack.Program, p *program) ([]pending, Outcome, error) {
 	sp, err := j.src.Lookup(tp.ID, tp.Tag)
 	switch {
 	case errors.Is(err, bpfprog.ErrNotFound):
@@ -109,7 +103,7 @@ func (j *injector) records(tp *bpftrack.Program, p *program) ([]newRecord, Outco
 	if outcome != Injected {
 		return nil, outcome, err
 	}
-	var out []newRecord
+	var out []pending
 	for i, f := range sp.Funcs {
 		name := names[i]
 		if j.opts.PerfNames {
@@ -122,7 +116,7 @@ func (j *injector) records(tp *bpftrack.Program, p *program) ([]newRecord, Outco
 				return nil, Failed, fmt.Errorf("program %d: %w", tp.ID, err)
 			}
 		}
-		out = append(out, newRecord{names: uniq(names[i], m.ProgNames[i], f.PerfName, f.KernelName), md: bm})
+		out = append(out, pending{prog: p, names: uniq(names[i], m.ProgNames[i], f.PerfName, f.KernelName), md: bm})
 	}
 	return out, Injected, nil
 }
