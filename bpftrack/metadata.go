@@ -183,18 +183,17 @@ func ReadMetadata(r Records) (*Metadata, error) {
 		case f == nil:
 			f = &found{}
 			f.funcs, f.match = t.RecordFuncs(name, nil)
-			_, fn, _ := perfdata.ParseBPFProgName(name)
-			n, counted := byFunction[fn]
-			if !counted || f.match == MatchName || f.match == MatchNone {
-				n = 0
-				for _, g := range f.funcs {
-					n += g.Samples
-				}
-			}
 			if f.match == MatchFunction || f.match == MatchAmbiguous {
-				byFunction[fn] = n
+				_, fn, _ := perfdata.ParseBPFProgName(name)
+				n, counted := byFunction[fn]
+				if !counted {
+					n = samples(f.funcs)
+					byFunction[fn] = n
+				}
+				f.samples = n
+			} else {
+				f.samples = samples(f.funcs)
 			}
-			f.samples = n
 			if len(f.funcs) > 0 && atEnd[name] > len(f.funcs) {
 				f.match = MatchAmbiguous
 			}
@@ -220,4 +219,13 @@ func nextFunc(f *Func) *Func {
 		return fs[k+1]
 	}
 	return nil
+}
+
+// samples sums the samples of fs.
+func samples(fs []*Func) int {
+	n := 0
+	for _, f := range fs {
+		n += f.Samples
+	}
+	return n
 }
