@@ -6,8 +6,8 @@
 # bpftool (loads the BPF fixtures as libbpf does), clang and libbpf-dev (build
 # the BPF fixtures), gcc and libc6-dev (the libbpf oracle of package btf, and
 # go test -race), zstd, time, jq (a README example), make, man-db and
-# bash-completion (make install's man page and completion, tested as a user
-# gets them), procps (pgrep, which a CLI test finds its own process with; not
+# bash-completion, zsh and fish (make install's man page and completion,
+# tested in each shell as a user gets them), procps (pgrep, which a CLI test finds its own process with; not
 # in a minimal Debian). Then a perf >= 6.17, the oracle: scripts/modern-perf.sh.
 set -eu
 cd "$(dirname "$0")/.."
@@ -26,6 +26,8 @@ have make || need="$need make"
 have man || need="$need man-db"
 [ -f /usr/share/bash-completion/bash_completion ] || need="$need bash-completion"
 have pgrep || need="$need procps"
+have zsh || need="$need zsh"
+have fish || need="$need fish"
 if [ -n "$need" ]; then
 	[ "$(id -u)" = 0 ] || { echo "deps.sh: missing$need; install them as root (apt-get install$need)" >&2; exit 1; }
 	echo "deps.sh: installing$need" >&2

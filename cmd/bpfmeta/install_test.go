@@ -142,3 +142,92 @@ done
 		return nil
 	})
 }
+
+// zshComplete drives an interactive zsh on a pseudo-terminal (zsh/zpty):
+// each line is typed and completed by a widget that runs the completion TAB
+// runs (expand-or-complete), appends the line then in the buffer to $out and
+// prints a token the driver waits for, so no line is typed before the last
+// one is done (zsh drops what is typed ahead of a widget's redisplay).
+const zshComplete = `out=$1 site=$2; shift 2
+zmodload zsh/zpty || exit 2
+zpty z 'TERM=dumb zsh -f -i'
+zpty -w z "fpath=(${(q)site} \$fpath); autoload -Uz compinit; compinit -u -D"
+zpty -w z "complete-line() { zle expand-or-complete; print -r -- \"\$BUFFER|\" >>${(q)out}; BUFFER=; zle -R; zle reset-prompt; print -n DO\"\"NE }; zle -N complete-line; bindkey '^X' complete-line"
+for line in "$@"; do
+	zpty -w -n z "$line"$'\x18'
+	zpty -r -m z junk '*DONE*' || exit 3
+done
+zpty -d z
+`
+
+// TestZshFishCompletion completes command lines in zsh and fish with the
+// scripts make install put where each shell looks under PREFIX/share, as
+// TestMakeInstall does for bash.
+func TestZshFishCompletion(t *testing.T) {
+	zsh, fish := testkit.Command(t, "zsh"), testkit.Command(t, "fish")
+	prefix := makeInstall(t)
+	env := freshEnv(t, prefix)
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "recordings"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// line typed, then the line after one TAB (zsh) and the words fish offers
+	cases := []struct{ line, zsh, fish string }{
+		{"bpfmeta inj", "bpfmeta inject ", "inject"},
+		{"bpfmeta inject --sn", "bpfmeta inject --snapshot ", "--snapshot"},
+		{"bpfmeta completion f", "bpfmeta completion fish ", "fish"},
+		{"bpfmeta dump --st", "bpfmeta dump --stats ", "--stats"},
+		{"bpfmeta inject -i rec", "bpfmeta inject -i recordings/", "recordings/"},
+		{"bpfmeta -", "bpfmeta -", "-h -q -v --help --quiet --verbose --version"},
+	}
+	var lines []string
+	for _, c := range cases {
+		lines = append(lines, c.line)
+	}
+
+	t.Run("zsh", func(t *testing.T) {
+		out := filepath.Join(t.TempDir(), "lines")
+		args := []string{"-f", "-c", zshComplete, "zsh", out, filepath.Join(prefix, "share/zsh/site-functions")}
+		cmd := exec.Command(zsh, append(args, lines...)...)
+		cmd.Env, cmd.Dir = env, dir
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("zsh: %v\n%s", err, b)
+		}
+		b, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		if len(got) != len(cases) {
+			t.Fatalf("zsh completed %d lines, want %d:\n%s", len(got), len(cases), b)
+		}
+		for i, c := range cases {
+			if want := c.zsh + "|"; got[i] != want {
+				t.Errorf("zsh: %q<TAB> gives %q, want %q", c.line, strings.TrimSuffix(got[i], "|"), c.zsh)
+			}
+		}
+	})
+
+	t.Run("fish", func(t *testing.T) {
+		// fish looks for vendor completions in
+		// $XDG_DATA_DIRS/fish/vendor_completions.d (its own config.fish
+		// says so: no --no-config; HOME is empty).
+		script := `for line in $argv; echo (complete -C "$line" | string split -f1 \t | string join ' '); end`
+		cmd := exec.Command(fish, append([]string{"-c", script}, lines...)...)
+		cmd.Env = append(env, "XDG_DATA_DIRS="+filepath.Join(prefix, "share")+":/usr/share")
+		cmd.Dir = dir
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("fish: %v\n%s", err, b)
+		}
+		got := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+		if len(got) != len(cases) {
+			t.Fatalf("fish answered %d lines, want %d:\n%s", len(got), len(cases), b)
+		}
+		for i, c := range cases {
+			if got[i] != c.fish {
+				t.Errorf("fish: %q<TAB> offers %q, want %q", c.line, got[i], c.fish)
+			}
+		}
+	})
+}

@@ -161,7 +161,9 @@ func fishFlags(b *strings.Builder, name, cond string, flags []cli.Flag, help boo
 		}
 		b.WriteString("\n")
 	}
-	if help {
+	// urfave/cli adds its help flag to an app's flags, and to a command's
+	// only when it runs: write it once.
+	if help && !slices.ContainsFunc(flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "help") }) {
 		fmt.Fprintf(b, "complete -c %s -n %s -s h -l help -d 'show help'\n", name, fishQuote(cond))
 	}
 }
