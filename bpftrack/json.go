@@ -12,6 +12,7 @@ import (
 // are, typed where the text of the value tells the value (btf.DumpJSON).
 type recordJSON struct {
 	Offset   int64           `json:"offset"`
+	File     string          `json:"file,omitempty"`
 	ProgName string          `json:"prog_name"`
 	Entries  []bpfprog.Entry `json:"entries"`
 	// KSymbol is the function the record belongs to, null if the
@@ -50,7 +51,7 @@ func (m *MetadataRecord) Program() *Program {
 // MarshalJSON writes the record as bpfmeta show --json does (a value
 // receiver, so that a MetadataRecord is written so wherever it is).
 func (m MetadataRecord) MarshalJSON() ([]byte, error) {
-	r := recordJSON{Offset: m.Offset, ProgName: m.Metadata.ProgName, Entries: []bpfprog.Entry{}, Others: []funcJSON{}, Samples: m.Samples, MoreOthers: m.MoreFuncs}
+	r := recordJSON{Offset: m.Offset, File: m.File, ProgName: m.Metadata.ProgName, Entries: []bpfprog.Entry{}, Others: []funcJSON{}, Samples: m.Samples, MoreOthers: m.MoreFuncs}
 	for _, e := range m.Metadata.Entries {
 		typed, _ := btf.DumpJSON(e.Value)
 		r.Entries = append(r.Entries, bpfprog.Entry{Key: e.Key, Value: e.Value, Typed: typed})

@@ -20,7 +20,10 @@ type Records interface {
 // MetadataRecord is a BPF_METADATA record of a recording, and what it
 // belongs to.
 type MetadataRecord struct {
-	Offset   int64 // of the record
+	Offset int64 // of the record
+	// File is the data file of a directory recording (perf record
+	// --threads) Offset is in, "" for one file.
+	File     string
 	Metadata perfdata.BPFMetadata
 	// Funcs are the BPF functions (KSYMBOLs) the record belongs to
 	// (RecordFuncs), the first of them the one unless they are several
@@ -122,7 +125,7 @@ func ReadMetadata(r Records) (*Metadata, error) {
 			if len(recs) == MaxMetadataRecords || kept > MaxMetadataBytes {
 				return nil, fmt.Errorf("%w (at %#x)", ErrTooManyRecords, rec.Offset)
 			}
-			recs = append(recs, MetadataRecord{Offset: rec.Offset, Metadata: m})
+			recs = append(recs, MetadataRecord{Offset: rec.Offset, File: partName(r, rec.Part), Metadata: m})
 			afters = append(afters, after)
 			follows = append(follows, lastMetadata)
 			lastMetadata = true
@@ -228,4 +231,13 @@ func samples(fs []*Func) int {
 		n += f.Samples
 	}
 	return n
+}
+
+// partName names data file part of r if r is a directory recording
+// (*reader.Reader's PartName), "" otherwise.
+func partName(r Records, part int) string {
+	if d, ok := r.(interface{ PartName(int) string }); ok {
+		return d.PartName(part)
+	}
+	return ""
 }

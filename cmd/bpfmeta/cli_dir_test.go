@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -307,5 +309,41 @@ func TestDirOthers(t *testing.T) {
 	}
 	if got := testkit.DirNames(t, out); !slices.Equal(got, []string{"data", "data.0", "data.1"}) {
 		t.Errorf("the output has %q", got)
+	}
+}
+
+// TestDirShowFile: show --json names the data file each record's offset
+// is in, and a BPF_METADATA record is there.
+func TestDirShowFile(t *testing.T) {
+	dir := testkit.ThreadsDir(threads72)
+	r := bpfmeta(t, nil, "show", "--json", "-i", dir)
+	if r.code != exitOK {
+		t.Fatalf("show --json: %v", r)
+	}
+	var doc struct {
+		Records []struct {
+			Offset int64
+			File   string
+		}
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Records) == 0 {
+		t.Fatal("no records")
+	}
+	for _, rec := range doc.Records {
+		b := make([]byte, perfdata.EventHeaderSize)
+		f, err := os.Open(filepath.Join(dir, rec.File))
+		if err == nil {
+			_, err = f.ReadAt(b, rec.Offset)
+			f.Close()
+		}
+		if err != nil || rec.File == "" {
+			t.Fatalf("record at %#x of %q: %v", rec.Offset, rec.File, err)
+		}
+		if h := perfdata.DecodeEventHeader(b, binary.LittleEndian); h.Type != perfdata.RecordBPFMetadata {
+			t.Errorf("%s at %#x: a %v record, not BPF_METADATA", rec.File, rec.Offset, h.Type)
+		}
 	}
 }
