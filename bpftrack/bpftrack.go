@@ -48,6 +48,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bpfmeta/bpfmeta/internal/enum"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -445,19 +446,9 @@ const (
 	MatchAmbiguous
 )
 
-func (m Match) String() string {
-	switch m {
-	case MatchNone:
-		return "none"
-	case MatchName:
-		return "name"
-	case MatchFunction:
-		return "function"
-	case MatchAmbiguous:
-		return "ambiguous"
-	}
-	return fmt.Sprintf("Match(%d)", int(m))
-}
+var matchNames = []string{MatchNone: "none", MatchName: "name", MatchFunction: "function", MatchAmbiguous: "ambiguous"}
+
+func (m Match) String() string { return enum.String(matchNames, m, "Match") }
 
 // RecordFuncs returns the functions a BPF_METADATA record with prog_name
 // name belongs to (Options.History), as perf's placement of the record

@@ -4,10 +4,10 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/internal/enum"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -38,27 +38,18 @@ const (
 	Failed
 )
 
-func (o Outcome) String() string {
-	switch o {
-	case Injected:
-		return "injected"
-	case AlreadyPresent:
-		return "already present"
-	case NoMetadata:
-		return "no metadata"
-	case Duplicate:
-		return "an id loaded before"
-	case TooLarge:
-		return "too many variables"
-	case NotFound:
-		return "not found"
-	case Mismatch:
-		return "mismatch"
-	case Failed:
-		return "failed"
-	}
-	return "Outcome(" + strconv.Itoa(int(o)) + ")"
+var outcomeNames = []string{
+	Injected:       "injected",
+	AlreadyPresent: "already present",
+	NoMetadata:     "no metadata",
+	Duplicate:      "an id loaded before",
+	TooLarge:       "too many variables",
+	NotFound:       "not found",
+	Mismatch:       "mismatch",
+	Failed:         "failed",
 }
+
+func (o Outcome) String() string { return enum.String(outcomeNames, o, "Outcome") }
 
 // Resolved reports whether the outcome is a definite answer: the
 // metadata perf would have written is in the output, or perf writes none.
@@ -128,19 +119,14 @@ const (
 	MissingOther
 )
 
-func (m Missing) String() string {
-	switch m {
-	case NotMissing:
-		return "not missing"
-	case MissingWithSamples:
-		return "missing, with samples"
-	case MissingTransient:
-		return "missing, loaded and unloaded without a sample"
-	case MissingOther:
-		return "missing"
-	}
-	return "Missing(" + strconv.Itoa(int(m)) + ")"
+var missingNames = []string{
+	NotMissing:         "not missing",
+	MissingWithSamples: "missing, with samples",
+	MissingTransient:   "missing, loaded and unloaded without a sample",
+	MissingOther:       "missing",
 }
+
+func (m Missing) String() string { return enum.String(missingNames, m, "Missing") }
 
 // program is what inject keeps of a program while it runs: the summary's
 // entry, and its working state.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/bpfmeta/bpfmeta/internal/enum"
 )
 
 // KSymbolType is PERF_RECORD_KSYMBOL's ksym_type (enum perf_record_ksymbol_type).
@@ -18,17 +20,9 @@ const (
 	KSymbolTypeOOL KSymbolType = 2
 )
 
-func (t KSymbolType) String() string {
-	switch t {
-	case KSymbolTypeUnknown:
-		return "UNKNOWN"
-	case KSymbolTypeBPF:
-		return "BPF"
-	case KSymbolTypeOOL:
-		return "OOL"
-	}
-	return "KSymbolType(" + strconv.FormatUint(uint64(t), 10) + ")"
-}
+var ksymbolTypeNames = []string{KSymbolTypeUnknown: "UNKNOWN", KSymbolTypeBPF: "BPF", KSymbolTypeOOL: "OOL"}
+
+func (t KSymbolType) String() string { return enum.String(ksymbolTypeNames, t, "KSymbolType") }
 
 // KSymbolFlags are PERF_RECORD_KSYMBOL's flags.
 type KSymbolFlags uint16
@@ -101,17 +95,9 @@ const (
 	BPFEventProgUnload BPFEventType = 2
 )
 
-func (t BPFEventType) String() string {
-	switch t {
-	case BPFEventUnknown:
-		return "UNKNOWN"
-	case BPFEventProgLoad:
-		return "PROG_LOAD"
-	case BPFEventProgUnload:
-		return "PROG_UNLOAD"
-	}
-	return "BPFEventType(" + strconv.FormatUint(uint64(t), 10) + ")"
-}
+var bpfEventNames = []string{BPFEventUnknown: "UNKNOWN", BPFEventProgLoad: "PROG_LOAD", BPFEventProgUnload: "PROG_UNLOAD"}
+
+func (t BPFEventType) String() string { return enum.String(bpfEventNames, t, "BPFEventType") }
 
 // BPFTagSize is BPF_TAG_SIZE.
 const BPFTagSize = 8

@@ -1,6 +1,6 @@
 package perfdata
 
-import "strconv"
+import "github.com/bpfmeta/bpfmeta/internal/enum"
 
 // Dialect is the program that wrote a recording, as far as it changes how
 // records and sections are framed. Linux perf, Android's simpleperf and the
@@ -20,17 +20,9 @@ const (
 	DialectGooglePipe
 )
 
-func (d Dialect) String() string {
-	switch d {
-	case DialectPerf:
-		return "perf"
-	case DialectSimpleperf:
-		return "simpleperf"
-	case DialectGooglePipe:
-		return "google-pipe"
-	}
-	return "Dialect(" + strconv.Itoa(int(d)) + ")"
-}
+var dialectNames = []string{DialectPerf: "perf", DialectSimpleperf: "simpleperf", DialectGooglePipe: "google-pipe"}
+
+func (d Dialect) String() string { return enum.String(dialectNames, d, "Dialect") }
 
 // SimpleperfFeatureStart is simpleperf's FEAT_SIMPLEPERF_START: its own
 // feature ids start there.

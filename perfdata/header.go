@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/bits"
+
+	"github.com/bpfmeta/bpfmeta/internal/enum"
 )
 
 // Magic numbers. A little-endian writer stores the bytes "PERFILE2"; a
@@ -39,15 +41,9 @@ const (
 	FormatPipe
 )
 
-func (f Format) String() string {
-	switch f {
-	case FormatFile:
-		return "file"
-	case FormatPipe:
-		return "pipe"
-	}
-	return fmt.Sprintf("Format(%d)", int(f))
-}
+var formatNames = []string{FormatFile: "file", FormatPipe: "pipe"}
+
+func (f Format) String() string { return enum.String(formatNames, f, "Format") }
 
 // Section is struct perf_file_section: an absolute file offset and a size.
 type Section struct {
