@@ -1,7 +1,6 @@
 package writer_test
 
 import (
-	"bytes"
 	"encoding/binary"
 	"os"
 	"os/exec"
@@ -157,19 +156,6 @@ func checkAuxtraceIndex(t *testing.T, path string) {
 		eh := perfdata.DecodeEventHeader(h, bo)
 		if eh.Type != perfdata.RecordAuxtrace || uint64(eh.Size) != size {
 			t.Errorf("AUXTRACE index entry %d: %#x [%#x] is a %v record of %d bytes", i, off, size, eh.Type, eh.Size)
-		}
-	}
-}
-
-// TestIdentityPipeRewrite: a pipe stream written back is the same stream.
-func TestIdentityPipeRewrite(t *testing.T) {
-	for _, path := range testkit.CorpusFiles(t) {
-		if !strings.Contains(path, ".pipe.") || strings.Contains(path, "CORRUPTED") {
-			continue
-		}
-		want, _ := os.ReadFile(path)
-		if got := rewrite(t, path, nil); !bytes.Equal(got, want) {
-			t.Errorf("%s: pipe rewrite differs", filepath.Base(path))
 		}
 	}
 }
