@@ -95,14 +95,17 @@ func typeGraph(spec []byte) btf.Type {
 	}
 	var types []btf.Type
 	var fix []func()
-	ref := func() func() btf.Type {
+	// refTo reads a reference and has set called with the type it points
+	// at once every type is made, so that it may point forward.
+	refTo := func(set func(btf.Type)) {
 		i := int(next())
-		return func() btf.Type {
+		fix = append(fix, func() {
 			if len(types) == 0 {
-				return &btf.Void{}
+				set(&btf.Void{})
+				return
 			}
-			return types[i%len(types)]
-		}
+			set(types[i%len(types)])
+		})
 	}
 	for len(spec) > 0 && len(types) < maxTypes {
 		switch next() % 12 {
@@ -112,13 +115,11 @@ func typeGraph(spec []byte) btf.Type {
 			types = append(types, &btf.Int{Name: "i", Size: uint32(next() % 17), Encoding: btf.IntEncoding(next() % 8)})
 		case 2:
 			p := &btf.Pointer{}
-			r := ref()
-			fix = append(fix, func() { p.Target = r() })
+			refTo(func(t btf.Type) { p.Target = t })
 			types = append(types, p)
 		case 3:
 			a := &btf.Array{Index: &btf.Int{Size: 4}, Nelems: uint32(next()) * uint32(next()+1)}
-			r := ref()
-			fix = append(fix, func() { a.Type = r() })
+			refTo(func(t btf.Type) { a.Type = t })
 			types = append(types, a)
 		case 4, 5:
 			n := int(next() % 6)
@@ -130,8 +131,7 @@ func typeGraph(spec []byte) btf.Type {
 			ms := make([]btf.Member, n)
 			for j := range ms {
 				ms[j] = btf.Member{Name: "m", Offset: btf.Bits(next()) * 4, BitfieldSize: btf.Bits(next() % 70)}
-				r, j := ref(), j
-				fix = append(fix, func() { ms[j].Type = r() })
+				refTo(func(t btf.Type) { ms[j].Type = t })
 			}
 			if u != nil {
 				u.Members = ms
@@ -148,13 +148,11 @@ func typeGraph(spec []byte) btf.Type {
 			types = append(types, e)
 		case 7:
 			td := &btf.Typedef{Name: "t"}
-			r := ref()
-			fix = append(fix, func() { td.Type = r() })
+			refTo(func(t btf.Type) { td.Type = t })
 			types = append(types, td)
 		case 8:
 			c := &btf.Const{}
-			r := ref()
-			fix = append(fix, func() { c.Type = r() })
+			refTo(func(t btf.Type) { c.Type = t })
 			types = append(types, c)
 		case 9:
 			types = append(types, &btf.Float{Name: "f", Size: uint32(next() % 17)})
@@ -162,8 +160,7 @@ func typeGraph(spec []byte) btf.Type {
 			types = append(types, &btf.Fwd{Name: "fwd"})
 		case 11:
 			v := &btf.Var{Name: "v"}
-			r := ref()
-			fix = append(fix, func() { v.Type = r() })
+			refTo(func(t btf.Type) { v.Type = t })
 			ds := &btf.Datasec{Name: ".rodata", Size: uint32(next())}
 			ds.Vars = []btf.VarSecinfo{{Type: v, Offset: uint32(next()), Size: uint32(next())}}
 			types = append(types, ds)
