@@ -31,6 +31,13 @@ func DecodeEventHeaderBig(b []byte, big bool) EventHeader {
 		be := binary.BigEndian
 		return EventHeader{Type: RecordType(be.Uint32(b)), Misc: be.Uint16(b[4:]), Size: be.Uint16(b[6:])}
 	}
+	return DecodeEventHeaderLittle(b)
+}
+
+// DecodeEventHeaderLittle decodes the 8 little-endian bytes at the start
+// of b: for a loop over the records of a little-endian recording that
+// must stay small enough to be inlined whole (reader.Run).
+func DecodeEventHeaderLittle(b []byte) EventHeader {
 	le := binary.LittleEndian
 	return EventHeader{Type: RecordType(le.Uint32(b)), Misc: le.Uint16(b[4:]), Size: le.Uint16(b[6:])}
 }

@@ -253,8 +253,7 @@ func (r *Reader) Next() bool {
 	// nothing pending before them: hand them out here, in a few ns (a
 	// 317 MB recording has 2.8 M of them). fast says nothing is pending.
 	if s := r.s; r.fast && s.w-s.r >= perfdata.EventHeaderSize {
-		h := perfdata.DecodeEventHeaderBig(s.buf[s.r:], r.big)
-		if h.Type < perfdata.UserTypeStart && h.Size >= perfdata.EventHeaderSize && s.w-s.r >= int(h.Size) {
+		if h := perfdata.DecodeEventHeaderBig(s.buf[s.r:], r.big); short(h, s.w-s.r) {
 			r.setRecord(s.off, h, s.buf[s.r:s.r+int(h.Size)], -1)
 			s.consume(int(h.Size))
 			r.counts.Records++
@@ -353,10 +352,8 @@ func (r *Reader) finish() error {
 // nextTop reads the next record stored in the data section or pipe stream.
 func (r *Reader) nextTop() (bool, error) {
 	// The common case, kept short: a whole kernel record in the buffer.
-	// User types (>= 64) take the long way: framing and state depend on them.
-	if s := r.s; s.w-s.r >= perfdata.EventHeaderSize && r.started {
-		h := perfdata.DecodeEventHeaderBig(s.buf[s.r:], r.big)
-		if h.Type < perfdata.UserTypeStart && h.Size >= perfdata.EventHeaderSize && s.w-s.r >= int(h.Size) {
+	if s := r.s; r.started && s.w-s.r >= perfdata.EventHeaderSize {
+		if h := perfdata.DecodeEventHeaderBig(s.buf[s.r:], r.big); short(h, s.w-s.r) {
 			r.originDone = true // a kernel record: the features are behind
 			r.setRecord(s.off, h, s.buf[s.r:s.r+int(h.Size)], -1)
 			s.consume(int(h.Size))
