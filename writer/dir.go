@@ -73,10 +73,8 @@ func (w *dirWriter) WriteRecord(rec *perfdata.Record) error {
 	if rec.Part == 0 {
 		return w.data.WriteRecord(rec)
 	}
-	if rec.Part != w.part {
-		if err := w.startPart(rec.Part); err != nil {
-			return recordError(rec, err)
-		}
+	if err := w.toPart(rec.Part); err != nil {
+		return recordError(rec, err)
 	}
 	if rec.Offset >= 0 {
 		w.sink.copyInput(rec.Offset, int64(len(rec.Raw))+rec.PayloadSize)
@@ -89,6 +87,25 @@ func (w *dirWriter) WriteRecord(rec *perfdata.Record) error {
 		}
 	}
 	return w.sink.failed()
+}
+
+func (w *dirWriter) passThrough(off int64, part int, raw []byte) error {
+	if part == 0 {
+		return w.data.passThrough(off, part, raw)
+	}
+	if err := w.toPart(part); err != nil {
+		return err
+	}
+	w.sink.copyInput(off, int64(len(raw)))
+	return w.sink.failed()
+}
+
+// toPart makes data file p the one written, if it is not.
+func (w *dirWriter) toPart(p int) error {
+	if p == w.part {
+		return nil
+	}
+	return w.startPart(p)
 }
 
 // startPart finishes the data file being written, writes those before p

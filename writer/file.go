@@ -49,30 +49,54 @@ func newFile(dst io.WriterAt, src io.ReaderAt, l *perfdata.FileLayout) *file {
 }
 
 func (w *file) WriteRecord(rec *perfdata.Record) error {
-	n := int64(len(rec.Raw)) + rec.PayloadSize
 	if rec.Offset >= 0 && rec.Part == 0 {
-		if s := w.sink; s.cpLen > 0 && s.cpOff+s.cpLen == rec.Offset && s.cpLen+n < maxCopyRun {
-			// Most records: the next of a run passed through, which
-			// nothing was written into, so at the same shift.
-			s.cpLen += n
-			w.out += n
-			return s.failed()
-		}
-		d := w.l.DataOffset() + w.out - rec.Offset
-		if d != w.delta {
-			w.edits = append(w.edits, edit{in: rec.Offset, delta: d})
-			w.delta = d
-		}
 		// The record and its AUX data, as they are in the input file.
-		w.sink.copyInput(rec.Offset, n)
-	} else {
-		if _, err := w.sink.Write(rec.Raw); err != nil {
-			return recordError(rec, err)
-		}
-		if err := writePayload(w.sink, rec); err != nil {
-			return err
-		}
+		return w.copyInput(rec.Offset, int64(len(rec.Raw))+rec.PayloadSize)
 	}
+	if err := w.write(rec.Raw); err != nil {
+		return recordError(rec, err)
+	}
+	if err := writePayload(w.sink, rec); err != nil {
+		return err
+	}
+	w.out += rec.PayloadSize
+	return w.sink.failed()
+}
+
+func (w *file) passThrough(off int64, part int, raw []byte) error {
+	if part == 0 {
+		return w.copyInput(off, int64(len(raw)))
+	}
+	// a data file's records, in a directory recording written as one file
+	if err := w.write(raw); err != nil {
+		return err
+	}
+	return w.sink.failed()
+}
+
+// write writes b, bytes of the data section not copied from the input.
+func (w *file) write(b []byte) error {
+	_, err := w.sink.Write(b)
+	w.out += int64(len(b))
+	return err
+}
+
+// copyInput writes the n bytes of the data section at input offset off,
+// records passed through, by copying them from the input file.
+func (w *file) copyInput(off, n int64) error {
+	if s := w.sink; s.cpLen > 0 && s.cpOff+s.cpLen == off && s.cpLen+n < maxCopyRun {
+		// Most records: the next of a run passed through, which
+		// nothing was written into, so at the same shift.
+		s.cpLen += n
+		w.out += n
+		return s.failed()
+	}
+	d := w.l.DataOffset() + w.out - off
+	if d != w.delta {
+		w.edits = append(w.edits, edit{in: off, delta: d})
+		w.delta = d
+	}
+	w.sink.copyInput(off, n)
 	w.out += n
 	return w.sink.failed()
 }

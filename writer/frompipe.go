@@ -106,10 +106,8 @@ func (w *fromPipe) WriteRecord(rec *perfdata.Record) error {
 		}
 		return s.append(rec.Raw[4:])
 	}
-	if !w.started {
-		if err := w.start(); err != nil {
-			return err
-		}
+	if err := w.data(); err != nil {
+		return err
 	}
 	if rec.Header.Type == perfdata.RecordAuxtrace {
 		s, err := w.spoolFor(perfdata.FeatAuxtrace)
@@ -132,6 +130,25 @@ func (w *fromPipe) WriteRecord(rec *perfdata.Record) error {
 	}
 	w.out += int64(len(rec.Raw)) + rec.PayloadSize
 	return w.sink.failed()
+}
+
+func (w *fromPipe) passThrough(_ int64, _ int, raw []byte) error {
+	if err := w.data(); err != nil {
+		return err
+	}
+	if _, err := w.sink.Write(raw); err != nil {
+		return err
+	}
+	w.out += int64(len(raw))
+	return w.sink.failed()
+}
+
+// data starts the data section, with the first record that goes into it.
+func (w *fromPipe) data() error {
+	if w.started {
+		return nil
+	}
+	return w.start()
 }
 
 // attr writes a HEADER_ATTR record's ids where the next ones go, and keeps

@@ -45,15 +45,31 @@ func (p *pipe) WriteRecord(rec *perfdata.Record) error {
 			return err
 		})
 	}
-	if p.held && rec.Offset >= 0 {
-		p.bw.hold(rec.Raw)
-	} else if _, err := p.bw.Write(rec.Raw); err != nil {
+	if err := p.write(rec.Raw, rec.Offset >= 0); err != nil {
 		return recordError(rec, err)
 	}
 	if err := writePayload(p.bw, rec); err != nil {
 		return err
 	}
 	return p.bw.failed()
+}
+
+func (p *pipe) passThrough(_ int64, _ int, raw []byte) error {
+	if err := p.write(raw, true); err != nil {
+		return err
+	}
+	return p.bw.failed()
+}
+
+// write writes the bytes of records: from the input's buffers where the
+// reader keeps them until written (retain.Attach), else copied.
+func (p *pipe) write(b []byte, input bool) error {
+	if p.held && input {
+		p.bw.hold(b)
+		return nil
+	}
+	_, err := p.bw.Write(b)
+	return err
 }
 
 // writeRaw writes bytes that are not a record, such as the trailing bytes a

@@ -73,6 +73,11 @@ type Writer struct {
 // recordWriter is what the file, pipe and pipe-to-file writers do.
 type recordWriter interface {
 	WriteRecord(rec *perfdata.Record) error
+	// passThrough writes records read from the input, back to back in
+	// raw, the first at input offset off of data file part, that pass
+	// through unchanged and carry no data after them: what WriteRecord
+	// does with each (WriteRecords).
+	passThrough(off int64, part int, raw []byte) error
 	Close() error
 	Abort()
 }
@@ -176,7 +181,7 @@ func (w *Writer) Omitted() []Omitted { return w.omitted }
 func (w *Writer) WriteRecord(rec *perfdata.Record) error {
 	switch {
 	case w.closed:
-		return errors.New("writer: WriteRecord after Close")
+		return errClosed
 	case rec.Outer >= 0:
 		return nil
 	}
@@ -187,6 +192,25 @@ func (w *Writer) WriteRecord(rec *perfdata.Record) error {
 	}
 	return w.w.WriteRecord(rec)
 }
+
+// WriteRecords writes whole records read from the input, back to back in
+// raw, the first at input offset off of data file part (Record.Offset,
+// Record.Part), as WriteRecord writes each of them, in one call: a run of
+// records the reader handed out (reader.Run) that pass through unchanged.
+// They must be stored records (not decoded from a compressed record) of
+// kernel types (below perfdata.UserTypeStart), which carry no data after
+// them and mean nothing to the framing of any output.
+func (w *Writer) WriteRecords(off int64, part int, raw []byte) error {
+	switch {
+	case w.closed:
+		return errClosed
+	case len(raw) == 0:
+		return nil
+	}
+	return w.w.passThrough(off, part, raw)
+}
+
+var errClosed = errors.New("writer: WriteRecord after Close")
 
 // Close finishes the recording: bytes after the input's last record that
 // are not a record go to a pipe output as they were (a file's data section
