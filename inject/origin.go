@@ -49,8 +49,18 @@ type progressWriter struct {
 }
 
 func (w *progressWriter) WriteRecord(rec *perfdata.Record) error {
-	if w.n++; w.n%ProgressEvery == 0 {
+	w.passed(1)
+	return w.RecordWriter.WriteRecord(rec)
+}
+
+// left is how many records may go by before Progress is due: a run of
+// records passed on at once stops there.
+func (w *progressWriter) left() int { return ProgressEvery - w.n%ProgressEvery }
+
+// passed counts n records about to be written, no more than left, and
+// calls Progress if it is due after the last of them.
+func (w *progressWriter) passed(n int) {
+	if w.n += n; w.n%ProgressEvery == 0 {
 		w.progress()
 	}
-	return w.RecordWriter.WriteRecord(rec)
 }
