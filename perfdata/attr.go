@@ -178,6 +178,11 @@ type Events struct {
 	// partial: more ids than maxEventIDs; records with ids not kept are
 	// taken to be the first event's.
 	partial bool
+	// idAt is where a SAMPLE keeps the id that tells its event, when
+	// there are several and it has one, else 0; same says every event's
+	// SAMPLEs keep ip and time in the same places (sampleLayout).
+	idAt int
+	same bool
 	// seen remembers the ids looked up lately, by their low bits: a
 	// recording's samples come from a few ids at a time (one per CPU of an
 	// event, numbered in turn), and a map lookup per sample cost more
@@ -198,7 +203,14 @@ func (e *Events) SetOrder(bo binary.ByteOrder) { e.big = bo == binary.BigEndian 
 // Add adds an event and its sample ids.
 func (e *Events) Add(a Attr, ids []uint64) {
 	e.attrs = append(e.attrs, a)
-	e.layouts = append(e.layouts, layoutOf(&a))
+	l := layoutOf(&a)
+	e.layouts = append(e.layouts, l)
+	if len(e.attrs) == 1 {
+		e.same = true
+	} else {
+		e.idAt = max(e.layouts[0].id, 0)
+		e.same = e.same && l.ip == e.layouts[0].ip && l.time == e.layouts[0].time
+	}
 	e.AddIDs(len(e.attrs)-1, ids)
 }
 
@@ -325,12 +337,11 @@ type SampleFields struct {
 // Sample returns a SAMPLE record's ip and time (perf's
 // evsel__parse_sample()), where its event samples them.
 func (e *Events) Sample(raw []byte) SampleFields {
-	var f SampleFields
-	i := e.forSample(raw)
-	if i < 0 {
-		return f
+	l := e.sampleLayout(raw)
+	if l == nil {
+		return SampleFields{}
 	}
-	l := &e.layouts[i]
+	var f SampleFields
 	if at := l.ip; at >= 0 && at+8 <= len(raw) {
 		f.IP, f.HasIP = e.uint64At(raw, at), true
 	}
@@ -338,6 +349,29 @@ func (e *Events) Sample(raw []byte) SampleFields {
 		f.Time, f.HasTime = e.uint64At(raw, at), true
 	}
 	return f
+}
+
+// sampleLayout is the layout of the event of a SAMPLE record, nil if
+// none: forSample's answer, for most records without the chain of loads
+// from the record's id to its event's layout that it takes. A recording of
+// several events whose samples keep ip and time in the same places (perf
+// record's event and its dummy one) needs the id only to know the event
+// is known: if it was seen lately, the layout is the first event's.
+func (e *Events) sampleLayout(raw []byte) *sampleLayout {
+	if at := e.idAt; at > 0 && at+8 <= len(raw) {
+		id := e.uint64At(raw, at)
+		if c := &e.seen[id&(idCacheSize-1)]; id == c.id && id != 0 {
+			if e.same {
+				return &e.layouts[0]
+			}
+			return &e.layouts[c.index]
+		}
+	}
+	i := e.forSample(raw)
+	if i < 0 {
+		return nil
+	}
+	return &e.layouts[i]
 }
 
 // Time returns the time of a record (raw includes the header) on perf's
