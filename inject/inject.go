@@ -278,7 +278,7 @@ func (j *injector) record(rec *perfdata.Record) error {
 		return writer.Blame(j.r, err)
 	}
 	if t == perfdata.RecordSample {
-		j.sample(rec.Raw)
+		j.sample(j.events.Sample(rec.Raw))
 		return nil
 	}
 	if j.timed && t < perfdata.UserTypeStart {
@@ -351,7 +351,7 @@ func (j *injector) passRun() error {
 		switch {
 		case h.Type == perfdata.RecordSample:
 			if timed || counting {
-				j.sample(raw)
+				j.sample(j.events.Sample(raw))
 			}
 		case timed:
 			if ts, ok := j.events.Time(raw); ok {
@@ -378,9 +378,8 @@ func (j *injector) passRun() error {
 }
 
 // sample takes a SAMPLE record's time, and counts it in the program of
-// its ip if that one has no metadata.
-func (j *injector) sample(raw []byte) {
-	f := j.events.Sample(raw)
+// its ip if that one has no metadata (f: Events.Sample's).
+func (j *injector) sample(f perfdata.SampleFields) {
 	if f.HasTime && j.timed {
 		j.time(f.Time)
 	}

@@ -180,7 +180,7 @@ type Events struct {
 	partial bool
 	// idAt is where a SAMPLE keeps the id that tells its event, when
 	// there are several and it has one, else 0; same says every event's
-	// SAMPLEs keep ip and time in the same places (sampleLayout).
+	// SAMPLEs keep ip and time in the same places (Sample).
 	idAt int
 	same bool
 	// seen remembers the ids looked up lately, by their low bits: a
@@ -336,10 +336,32 @@ type SampleFields struct {
 
 // Sample returns a SAMPLE record's ip and time (perf's
 // evsel__parse_sample()), where its event samples them.
+//
+// The event is forSample's, for most records without the chain of loads
+// from the record's id to its event's layout that forSample takes, and in
+// this one call (inject makes it for every SAMPLE): a recording of several
+// events whose SAMPLEs keep ip and time in the same places (perf record's
+// event and its dummy event) needs the id only to know that the event is
+// known; if it was seen lately, the fields are where the first event has
+// them.
 func (e *Events) Sample(raw []byte) SampleFields {
-	l := e.sampleLayout(raw)
+	var l *sampleLayout
+	if at := e.idAt; at > 0 && at+8 <= len(raw) {
+		id := e.uint64At(raw, at)
+		if c := &e.seen[id&(idCacheSize-1)]; id == c.id && id != 0 {
+			if e.same {
+				l = &e.layouts[0]
+			} else {
+				l = &e.layouts[c.index]
+			}
+		}
+	}
 	if l == nil {
-		return SampleFields{}
+		i := e.forSample(raw)
+		if i < 0 {
+			return SampleFields{}
+		}
+		l = &e.layouts[i]
 	}
 	var f SampleFields
 	if at := l.ip; at >= 0 && at+8 <= len(raw) {
@@ -349,29 +371,6 @@ func (e *Events) Sample(raw []byte) SampleFields {
 		f.Time, f.HasTime = e.uint64At(raw, at), true
 	}
 	return f
-}
-
-// sampleLayout is the layout of the event of a SAMPLE record, nil if
-// none: forSample's answer, for most records without the chain of loads
-// from the record's id to its event's layout that it takes. A recording of
-// several events whose samples keep ip and time in the same places (perf
-// record's event and its dummy one) needs the id only to know the event
-// is known: if it was seen lately, the layout is the first event's.
-func (e *Events) sampleLayout(raw []byte) *sampleLayout {
-	if at := e.idAt; at > 0 && at+8 <= len(raw) {
-		id := e.uint64At(raw, at)
-		if c := &e.seen[id&(idCacheSize-1)]; id == c.id && id != 0 {
-			if e.same {
-				return &e.layouts[0]
-			}
-			return &e.layouts[c.index]
-		}
-	}
-	i := e.forSample(raw)
-	if i < 0 {
-		return nil
-	}
-	return &e.layouts[i]
 }
 
 // Time returns the time of a record (raw includes the header) on perf's
