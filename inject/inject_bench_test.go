@@ -54,10 +54,10 @@ func BenchmarkInjectStream(b *testing.B) {
 // BenchmarkInjectWalk: the walk inject makes over a recording in a file:
 // the reader's parse, inject's look at each record and the writer's
 // handling of it, written as a pipe stream whose bytes go nowhere
-// (io.Discard), so that the figure is not the output's. ns/record (and
-// cpu-ns/record, the pread(2) of the input included) is what a record
+// (io.Discard), so that the figure is not the output's: what a record
 // inject only passes through (MMAP, COMM, a SAMPLE outside every BPF
-// program) costs. With BPFMETA_BENCH_INPUT=.../big.data, e.g.
+// program) costs, user-ns/record in user space, cpu-ns/record with the
+// kernel's pread(2) of the input. With BPFMETA_BENCH_INPUT=.../big.data, e.g.
 //
 //	BPFMETA_BENCH_INPUT=/var/tmp/bpfmeta-bench/big.data go test -run - -bench InjectWalk -count 10 ./inject
 func BenchmarkInjectWalk(b *testing.B) {
