@@ -16,6 +16,10 @@ type addrIndex struct {
 	// chunk is below every address of the next.
 	chunks [][]*Func
 	n      int
+	// lo is the lowest address (chunks[0][0].Addr), 0 when empty: most
+	// samples are below every BPF function (in the kernel's text, or in
+	// user space), and floor tells them with one comparison.
+	lo uint64
 }
 
 const chunkMax = 512
@@ -48,7 +52,7 @@ func (x *addrIndex) get(addr uint64) *Func {
 // whether it added one.
 func (x *addrIndex) put(f *Func) bool {
 	if x.n == 0 {
-		x.chunks, x.n = [][]*Func{{f}}, 1
+		x.chunks, x.n, x.lo = [][]*Func{{f}}, 1, f.Addr
 		return true
 	}
 	ci := x.chunk(f.Addr)
@@ -66,6 +70,7 @@ func (x *addrIndex) put(f *Func) bool {
 	}
 	x.chunks[ci] = c
 	x.n++
+	x.lo = x.chunks[0][0].Addr
 	return true
 }
 
@@ -87,14 +92,23 @@ func (x *addrIndex) remove(addr uint64, ok func(*Func) bool) *Func {
 		x.chunks[ci] = c
 	}
 	x.n--
+	x.lo = 0
+	if x.n > 0 {
+		x.lo = x.chunks[0][0].Addr
+	}
 	return f
 }
 
 // floor returns the function with the highest address <= addr.
 func (x *addrIndex) floor(addr uint64) *Func {
-	if x.n == 0 || addr < x.chunks[0][0].Addr {
-		return nil // most samples: below the BPF functions
+	if addr < x.lo || x.n == 0 {
+		return nil // most samples: below the BPF functions (inlined)
 	}
+	return x.floorIn(addr)
+}
+
+// floorIn is floor for an address not below the lowest.
+func (x *addrIndex) floorIn(addr uint64) *Func {
 	if last := x.chunks[len(x.chunks)-1]; addr >= last[len(last)-1].Addr {
 		return last[len(last)-1]
 	}

@@ -7,15 +7,25 @@ import (
 )
 
 // addrIndex does what a sorted slice does, through splits and emptied
-// chunks, for random puts, removes and lookups.
+// chunks, for random puts, removes and lookups (around the lowest address
+// too, which floor tells by itself), then removes down to none.
 func TestAddrIndex(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var x addrIndex
 	var ref []uint64 // sorted addresses
-	for op := range 200_000 {
+	for op := range 250_000 {
 		addr := uint64(rng.IntN(20_000)) * 16
 		i, in := slices.BinarySearch(ref, addr)
-		switch rng.IntN(3) {
+		drain := op >= 200_000 // the last ones only remove, down to none
+		if drain && len(ref) > 0 {
+			addr, i, in = ref[rng.IntN(len(ref))], 0, true
+			i, _ = slices.BinarySearch(ref, addr)
+		}
+		op3 := rng.IntN(3)
+		if drain {
+			op3 = 2
+		}
+		switch op3 {
 		case 0, 1:
 			if added := x.put(&Func{Addr: addr}); added == in {
 				t.Fatalf("op %d: put %#x added %v, was in %v", op, addr, added, in)
@@ -32,6 +42,9 @@ func TestAddrIndex(t *testing.T) {
 			}
 		}
 		probe := uint64(rng.IntN(20_000*16 + 32))
+		if len(ref) > 0 && ref[0] > 0 && rng.IntN(2) == 0 {
+			probe = ref[0] - 1 + uint64(rng.IntN(3)) // around the lowest
+		}
 		var want *uint64
 		if j, _ := slices.BinarySearch(ref, probe+1); j > 0 {
 			want = &ref[j-1]
@@ -46,6 +59,11 @@ func TestAddrIndex(t *testing.T) {
 		if x.n != len(ref) {
 			t.Fatalf("op %d: %d functions, want %d", op, x.n, len(ref))
 		}
+		if len(ref) > 0 && x.lo != ref[0] {
+			t.Fatalf("op %d: lowest address %#x, want %#x", op, x.lo, ref[0])
+		}
 	}
-	t.Logf("%d functions in %d chunks", x.n, len(x.chunks))
+	if len(ref) != 0 || x.floor(0) != nil || x.floor(1<<63) != nil {
+		t.Fatalf("%d functions left, floor %v", len(ref), x.floor(1<<63))
+	}
 }
