@@ -286,6 +286,8 @@ func (j *injector) record(rec *perfdata.Record) error {
 			j.time(ts)
 		}
 	}
+	// A kernel record that is to do more than the above must end
+	// passRun's runs too, as KSYMBOL and BPF_EVENT do.
 	switch t {
 	case perfdata.RecordKSymbol, perfdata.RecordBPFEvent:
 		u, err := j.track.Feed(rec)
