@@ -31,8 +31,11 @@ type sink struct {
 	// made is how many own buffers exist: they are made when first
 	// needed, since most outputs get few bytes that are not the input's
 	// (a file rewrite copies its records in the kernel, a retained pipe
-	// writes them from the reader's buffers).
-	made int
+	// writes them from the reader's buffers). filled says one of them
+	// was filled: the output's own bytes are many, and its buffers are
+	// made sinkBufSize from then on.
+	made   int
+	filled bool
 
 	mu       sync.Mutex
 	cond     sync.Cond
@@ -57,6 +60,13 @@ const (
 	// how many there are: while one fills, the others are being written.
 	sinkBufSize = 1 << 20
 	sinkBufs    = 3
+	// sinkFirstBufSize is the size of the buffers made until one is
+	// filled. The bytes most outputs get that are not the input's (the
+	// records inject adds) are a few KiB: a full-size buffer for them
+	// would take the heap past the garbage collector's first goal (4 MiB,
+	// with the reader's buffers), and a run that allocates nothing else
+	// would collect once for it.
+	sinkFirstBufSize = 64 << 10
 	// sinkQueue is how many jobs may wait.
 	sinkQueue = 64
 )
@@ -133,6 +143,7 @@ func (s *sink) Write(p []byte) (int, error) {
 		s.buf = append(s.buf, p[:m]...)
 		p = p[m:]
 		if len(s.buf) == cap(s.buf) {
+			s.filled = true
 			s.flushBuf()
 		}
 	}
@@ -140,18 +151,29 @@ func (s *sink) Write(p []byte) (int, error) {
 }
 
 // freeBuf returns an own buffer to fill: a free one, a new one while
-// there are fewer than sinkBufs, else the first one written.
+// there are fewer than sinkBufs, else the first one written. Buffers are
+// sinkFirstBufSize until one is filled; a small one that comes back
+// after that is dropped for a full-size one.
 func (s *sink) freeBuf() []byte {
-	select {
-	case b := <-s.free:
-		return b
-	default:
+	for {
+		var b []byte
+		select {
+		case b = <-s.free:
+		default:
+			if s.made < sinkBufs {
+				s.made++
+				if !s.filled {
+					return make([]byte, 0, sinkFirstBufSize)
+				}
+				return make([]byte, 0, sinkBufSize)
+			}
+			b = <-s.free
+		}
+		if !s.filled || cap(b) == sinkBufSize {
+			return b
+		}
+		s.made--
 	}
-	if s.made < sinkBufs {
-		s.made++
-		return make([]byte, 0, sinkBufSize)
-	}
-	return <-s.free
 }
 
 // hold queues p, bytes the caller promises stay as they are until the
