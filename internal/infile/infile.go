@@ -21,7 +21,7 @@
 package infile
 
 import (
-	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -90,11 +90,17 @@ func OpenStream(src io.Reader, opts reader.Options) (*Input, error) {
 	if f, ok := src.(*os.File); ok {
 		outfile.GrowPipe(f)
 	}
-	br := bufio.NewReaderSize(src, 1<<16)
-	head, err := br.Peek(perfdata.PipeHeaderSize)
-	if err != nil && !errors.Is(err, io.EOF) {
+	// The first bytes say the format. They are read here and put back in
+	// front of the rest, which is read straight from src: a buffer in
+	// between would cut the reader's large reads to its size, and copy
+	// every byte once more.
+	var first [perfdata.PipeHeaderSize]byte
+	n, err := io.ReadFull(src, first[:])
+	if err != nil && err != io.EOF && err != io.ErrUnexpectedEOF {
 		return nil, err
 	}
+	head := first[:n]
+	br := io.MultiReader(bytes.NewReader(head), src)
 	if !reader.IsFileFormat(head) {
 		r, err := reader.NewStream(br, opts)
 		if err != nil {
