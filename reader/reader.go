@@ -548,6 +548,9 @@ func (r *Reader) nextInner() (bool, error) {
 		if cap(r.inner)-len(r.inner) < zstdReadSize {
 			r.inner = slices.Grow(r.inner, zstdReadSize)
 		}
+		// After a 0 (the end of a payload's output), this is the same dst
+		// again, as next requires: the record it ended in is the one
+		// innerRecord still finds incomplete, so nothing moved.
 		n, err := r.zs.next(r.inner[len(r.inner):cap(r.inner)])
 		if err != nil {
 			return false, corrupt(r.outer, "%v", err)
