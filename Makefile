@@ -56,7 +56,7 @@ demo: build ## load a sample BPF program, record 3 s with the system perf, injec
 	$(GO) build -o bin/bpfmeta-demo-load ./internal/demo
 	./scripts/demo.sh
 
-fuzz: ## run every fuzz target for FUZZTIME (default 30s) each
+fuzz: ## run every fuzz target for FUZZTIME (default 30s) each, minimizing new inputs for FUZZMINIMIZE (1s)
 	./scripts/fuzz.sh $(FUZZTIME)
 
 bench: build ## time bpfmeta against cp, cat and perf inject on big recordings, with peak RSS (root)
