@@ -268,10 +268,11 @@ func (j *injector) record(rec *perfdata.Record) error {
 		}
 	} else {
 		j.cur = nil
-		if len(j.after) > 0 {
-			if err := j.flushAfter(); err != nil {
-				return err
-			}
+	}
+	if j.cur == nil && len(j.after) > 0 {
+		// the records right after the last BPF_EVENT end before this one
+		if err := j.flushAfter(); err != nil {
+			return err
 		}
 	}
 	if err := j.w.WriteRecord(rec); err != nil {

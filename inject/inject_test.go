@@ -307,6 +307,39 @@ func TestTrailingBytes(t *testing.T) {
 	}
 }
 
+// TestAtEndAfterLastEvent: when the recording's last BPF_EVENT is one perf
+// synthesized, the records inject writes at the end follow that program's
+// right after its BPF_EVENT, and a second inject must tell them apart: the
+// records right after a BPF_EVENT end at the first that is not its
+// program's. (FuzzInject found it: a damaged sample_id made a synthesized
+// BPF_EVENT a kernel's, the stream cut short after the next one.)
+func TestAtEndAfterLastEvent(t *testing.T) {
+	a := prog(10, 0xa0, 0xffff0000, 1, true)
+	c := prog(30, 0xc0, 0xffff2000, 0, true)
+	in := newStream()
+	in.kernelLoad(c)
+	in.synth(a)
+	src := fakeSource{10: a, 30: c}
+
+	want := &stream{&testkit.Stream{Order: le}}
+	want.Write(in.Bytes())
+	for _, f := range a.Funcs { // right after a's BPF_EVENT
+		want.metadataOf(f.PerfName, a)
+	}
+	want.metadataOf(c.Funcs[0].KernelName, c) // at the end
+	once, sum := run(t, in.Bytes(), src, inject.Options{})
+	if !bytes.Equal(once, want.Bytes()) || sum.Injected != 3 {
+		t.Fatalf("injected %d records, or not where perf writes them; want 3", sum.Injected)
+	}
+	twice, sum := run(t, once, src, inject.Options{})
+	if !bytes.Equal(twice, once) {
+		t.Errorf("injecting twice is not injecting once: %s", testkit.FirstDiff(twice, once))
+	}
+	if sum.Injected != 0 || sum.Kept != 3 {
+		t.Errorf("second inject: injected %d, kept %d; want 0, 3", sum.Injected, sum.Kept)
+	}
+}
+
 // TestTwoLoadsOfOneObject: two loads of one object have the same KSYMBOL
 // names (and tags), but may have other metadata. A record the recording has
 // for the first says nothing about the second.

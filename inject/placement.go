@@ -20,16 +20,24 @@ import (
 // before the data files that load their programs, so their names are kept
 // until the end; forgetting one would make inject write its record again,
 // so past MaxAtEnd of them, or MaxAtEndBytes of names, it is an error.
+//
+// The records right after a BPF_EVENT end at the first that is not one of
+// its program's: the records at the end follow those of the recording's
+// last BPF_EVENT, if nothing else came between (perf 7.2 recording a
+// command that makes no other record, or a recording cut short). Taking
+// them for the BPF_EVENT's program would make inject write them again.
 func (j *injector) existing(name string) error {
 	j.sum.Kept++
 	if j.cur != nil {
 		if k := slices.IndexFunc(j.after, func(p pending) bool { return slices.Contains(p.names, name) }); k >= 0 {
 			j.stands(j.after[k].prog, name)
 			j.after = slices.Delete(j.after, k, k+1)
-		} else {
-			j.claim(j.cur, name)
+			return nil
 		}
-		return nil
+		if j.claim(j.cur, name) {
+			return nil
+		}
+		j.cur = nil // record writes the program's records still to write first
 	}
 	if j.dir && j.part == 0 {
 		switch {
