@@ -338,6 +338,21 @@ func TestAtEndAfterLastEvent(t *testing.T) {
 	if sum.Injected != 0 || sum.Kept != 3 {
 		t.Errorf("second inject: injected %d, kept %d; want 0, 3", sum.Injected, sum.Kept)
 	}
+
+	// The last BPF_EVENT's program the source does not have, and of the
+	// same object as c (its functions have c's names): c's record at the
+	// end is c's, not one the recording has for that program.
+	u := prog(30, 0xc0, 0xffff6000, 0, false)
+	u.ID = 40
+	in = newStream()
+	in.kernelLoad(c)
+	in.synth(u)
+	src = fakeSource{30: c}
+	once, _ = run(t, in.Bytes(), src, inject.Options{})
+	twice, sum = run(t, once, src, inject.Options{})
+	if !bytes.Equal(twice, once) || sum.Injected != 0 {
+		t.Errorf("the other program's: injecting twice is not injecting once (%d records injected again)", sum.Injected)
+	}
 }
 
 // TestTwoLoadsOfOneObject: two loads of one object have the same KSYMBOL

@@ -34,6 +34,15 @@ func (j *injector) existing(name string) error {
 			j.after = slices.Delete(j.after, k, k+1)
 			return nil
 		}
+		// A record due at the end for a program the source has is that
+		// one before it is a record the source could not resolve: only
+		// a damaged recording has one such record right after another
+		// program's BPF_EVENT, and inject writes its own there when that
+		// BPF_EVENT is the recording's last.
+		if j.cancelAtEnd(name) {
+			j.cur = nil
+			return nil
+		}
 		if j.claim(j.cur, name) {
 			return nil
 		}
