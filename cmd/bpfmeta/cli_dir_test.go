@@ -168,6 +168,7 @@ func TestDirRefusals(t *testing.T) {
 	if got := testkit.DirNames(t, dir); !slices.Equal(got, []string{"existing.data"}) {
 		t.Errorf("left behind: %q", got)
 	}
+	insideInput(t)
 	if got := testkit.DirNames(t, existing); len(got) != 0 {
 		t.Errorf("written into the existing directory: %q", got)
 	}
@@ -179,6 +180,34 @@ func TestDirRefusals(t *testing.T) {
 	if got := testkit.DirNames(t, dir); !slices.Equal(got, []string{"existing.data"}) {
 		t.Errorf("left behind: %q", got)
 	}
+}
+
+// insideInput: an output in the input directory, which would replace or
+// add one of its data files while they are read, is refused (exit 2),
+// whatever names it: -f, a data file's name, a new data.N, a path
+// through a symlink to it.
+func insideInput(t *testing.T) {
+	t.Helper()
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.data")
+	if err := os.CopyFS(in, os.DirFS(testkit.ThreadsDir(threads72))); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(in, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"strip", "-f", "-o", filepath.Join(in, "data")},
+		{"convert", "-f", "-o", filepath.Join(in, "data.1")},
+		{"convert", "-o", filepath.Join(in, "data.5")},
+		{"inject", "-o", filepath.Join(dir, "link", "sub", "x.data")},
+	} {
+		r := bpfmeta(t, nil, append(args, "-i", in)...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "is inside the input") {
+			t.Errorf("%q: %v, want exit 2, inside the input", args, r)
+		}
+	}
+	testkit.SameDir(t, testkit.ThreadsDir(threads72), in)
 }
 
 // TestDirMemory: memory stays flat whatever the number of data files:

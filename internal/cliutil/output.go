@@ -3,6 +3,7 @@ package cliutil
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
 
 	"golang.org/x/sys/unix"
 
@@ -70,6 +71,9 @@ func (s *Session) OpenOutput(path string, o OutputOptions) (*outfile.Output, err
 			if ost, err := os.Stat(path); err == nil && os.SameFile(ist, ost) {
 				return nil, Usagef("%s is the input: write the output to another directory", name)
 			}
+			if inDir(ist, path) {
+				return nil, Usagef("%s is inside the input %s: write the output outside it", name, safetext.Quote(o.InputDir))
+			}
 		}
 	}
 	opts := outfile.Options{Force: o.Force, Journal: o.Journal, Sync: o.Sync}
@@ -85,6 +89,39 @@ func (s *Session) OpenOutput(path string, o OutputOptions) (*outfile.Output, err
 		return nil, FileError(name, err)
 	}
 	return out, nil
+}
+
+// inDir reports whether path, existing or not, is below the directory
+// dir describes, following symlinks as opening it would: a file written
+// there (data.N, or over data) would change the input while it is read.
+func inDir(dir os.FileInfo, path string) bool {
+	p, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	p = filepath.Dir(p)
+	// the deepest ancestor that exists, with its symlinks resolved
+	for {
+		if r, err := filepath.EvalSymlinks(p); err == nil {
+			p = r
+			break
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return false
+		}
+		p = parent
+	}
+	for {
+		if st, err := os.Stat(p); err == nil && os.SameFile(dir, st) {
+			return true
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return false
+		}
+		p = parent
+	}
 }
 
 // sameFile reports whether the output stat describes is the input in.
