@@ -12,6 +12,15 @@ const (
 	AttrSizeVer8 = 136
 )
 
+// MaxAttrSize bounds a file's attr_size (a perf_event_attr and its ids
+// section): 152 in perf 7.2, 184 with every proposed extension. perf
+// refuses an attr larger than the one it was built with (read_attr()), so
+// a bound far above any is no loss, and a damaged size field cannot make
+// a reader keep 64 KiB an event. A pipe's HEADER_ATTR record holds an
+// attr of at most MaxAttrSize-SectionSize bytes, which a file written
+// from it can hold again.
+const MaxAttrSize = 1024
+
 var attrSizes = []int{64, 72, 80, 96, 104, 112, 120, 128, 136, 144, 152, 160, 168}
 
 // SampleType is perf_event_attr.sample_type (PERF_SAMPLE_* bits).
@@ -128,6 +137,9 @@ func DecodeHeaderAttr(raw []byte, bo binary.ByteOrder) (HeaderAttr, error) {
 	sz := AttrSize(bo.Uint32(body[4:]))
 	if sz > len(body) {
 		return HeaderAttr{}, fmt.Errorf("HEADER_ATTR record of %d bytes holds a perf_event_attr of %d", len(raw), sz)
+	}
+	if sz > MaxAttrSize-SectionSize {
+		return HeaderAttr{}, fmt.Errorf("HEADER_ATTR record holds a perf_event_attr of %d bytes (at most %d)", sz, MaxAttrSize-SectionSize)
 	}
 	a, err := DecodeAttr(body[:sz], bo)
 	if err != nil {

@@ -13,9 +13,6 @@ import (
 const (
 	// maxAttrs is the most events (attrs) a recording may have.
 	maxAttrs = 4096
-	// maxAttrSize bounds attr_size, sizeof(perf_event_attr) + 16: 152 in
-	// perf 7.2, 184 with every proposed extension.
-	maxAttrSize = 1024
 	// idsChunk is how many sample ids are read at a time.
 	idsChunk = 4096
 )
@@ -49,7 +46,7 @@ func readLayout(ra io.ReaderAt, size int64, head []byte) (*perfdata.FileLayout, 
 		Size:      size,
 		Dialect:   perfdata.FileDialect(&h),
 	}
-	if h.AttrSize == 0 || h.AttrSize > maxAttrSize {
+	if h.AttrSize == 0 || h.AttrSize > perfdata.MaxAttrSize {
 		return nil, corrupt(16, "attr_size is %d", h.AttrSize)
 	}
 	// The sections must be in the file and must not overlap.

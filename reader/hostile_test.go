@@ -381,3 +381,35 @@ func TestPayloadCut(t *testing.T) {
 		r.Close()
 	}
 }
+
+// TestPipeAttrSize: a pipe's HEADER_ATTR records each claiming an attr of
+// nearly 64 KiB (4,000 of them would have been 260 MB kept, twice over by
+// convert) are an error at the first, as a file's attr_size over
+// perfdata.MaxAttrSize is; the largest attr a file could hold again is read.
+func TestPipeAttrSize(t *testing.T) {
+	bo := binary.LittleEndian
+	stream := func(attrSize, n int) []byte {
+		b := []byte("PERFILE2")
+		b = bo.AppendUint64(b, 16)
+		for range n {
+			attr := make([]byte, attrSize)
+			bo.PutUint32(attr[4:], uint32(attrSize))
+			bo.PutUint64(attr[8:], 0)  // config
+			bo.PutUint64(attr[24:], 5) // sample_type: IP|TIME
+			b = bo.AppendUint32(b, uint32(perfdata.RecordHeaderAttr))
+			b = bo.AppendUint16(b, 0)
+			b = bo.AppendUint16(b, uint16(8+attrSize))
+			b = append(b, attr...)
+		}
+		return b
+	}
+	biggest := perfdata.MaxAttrSize - perfdata.SectionSize
+	if n, err := countRecords(t, stream(biggest, 3), false); err != nil || n != 3 {
+		t.Errorf("attrs of %d bytes: %d records, %v; want 3, no error", biggest, n, err)
+	}
+	n, err := countRecords(t, stream(65520, 40), false)
+	var ce *reader.FormatError
+	if !errors.As(err, &ce) || ce.Offset != 16 || n != 0 {
+		t.Errorf("attrs of 65520 bytes: %d records, %v; want a corrupt record at 0x10", n, err)
+	}
+}

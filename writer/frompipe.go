@@ -152,7 +152,8 @@ func (w *fromPipe) data() error {
 }
 
 // attr writes a HEADER_ATTR record's ids where the next ones go, and keeps
-// the attr (at most maxAttrSize bytes) for the attrs section.
+// the attr (at most perfdata.MaxAttrSize-perfdata.SectionSize bytes, as
+// DecodeHeaderAttr makes sure) for the attrs section.
 func (w *fromPipe) attr(rec *perfdata.Record) error {
 	a, err := perfdata.DecodeHeaderAttr(rec.Raw, w.bo)
 	if err != nil {
