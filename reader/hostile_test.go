@@ -413,3 +413,49 @@ func TestPipeAttrSize(t *testing.T) {
 		t.Errorf("attrs of 65520 bytes: %d records, %v; want a corrupt record at 0x10", n, err)
 	}
 }
+
+// TestPipeDamagedTail: a pipe stream whose record header is damaged (a
+// type perf does not know, a size below 8) where records follow lost
+// those records: an error at the damaged one. Text after the stream, as a
+// shell redirect captures perf record's status lines, is not (the corpus
+// has such a file, read in TestCorpus).
+func TestPipeDamagedTail(t *testing.T) {
+	bo := binary.LittleEndian
+	rec := func(b []byte, typ perfdata.RecordType, body []byte) []byte {
+		b = bo.AppendUint32(b, uint32(typ))
+		b = bo.AppendUint16(b, 0)
+		b = bo.AppendUint16(b, uint16(8+len(body)))
+		return append(b, body...)
+	}
+	attr := make([]byte, perfdata.AttrSizeVer0)
+	bo.PutUint32(attr[4:], perfdata.AttrSizeVer0)
+	bo.PutUint64(attr[24:], 5) // sample_type: IP|TIME
+	head := rec(bo.AppendUint64([]byte("PERFILE2"), 16), perfdata.RecordHeaderAttr, attr)
+	sample := bo.AppendUint64(bo.AppendUint64(nil, 0x1000), 1)
+	head = rec(head, perfdata.RecordSample, sample)
+	damaged := len(head)
+	for _, tc := range []struct {
+		name string
+		tail []byte
+		err  bool
+	}{
+		{"text", []byte("[ perf record: Woken up 1 times to write data ]\n"), false},
+		{"a size of 0, then records", func() []byte {
+			b := bo.AppendUint64(nil, 1000) // type 1000, size 0
+			for range 100 {
+				b = rec(b, perfdata.RecordSample, sample)
+			}
+			return b
+		}(), true},
+		{"text with a NUL", []byte("[ perf record: \x00 ]\n"), true},
+	} {
+		n, err := countRecords(t, append(bytes.Clone(head), tc.tail...), false)
+		var fe *reader.FormatError
+		switch {
+		case !tc.err && (err != nil || n != 2):
+			t.Errorf("%s: %d records, %v; want 2, no error", tc.name, n, err)
+		case tc.err && (!errors.As(err, &fe) || fe.Offset != int64(damaged) || n != 2):
+			t.Errorf("%s: %d records, %v; want 2, then an error at %#x", tc.name, n, err, damaged)
+		}
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/bpfmeta/bpfmeta/internal/retain"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -212,9 +213,10 @@ func (r *Reader) Err() error { return r.err }
 // top-level record handed out (and its payload, once skipped).
 func (r *Reader) Offset() int64 { return r.s.off }
 
-// Trailing reports bytes at the end of a pipe stream that do not form a
-// record (such as a shell's status lines captured with the stream), as
-// found once Next has returned false with Err() == nil. perf stops reading
+// Trailing reports text at the end of a pipe stream where a record would
+// be (such as perf record's status lines a shell redirect captured with
+// the stream), as found once Next has returned false with Err() == nil;
+// bytes there that are not text are an error (see trailingBytes). perf stops reading
 // there with "unexpected end of event stream"; bpfmeta keeps the bytes.
 func (r *Reader) Trailing() (off int64, b []byte) { return r.trailingOff, r.trailing }
 
@@ -378,20 +380,22 @@ func (r *Reader) nextTop() (bool, error) {
 		r.dialect = perfdata.PipeDialect(h)
 	}
 	if h.Size < perfdata.EventHeaderSize {
+		err := corrupt(off, "bad record size %d (type %v)", h.Size, h.Type)
 		if r.format == perfdata.FormatPipe && !h.Type.Known() {
-			return r.trailingBytes(off)
+			return r.trailingBytes(off, err)
 		}
-		return false, corrupt(off, "bad record size %d (type %v)", h.Size, h.Type)
+		return false, err
 	}
 	raw, err := r.s.peek(int(h.Size))
 	if err != nil {
 		return false, err
 	}
 	if len(raw) < int(h.Size) {
+		err := truncated(off, "truncated %v record: size %d, %d bytes left", h.Type, h.Size, len(raw))
 		if r.format == perfdata.FormatPipe && !h.Type.Known() {
-			return r.trailingBytes(off)
+			return r.trailingBytes(off, err)
 		}
-		return false, truncated(off, "truncated %v record: size %d, %d bytes left", h.Type, h.Size, len(raw))
+		return false, err
 	}
 	r.s.consume(int(h.Size))
 	r.setRecord(off, h, raw, -1)
@@ -430,8 +434,14 @@ func (r *Reader) truncatedTop(off int64, hb []byte, left int) error {
 }
 
 // trailingBytes keeps what is left of a pipe stream that does not parse
-// as a record of a type perf knows: output captured after the stream.
-func (r *Reader) trailingBytes(off int64) (bool, error) {
+// as a record of a type perf knows, when it is text: output captured
+// after the stream, such as perf record's own "[ perf record: Woken up 1
+// times to write data ]" in a shell redirect. Anything else there is a
+// damaged record, and what follows it may be records: notRecord, the
+// error of the record at off, is returned then. Text cannot hold a
+// record: every record has NUL bytes (its header's size is below 64 KiB,
+// and perf's fields are mostly small numbers).
+func (r *Reader) trailingBytes(off int64, notRecord error) (bool, error) {
 	b, err := r.s.peek(maxRecord + 1)
 	if err != nil {
 		return false, err
@@ -439,6 +449,9 @@ func (r *Reader) trailingBytes(off int64) (bool, error) {
 	if len(b) > maxRecord {
 		h := perfdata.DecodeEventHeader(b, r.order)
 		return false, corrupt(off, "bad record: type %v, size %d", h.Type, h.Size)
+	}
+	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
+		return false, notRecord
 	}
 	r.trailing = append([]byte(nil), b...)
 	r.trailingOff = off
