@@ -1,9 +1,12 @@
 // Package safetext makes text from recordings, snapshots and file names
 // safe to print on a terminal. It is the one escaping rule of bpfmeta's
 // text output: C0 and C1 control characters, DEL and bytes that are not
-// UTF-8 are shown escaped (\x1b, \n, \t), as git and ls show them, so that
-// nothing an input holds can move the cursor, recolour, ring or start a
-// line of its own. (perf script prints such bytes raw.) JSON output is
+// UTF-8 are shown escaped (\x1b, \n, \t), as git and ls show them, and so
+// are Unicode's invisible format characters and line separators (\u202e:
+// bidirectional overrides, zero-width spaces, U+2028), so that nothing an
+// input holds can move the cursor, recolour, ring, start a line of its own
+// or show text in another order than it has. (perf script prints such
+// bytes raw.) JSON output is
 // escaped as JSON requires instead; bytes written into a recording are
 // never changed.
 package safetext
@@ -11,13 +14,15 @@ package safetext
 import (
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
 // unsafe reports whether rune r (n bytes long) at the start of a string
 // must be escaped.
 func unsafe(r rune, n int) bool {
-	return r == utf8.RuneError && n <= 1 || r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0
+	return r == utf8.RuneError && n <= 1 || r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 ||
+		r > 0xa0 && unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
 // Clean returns s with every control character, DEL and invalid byte
@@ -48,8 +53,12 @@ func escape(b *strings.Builder, s string, r rune, n int) {
 		b.WriteString(`\r`)
 	case r == utf8.RuneError:
 		fmt.Fprintf(b, `\x%02x`, s[0])
-	default:
+	case r < 0x100:
 		fmt.Fprintf(b, `\x%02x`, r)
+	case r < 0x10000:
+		fmt.Fprintf(b, `\u%04x`, r)
+	default:
+		fmt.Fprintf(b, `\U%08x`, r)
 	}
 }
 

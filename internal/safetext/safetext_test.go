@@ -17,6 +17,12 @@ func TestClean(t *testing.T) {
 		{"bad \xff\xfe", `bad \xff\xfe`}, // invalid UTF-8
 		{"cut \xe2\x9c", `cut \xe2\x9c`}, // a rune cut short
 		{"nbsp\u00a0ok", "nbsp\u00a0ok"}, // U+00A0 is printable
+		// invisible format characters and separators: text shown out of
+		// order (Trojan Source), hidden, or on a line of its own
+		{"prog_\u202etxt.exe", `prog_\u202etxt.exe`},
+		{"zero\u200bwidth\ufeff", `zero\u200bwidth\ufeff`},
+		{"line\u2028para\u2029", `line\u2028para\u2029`},
+		{"tag\U000e0041", `tag\U000e0041`},
 	} {
 		if got := Clean(c.in); got != c.want {
 			t.Errorf("Clean(%q) = %q, want %q", c.in, got, c.want)
@@ -32,6 +38,7 @@ func TestQuote(t *testing.T) {
 		{"with space", `"with space"`},
 		{`q"uote\`, `"q\"uote\\"`},
 		{"x\n\x1b[31mbpfmeta: all good\x1b[0m\r.data", `"x\n\x1b[31mbpfmeta: all good\x1b[0m\r.data"`},
+		{"evil\u202eatad.txt", `"evil\u202eatad.txt"`},
 	} {
 		if got := Quote(c.in); got != c.want {
 			t.Errorf("Quote(%q) = %q, want %q", c.in, got, c.want)
