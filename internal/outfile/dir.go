@@ -33,49 +33,69 @@ const DirMode fs.FileMode = 0o700
 //     atomically (RENAME_EXCHANGE, then the old one is removed); anything
 //     else is refused.
 type Dir struct {
-	path  string
-	tmp   string
-	dir   *os.File // the temporary directory: files are made in it by name
-	force bool
-	sync  bool // Options.Sync
+	path   string
+	parent *os.File // the directory it is made in (openDir's)
+	base   string   // its name in parent
+	name   string   // the temporary directory's name in parent
+	tmp    string   // and its path, for messages
+	dir    *os.File // the temporary directory: files are made in it by name
+	force  bool
+	sync   bool // Options.Sync
 	ending
 }
 
 // CreateDir starts the directory at path, by Dir's policy.
 func CreateDir(path string, opts Options) (*Dir, error) {
-	st, err := os.Lstat(path)
+	parent, base, err := openDir(path)
+	if err != nil {
+		return nil, err
+	}
+	d, err := createDir(parent, base, path, opts)
+	if err != nil {
+		parent.Close()
+	}
+	return d, err
+}
+
+// createDir is CreateDir of base in parent (openDir's), which the Dir
+// keeps.
+func createDir(parent *os.File, base, path string, opts Options) (*Dir, error) {
+	st, err := lstatAt(parent, base)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
-		return nil, err
+		return nil, &fs.PathError{Op: "lstat", Path: path, Err: err}
 	case !opts.Force:
 		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w (-f replaces a directory recording)", ErrExists)}
 	default:
-		if err := replaceable(path, st); err != nil {
+		if err := replaceable(parent, base, path, st); err != nil {
 			return nil, err
 		}
 	}
+	pfd := int(parent.Fd())
 	name, err := withTempName(filepath.Base(path), func(tmp string) error {
-		return unix.Mkdir(filepath.Join(filepath.Dir(path), tmp), uint32(DirMode))
+		return unix.Mkdirat(pfd, tmp, uint32(DirMode))
 	})
 	if err != nil {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
 	}
 	tmp := filepath.Join(filepath.Dir(path), name)
-	f, err := os.OpenFile(tmp, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	fd, err := unix.Openat(pfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		unix.Rmdir(tmp)
+		unix.Unlinkat(pfd, name, unix.AT_REMOVEDIR)
 		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
 	}
-	return &Dir{path: path, tmp: tmp, dir: f, force: opts.Force, sync: opts.Sync}, nil
+	f := os.NewFile(uintptr(fd), tmp)
+	return &Dir{path: path, parent: parent, base: base, name: name, tmp: tmp, dir: f, force: opts.Force, sync: opts.Sync}, nil
 }
 
 // replaceable checks that -f may replace what stands at path (st): a
-// directory recording (checkReplaceable), or a regular file.
-func replaceable(path string, st fs.FileInfo) error {
+// directory recording (checkReplaceable), or a regular file. It is base
+// in parent.
+func replaceable(parent *os.File, base, path string, st fs.FileInfo) error {
 	switch {
 	case st.IsDir():
-		return checkReplaceable(path)
+		return checkReplaceable(parent, base, path)
 	case !st.Mode().IsRegular():
 		return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %s: -f replaces only a directory recording or a regular file", kind(st.Mode()))}
 	}
@@ -86,9 +106,10 @@ func replaceable(path string, st fs.FileInfo) error {
 const maxReplaced = 1 << 17
 
 // checkReplaceable checks that the directory at path is one -f may
-// replace: it holds only data and data.N, none of them a directory.
-func checkReplaceable(path string) error {
-	ents, err := readNames(path)
+// replace: it holds only data and data.N, none of them a directory. It is
+// base in parent.
+func checkReplaceable(parent *os.File, base, path string) error {
+	ents, err := readNames(parent, base, path)
 	if err != nil {
 		return err
 	}
@@ -100,11 +121,12 @@ func checkReplaceable(path string) error {
 	return nil
 }
 
-func readNames(path string) ([]fs.DirEntry, error) {
-	d, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+func readNames(parent *os.File, base, path string) ([]fs.DirEntry, error) {
+	fd, err := unix.Openat(int(parent.Fd()), base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
+	d := os.NewFile(uintptr(fd), path)
 	defer d.Close()
 	ents, err := d.ReadDir(maxReplaced + 1)
 	if err != nil && err != io.EOF {
@@ -183,8 +205,9 @@ func (d *Dir) commit() error {
 	}
 	d.dir.Close()
 	if d.sync {
-		syncParent(d.path)
+		d.parent.Sync() // the new name, durable; best effort (not on a path-only descriptor)
 	}
+	d.parent.Close()
 	return nil
 }
 
@@ -192,7 +215,8 @@ func (d *Dir) commit() error {
 // appeared meanwhile, unless Force, which exchanges the two and removes
 // the old one.
 func (d *Dir) place() error {
-	err := unix.Renameat2(unix.AT_FDCWD, d.tmp, unix.AT_FDCWD, d.path, unix.RENAME_NOREPLACE)
+	pfd := int(d.parent.Fd())
+	err := unix.Renameat2(pfd, d.name, pfd, d.base, unix.RENAME_NOREPLACE)
 	if err == nil {
 		return nil
 	}
@@ -202,21 +226,21 @@ func (d *Dir) place() error {
 	if !d.force {
 		return &fs.PathError{Op: "create", Path: d.path, Err: fmt.Errorf("%w: it appeared while bpfmeta wrote it (-f replaces it)", ErrExists)}
 	}
-	st, err := os.Lstat(d.path)
+	st, err := lstatAt(d.parent, d.base)
 	if err != nil {
+		return &fs.PathError{Op: "lstat", Path: d.path, Err: err}
+	}
+	if err := replaceable(d.parent, d.base, d.path, st); err != nil {
 		return err
 	}
-	if err := replaceable(d.path, st); err != nil {
-		return err
-	}
-	if err := unix.Renameat2(unix.AT_FDCWD, d.tmp, unix.AT_FDCWD, d.path, unix.RENAME_EXCHANGE); err != nil {
+	if err := unix.Renameat2(pfd, d.name, pfd, d.base, unix.RENAME_EXCHANGE); err != nil {
 		return &fs.PathError{Op: "rename", Path: d.path, Err: err}
 	}
 	// The old one is now under the temporary name.
 	if st.IsDir() {
-		removeRecording(d.tmp)
+		removeRecording(d.parent, d.name)
 	} else {
-		os.Remove(d.tmp)
+		unix.Unlinkat(pfd, d.name, 0)
 	}
 	return nil
 }
@@ -229,19 +253,22 @@ func (d *Dir) Abort() { d.end(d.remove) }
 func (d *Dir) remove() {
 	removeIn(d.dir)
 	d.dir.Close()
-	unix.Rmdir(d.tmp)
+	unix.Unlinkat(int(d.parent.Fd()), d.name, unix.AT_REMOVEDIR)
+	d.parent.Close()
 }
 
-// removeRecording removes the directory recording at path: its data and
-// data.N files (nothing else, following no symlink), then the directory.
-func removeRecording(path string) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+// removeRecording removes the directory recording name in parent: its
+// data and data.N files (nothing else, following no symlink), then the
+// directory.
+func removeRecording(parent *os.File, name string) {
+	fd, err := unix.Openat(int(parent.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return
 	}
+	f := os.NewFile(uintptr(fd), name)
 	removeIn(f)
 	f.Close()
-	unix.Rmdir(path)
+	unix.Unlinkat(int(parent.Fd()), name, unix.AT_REMOVEDIR)
 }
 
 // removeIn removes the data and data.N files of the open directory d, a

@@ -22,15 +22,17 @@
 //     replaces only regular files, and follows no symlink to one.
 //   - Written through only if nobody else planted it: in a sticky directory
 //     others can write (/tmp), a FIFO or device is written through, and a
-//     symlink followed, only if it belongs to the caller, to the
-//     directory's owner or to root, whatever fs.protected_fifos and
-//     fs.protected_symlinks say (the kernel's may_create_in_sticky() and
-//     may_follow_link() rules; its protected_fifos covers only O_CREAT
-//     opens). A FIFO no process reads is refused after FIFOWait, not
-//     waited on for ever.
-//   - The directory is opened once: the temporary file is created, linked
-//     and removed relative to it (openat, linkat, unlinkat), so that a
-//     directory renamed meanwhile keeps no temporary file.
+//     symlink followed (any on the way: the output's name, a directory
+//     of its path, one in a symlink's target; see walk), only if it
+//     belongs to the caller, to the directory's owner or to root,
+//     whatever fs.protected_fifos and fs.protected_symlinks say (the
+//     kernel's may_create_in_sticky() and may_follow_link() rules; its
+//     protected_fifos covers only O_CREAT opens). A FIFO no process reads
+//     is refused after FIFOWait, not waited on for ever.
+//   - The directory is opened once (openDir): the temporary file is
+//     created, linked and removed relative to it (openat, linkat,
+//     unlinkat), so that a directory renamed meanwhile keeps no temporary
+//     file.
 //   - Journal mode (for a file that is useful while it is written, such as
 //     a watch's snapshot): the new file appears under its name as soon as it
 //     is created, by the same link or rename, and is written in place.
@@ -102,46 +104,67 @@ type File struct {
 
 // Create opens path for writing, by the policy of the package comment.
 func Create(path string, opts Options) (*File, error) {
-	st, err := os.Lstat(path)
+	dir, base, err := openDir(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := createIn(dir, base, path, opts)
+	if err != nil || f.dir != dir {
+		dir.Close()
+	}
+	return f, err
+}
+
+// createIn is Create of base in dir (openDir's), which it keeps open in the
+// File it makes, and otherwise leaves to the caller to close.
+func createIn(dir *os.File, base, path string, opts Options) (*File, error) {
+	st, err := lstatAt(dir, base)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return create(path, opts)
+		return create(dir, base, path, opts)
 	case err != nil:
-		return nil, err
+		return nil, &fs.PathError{Op: "lstat", Path: path, Err: err}
 	case !opts.Force:
 		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w (-f replaces a file, or writes to a device or FIFO)", ErrExists)}
 	case st.IsDir():
 		return nil, &fs.PathError{Op: "create", Path: path, Err: syscall.EISDIR}
 	case st.Mode().IsRegular():
-		return create(path, opts)
+		return create(dir, base, path, opts)
 	case st.Mode()&fs.ModeSymlink != 0:
-		target, err := os.Stat(path)
+		if err := notPlanted(path, int(dir.Fd()), st); err != nil {
+			return nil, err
+		}
+		// The symlink, and every symlink its target goes through, by
+		// notPlanted's rule.
+		tdir, tbase, err := walk(dir, base, true)
+		var target fs.FileInfo
+		if err == nil {
+			defer tdir.Close()
+			target, err = lstatAt(tdir, tbase)
+		}
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("a symlink to nothing: -f replaces only regular files")}
 		case err != nil:
+			var pe *fs.PathError
+			if errors.As(err, &pe) && pe.Path == base {
+				err = &fs.PathError{Op: "create", Path: path, Err: pe.Err}
+			}
 			return nil, err
 		case writeThrough(target.Mode()):
-			if err := notPlanted(path, st); err != nil {
-				return nil, err
-			}
-			resolved, err := filepath.EvalSymlinks(path)
-			if err != nil {
-				return nil, err
-			}
-			if err := notPlanted(resolved, target); err != nil {
+			if err := notPlanted(path, int(tdir.Fd()), target); err != nil {
 				return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("its target: %w", errors.Unwrap(err))}
 			}
-			return openThrough(path, target, 0)
+			return openThrough(path, tdir, tbase, target)
 		case target.Mode().IsRegular():
 			return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("a symlink to a file: -f replaces only regular files and does not follow symlinks to them")}
 		}
 		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a symlink to a %s: bpfmeta writes only regular files, character devices and FIFOs", kind(target.Mode()))}
 	case writeThrough(st.Mode()):
-		if err := notPlanted(path, st); err != nil {
+		if err := notPlanted(path, int(dir.Fd()), st); err != nil {
 			return nil, err
 		}
-		return openThrough(path, st, unix.O_NOFOLLOW)
+		return openThrough(path, dir, base, st)
 	}
 	return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %s: bpfmeta writes only regular files, character devices and FIFOs", kind(st.Mode()))}
 }
@@ -165,21 +188,22 @@ func kind(m fs.FileMode) string {
 }
 
 // notPlanted refuses path (a FIFO, a device, or a symlink to be followed;
-// st its Lstat or Stat) if another user may have put it there: it is in a
-// sticky directory that others can write, and belongs neither to the
-// caller, nor to the directory's owner, nor to root. That is the kernel's
+// st its Lstat or Stat, dirFD the directory it is in) if another user may
+// have put it there: it is in a sticky directory that others can write,
+// and belongs neither to the caller, nor to the directory's owner, nor to
+// root. That is the kernel's
 // rule for FIFOs (may_create_in_sticky(), fs.protected_fifos=2) and for
 // symlinks (may_follow_link(), fs.protected_symlinks), applied whatever
 // the sysctls say: protected_fifos covers only opens with O_CREAT, and a
 // root process writing a snapshot into another user's FIFO, device or
 // terminal gives that user kernel addresses.
-func notPlanted(path string, st fs.FileInfo) error {
+func notPlanted(path string, dirFD int, st fs.FileInfo) error {
 	sys, ok := st.Sys().(*syscall.Stat_t)
 	if !ok {
 		return nil
 	}
 	var dir unix.Stat_t
-	if err := unix.Stat(filepath.Dir(path), &dir); err != nil {
+	if err := unix.Fstat(dirFD, &dir); err != nil {
 		return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("its directory: %w", err)}
 	}
 	owner := sys.Uid
@@ -203,13 +227,14 @@ const FIFOWait = 2 * time.Second
 // openThrough opens an existing character device or FIFO for writing,
 // without blocking (a FIFO no process reads is refused after FIFOWait)
 // and without making a terminal the controlling one. What was opened must
-// be what st describes: it must not have been replaced meanwhile.
-func openThrough(path string, st fs.FileInfo, flags int) (*File, error) {
-	flags |= unix.O_WRONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
-	fd, err := unix.Open(path, flags, 0)
+// be what st describes, base in dir: it must not have been replaced
+// meanwhile, nor by a symlink.
+func openThrough(path string, dir *os.File, base string, st fs.FileInfo) (*File, error) {
+	const flags = unix.O_WRONLY | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_NOFOLLOW | unix.O_CLOEXEC
+	fd, err := unix.Openat(int(dir.Fd()), base, flags, 0)
 	for deadline := time.Now().Add(FIFOWait); errors.Is(err, unix.ENXIO) && st.Mode()&fs.ModeNamedPipe != 0 && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
-		fd, err = unix.Open(path, flags, 0)
+		fd, err = unix.Openat(int(dir.Fd()), base, flags, 0)
 	}
 	if errors.Is(err, unix.ENXIO) && st.Mode()&fs.ModeNamedPipe != 0 {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a FIFO no process reads (waited %v): start its reader first, or write to a pipe with -o -", FIFOWait)}
@@ -282,29 +307,9 @@ func withTempName(base string, try func(tmp string) error) (string, error) {
 	return "", errNoTempName
 }
 
-// openDir opens the directory a new file is made in: for reading, so that
-// it can be synced, or (without read permission) as a path only.
-func openDir(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.EACCES) {
-		fd, err = unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	}
-	if err != nil {
-		return nil, err
-	}
-	return os.NewFile(uintptr(fd), dir), nil
-}
-
-func create(path string, opts Options) (*File, error) {
-	dirName, base := filepath.Split(path)
-	if dirName == "" {
-		dirName = "."
-	}
-	dir, err := openDir(dirName)
-	if err != nil {
-		// Name the output, not its directory.
-		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
-	}
+// create makes the new file base in dir (openDir's), for path.
+func create(dir *os.File, base, path string, opts Options) (*File, error) {
+	dirName := filepath.Dir(path)
 	f := &File{path: path, dir: dir, base: base, opts: opts}
 	fd := -1
 	if !opts.Journal {
@@ -314,11 +319,11 @@ func create(path string, opts Options) (*File, error) {
 		f.unnamed = true
 		f.File = os.NewFile(uintptr(fd), filepath.Join(dirName, "."+base+".tmp (unnamed)"))
 	} else if err := f.createNamed(dirName); err != nil {
-		dir.Close()
 		return nil, err
 	}
 	var st unix.Stat_t
-	if err = unix.Fstat(int(f.File.Fd()), &st); err == nil {
+	err := unix.Fstat(int(f.File.Fd()), &st)
+	if err == nil {
 		f.id = [2]uint64{st.Dev, st.Ino}
 		if opts.Journal {
 			err = f.place()
@@ -327,7 +332,6 @@ func create(path string, opts Options) (*File, error) {
 	if err != nil {
 		f.remove()
 		f.File.Close()
-		dir.Close()
 		if _, ok := err.(*fs.PathError); !ok {
 			err = &fs.PathError{Op: "create", Path: path, Err: err}
 		}
@@ -461,15 +465,6 @@ func (f *File) commit() error {
 		f.dir.Sync() // the new name, durable; best effort (not on a path-only descriptor)
 	}
 	return nil
-}
-
-// syncParent makes a new name at path durable: it syncs path's directory,
-// best effort.
-func syncParent(path string) {
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
 }
 
 // Abort closes the file and removes it, unless it was committed. It is safe

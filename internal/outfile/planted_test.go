@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -185,6 +186,135 @@ func TestDirectoryRenamed(t *testing.T) {
 			if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("%+v: the old name exists again: %v", opts, err)
 			}
+		}
+	}
+}
+
+// TestPlantedDirectory: every symlink on the way to an output is followed
+// by the same rule as the output's own name (may_follow_link()), not only
+// the last: another user's symlink in a sticky directory others can
+// write, as a directory of the path, in a symlink's target or in a path
+// relative to the working directory, is refused, by Create (a new file, a
+// FIFO with Force) and by CreateDir; the caller's, the directory owner's,
+// and any in a directory that is not sticky, are followed.
+func TestPlantedDirectory(t *testing.T) {
+	testkit.Root(t) // chown
+	me := os.Geteuid()
+	type kase struct {
+		name string
+		// make returns the output's directory, whose symlinks lead to
+		// target (or sub, a directory in it), and the symlink refused as
+		// the error names it ("" if none is).
+		make func(t *testing.T, sticky, plain, target string) (dir, refused string)
+	}
+	symlink := func(t *testing.T, target, path string, uid int) string {
+		t.Helper()
+		if err := os.Symlink(target, path); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(path, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cases := []kase{
+		{"another user's symlink", func(t *testing.T, sticky, plain, target string) (string, string) {
+			l := symlink(t, target, filepath.Join(sticky, "d"), nobody)
+			return l, l
+		}},
+		{"another user's symlink deeper", func(t *testing.T, sticky, plain, target string) (string, string) {
+			l := symlink(t, target, filepath.Join(sticky, "d"), nobody)
+			return filepath.Join(l, "sub"), l
+		}},
+		{"another user's symlink in the caller's symlink's target", func(t *testing.T, sticky, plain, target string) (string, string) {
+			l := symlink(t, target, filepath.Join(sticky, "d"), nobody)
+			return symlink(t, filepath.Join(sticky, "d", "."), filepath.Join(plain, "mine"), me), l
+		}},
+		{"another user's symlink in a relative target", func(t *testing.T, sticky, plain, target string) (string, string) {
+			l := symlink(t, target, filepath.Join(sticky, "d"), nobody)
+			return symlink(t, "d", filepath.Join(sticky, "mine"), me), l
+		}},
+		{"another user's symlink, relative to the working directory", func(t *testing.T, sticky, plain, target string) (string, string) {
+			symlink(t, target, filepath.Join(sticky, "d"), nobody)
+			t.Chdir(sticky)
+			return "d", "d"
+		}},
+		{"the caller's symlink", func(t *testing.T, sticky, plain, target string) (string, string) {
+			return symlink(t, target, filepath.Join(sticky, "d"), me), ""
+		}},
+		{"the directory owner's symlink", func(t *testing.T, sticky, plain, target string) (string, string) {
+			if err := os.Lchown(sticky, nobody, nobody); err != nil {
+				t.Fatal(err)
+			}
+			return symlink(t, target, filepath.Join(sticky, "d"), nobody), ""
+		}},
+		{"another user's symlink in a directory that is not sticky", func(t *testing.T, sticky, plain, target string) (string, string) {
+			if err := unix.Chmod(plain, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			return symlink(t, target, filepath.Join(plain, "d"), nobody), ""
+		}},
+	}
+	for _, c := range cases {
+		for _, how := range []string{"file", "FIFO", "directory"} {
+			t.Run(c.name+"/"+how, func(t *testing.T) {
+				sticky, plain, target := t.TempDir(), t.TempDir(), t.TempDir()
+				if err := unix.Chmod(sticky, 0o1777); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Mkdir(filepath.Join(target, "sub"), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				out := filepath.Join(target, "out.data")
+				if strings.HasSuffix(c.name, "deeper") {
+					out = filepath.Join(target, "sub", "out.data")
+				}
+				dir, refused := c.make(t, sticky, plain, target)
+				path := filepath.Join(dir, "out.data")
+				var err error
+				var rd *os.File
+				switch how {
+				case "file":
+					err = write(t, path, outfile.Options{}, "secret")
+				case "FIFO":
+					if err := unix.Mkfifo(out, 0o600); err != nil {
+						t.Fatal(err)
+					}
+					if rd, err = os.OpenFile(out, os.O_RDONLY|unix.O_NONBLOCK, 0); err != nil {
+						t.Fatal(err)
+					}
+					defer rd.Close()
+					err = write(t, path, outfile.Options{Force: true}, "secret")
+				case "directory":
+					var d *outfile.Dir
+					if d, err = outfile.CreateDir(path, outfile.Options{}); err == nil {
+						err = d.Commit()
+					}
+				}
+				got := ""
+				if rd != nil {
+					buf := make([]byte, 64)
+					n, _ := rd.Read(buf)
+					got = string(buf[:n])
+				} else if _, serr := os.Lstat(out); serr == nil {
+					got = "out.data"
+				}
+				if refused == "" {
+					if err != nil || got == "" {
+						t.Errorf("%v, %q in the target; want it written there", err, got)
+					}
+					return
+				}
+				switch {
+				case err == nil || got != "":
+					t.Errorf("%v, %q in the target; want it refused", err, got)
+				case !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "through "+refused+": a symlink of user 65534") || !strings.Contains(err.Error(), "protected_fifos"):
+					t.Errorf("the error does not name the output, the symlink and the rule: %v", err)
+				}
+				if names := testkit.DirNames(t, filepath.Dir(out)); how != "FIFO" && len(names) != 0 && !slices.Equal(names, []string{"sub"}) {
+					t.Errorf("the target holds %q", names)
+				}
+			})
 		}
 	}
 }
