@@ -63,6 +63,9 @@ func TestInjectSummary(t *testing.T) {
 		{inject + " -o " + out, 1, true},
 		{inject + " | cat >/dev/null", 1, true},
 		{inject + " | " + bin + " show >/dev/null", 1, false},
+		// the shell's fork not yet bpfmeta when inject ends (all its output
+		// in the pipe): inject waits for the exec
+		{inject + " | (sleep 0.05; exec " + bin + " show >/dev/null)", 1, false},
 		{inject + " -o /dev/null", 1, false},
 		{inject + " -v -o /dev/null", 2, false}, // and the programs not looked for
 	} {

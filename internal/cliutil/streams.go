@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"golang.org/x/term"
@@ -63,6 +64,14 @@ func IsTerminal(w io.Writer) bool {
 // or running this program's executable, reads as its stdin (the next
 // command of a shell pipeline). Processes it may not look into do not
 // count.
+//
+// The shell forks the commands of a pipeline and each then executes its
+// program: a reader that still runs the executable of this process's
+// parent (the shell) may be one that has not yet, when this process had
+// so little to write that the pipe held it all. It is looked at again,
+// every readerPoll for at most readerWait, until it runs another
+// program; one that stays the shell (a function, a while-read loop) is
+// not comm.
 func (s *Session) StdoutReadBy(comm string) bool {
 	f, ok := s.out.File()
 	if !ok {
@@ -74,9 +83,27 @@ func (s *Session) StdoutReadBy(comm string) bool {
 	}
 	pipe := fmt.Sprintf("pipe:[%d]", st.Ino)
 	self, _ := os.Stat("/proc/self/exe")
+	shell, _ := os.Stat("/proc/" + strconv.Itoa(os.Getppid()) + "/exe")
+	for waited := time.Duration(0); ; waited += readerPoll {
+		found, forked := pipeReaders(pipe, comm, self, shell)
+		if found || !forked || waited >= readerWait {
+			return found
+		}
+		time.Sleep(readerPoll)
+	}
+}
+
+const (
+	readerPoll = 5 * time.Millisecond
+	readerWait = 200 * time.Millisecond
+)
+
+// pipeReaders looks at the processes whose stdin is pipe: found, one is
+// named comm or runs the executable self; forked, one runs shell's.
+func pipeReaders(pipe, comm string, self, shell os.FileInfo) (found, forked bool) {
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
-		return false
+		return false, false
 	}
 	me := strconv.Itoa(os.Getpid())
 	for _, p := range procs {
@@ -88,11 +115,18 @@ func (s *Session) StdoutReadBy(comm string) bool {
 			continue
 		}
 		if name, err := os.ReadFile("/proc/" + pid + "/comm"); err == nil && strings.TrimSpace(string(name)) == comm {
-			return true
+			return true, false
 		}
-		if exe, err := os.Stat("/proc/" + pid + "/exe"); err == nil && self != nil && os.SameFile(self, exe) {
-			return true
+		exe, err := os.Stat("/proc/" + pid + "/exe")
+		if err != nil {
+			continue
+		}
+		if self != nil && os.SameFile(self, exe) {
+			return true, false
+		}
+		if shell != nil && os.SameFile(shell, exe) && (self == nil || !os.SameFile(self, shell)) {
+			forked = true
 		}
 	}
-	return false
+	return false, forked
 }
