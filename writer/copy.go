@@ -28,7 +28,7 @@ func copyRange(dst io.WriterAt, dstOff int64, src io.ReaderAt, srcOff, n int64) 
 	for n > 0 {
 		b := buf[:min(n, int64(len(buf)))]
 		if _, err := src.ReadAt(b, srcOff); err != nil {
-			return fmt.Errorf("reading the input at %#x: %w", srcOff, err)
+			return inputError("reading the input at %#x: %w", srcOff, err)
 		}
 		if _, err := dst.WriteAt(b, dstOff); err != nil {
 			return err
@@ -62,7 +62,7 @@ func copyFileRange(dst fder, dstOff int64, src fder, srcOff, n int64) (int64, er
 		case err != nil:
 			return done, fmt.Errorf("copy_file_range: %w", err)
 		case m == 0:
-			return done, fmt.Errorf("copying the input at %#x: %w", srcOff, io.ErrUnexpectedEOF)
+			return done, inputError("copying the input at %#x: %w", srcOff, io.ErrUnexpectedEOF)
 		}
 		done += int64(m)
 	}

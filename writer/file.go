@@ -3,7 +3,6 @@ package writer
 import (
 	"cmp"
 	"encoding/binary"
-	"fmt"
 	"io"
 	"slices"
 	"sort"
@@ -233,7 +232,7 @@ func (w *file) patchAuxtraceIndex(f perfdata.FeatureSection) error {
 		}
 		var b [8]byte
 		if _, err := w.src.ReadAt(b[:], int64(f.Offset)); err != nil {
-			return fmt.Errorf("reading the AUXTRACE feature at %#x: %w", f.Offset, err)
+			return inputError("reading the AUXTRACE feature at %#x: %w", f.Offset, err)
 		}
 		start, nr = 8, min(w.bo.Uint64(b[:]), (f.Size-8)/16)
 	}
@@ -243,7 +242,7 @@ func (w *file) patchAuxtraceIndex(f perfdata.FeatureSection) error {
 		b := buf[:16*n]
 		at := int64(f.Offset + start + 16*i)
 		if _, err := w.src.ReadAt(b, at); err != nil {
-			return fmt.Errorf("reading the AUXTRACE feature at %#x: %w", at, err)
+			return inputError("reading the AUXTRACE feature at %#x: %w", at, err)
 		}
 		for e := 0; e < len(b); e += 16 {
 			w.bo.PutUint64(b[e:], w.mapOffset(w.bo.Uint64(b[e:])))

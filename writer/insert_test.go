@@ -2,6 +2,9 @@ package writer_test
 
 import (
 	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,5 +160,37 @@ func checkAuxtraceIndex(t *testing.T, path string) {
 		if eh.Type != perfdata.RecordAuxtrace || uint64(eh.Size) != size {
 			t.Errorf("AUXTRACE index entry %d: %#x [%#x] is a %v record of %d bytes", i, off, size, eh.Type, eh.Size)
 		}
+	}
+}
+
+// TestInputError: an attr whose ids no pipe's HEADER_ATTR record can hold
+// (its ids section claims 200 MB, in a sparse file) is the input's error,
+// at the attr's offset, not the output's.
+func TestInputError(t *testing.T) {
+	b := testkit.CorpusBytes(t, "quipper_perf4.4_x86_64_lost_samples.data")
+	bo := binary.LittleEndian
+	attrs, attrSize := bo.Uint64(b[24:]), bo.Uint64(b[16:])
+	ids := attrs + attrSize - perfdata.SectionSize
+	bo.PutUint64(b[ids:], uint64(len(b)))
+	bo.PutUint64(b[ids+8:], 200<<20)
+	path := filepath.Join(t.TempDir(), "ids.data")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, int64(len(b))+200<<20); err != nil {
+		t.Fatal(err)
+	}
+	r, err := reader.Open(path, reader.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w, err := writer.New(io.Discard, r, writer.Options{})
+	if err == nil {
+		w.Abort()
+	}
+	var ie *writer.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), fmt.Sprintf("at %#x", attrs)) {
+		t.Errorf("writer.New: %v; want an *InputError at %#x", err, attrs)
 	}
 }

@@ -115,14 +115,14 @@ func (p *pipe) writePrelude(l *perfdata.FileLayout, src io.ReaderAt) ([]Omitted,
 		nids := a.IDs.Size / 8
 		size := uint64(perfdata.EventHeaderSize+len(a.Attr.Raw)) + 8*nids
 		if size > perfdata.MaxRecordSize {
-			return nil, fmt.Errorf("attr %d has %d ids, too many for a HEADER_ATTR record", i, nids)
+			return nil, inputError("attr %d has %d ids, too many for a pipe's HEADER_ATTR record, at %#x", i, nids, a.Offset)
 		}
 		b := make([]byte, 0, size)
 		b = appendHeader(b, bo, perfdata.RecordHeaderAttr, 0, int(size))
 		b = append(b, a.Attr.Raw...)
 		b = b[:size]
 		if _, err := src.ReadAt(b[perfdata.EventHeaderSize+len(a.Attr.Raw):], int64(a.IDs.Offset)); err != nil {
-			return nil, fmt.Errorf("reading the ids of attr %d at %#x: %w", i, a.IDs.Offset, err)
+			return nil, inputError("reading the ids of attr %d at %#x: %w", i, a.IDs.Offset, err)
 		}
 		if _, err := p.bw.Write(b); err != nil {
 			return nil, err
@@ -264,20 +264,20 @@ func (p *pipe) writeBuildIDs(src io.ReaderAt, f *perfdata.FeatureSection) error 
 	for off := uint64(0); off+perfdata.EventHeaderSize <= f.Size; {
 		at := int64(f.Offset + off)
 		if _, err := src.ReadAt(e[:perfdata.EventHeaderSize], at); err != nil {
-			return fmt.Errorf("reading the BUILD_ID feature at %#x: %w", at, err)
+			return inputError("reading the BUILD_ID feature at %#x: %w", at, err)
 		}
 		h := perfdata.DecodeEventHeader(e, p.bo)
 		if h.Size < perfdata.EventHeaderSize || off+uint64(h.Size) > f.Size {
-			return fmt.Errorf("BUILD_ID feature at %#x: bad entry size %d at %#x", f.Offset, h.Size, at)
+			return inputError("BUILD_ID feature at %#x: bad entry size %d at %#x", f.Offset, h.Size, at)
 		}
 		if _, err := src.ReadAt(e[:h.Size], at); err != nil {
-			return fmt.Errorf("reading the BUILD_ID feature at %#x: %w", at, err)
+			return inputError("reading the BUILD_ID feature at %#x: %w", at, err)
 		}
 		// Records in a stream are 8-byte multiples (perf 7.2 rejects
 		// others); the filename is NUL-terminated, so zeros pad it.
 		n := (int(h.Size) + 7) &^ 7
 		if n > perfdata.MaxRecordSize {
-			return fmt.Errorf("BUILD_ID feature at %#x: an entry of %d bytes at %#x does not fit in a record", f.Offset, h.Size, at)
+			return inputError("BUILD_ID feature at %#x: an entry of %d bytes at %#x does not fit in a record", f.Offset, h.Size, at)
 		}
 		clear(e[h.Size:n])
 		p.bo.PutUint32(e, uint32(perfdata.RecordHeaderBuildID))

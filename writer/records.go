@@ -1,6 +1,11 @@
 package writer
 
-import "github.com/bpfmeta/bpfmeta/perfdata"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
 
 // Records is a recording read one record at a time, as Copy reads it.
 // *reader.Reader is one.
@@ -20,14 +25,31 @@ type WriteError struct{ Err error }
 func (e *WriteError) Error() string { return e.Err.Error() }
 func (e *WriteError) Unwrap() error { return e.Err }
 
+// InputError is an error of the input the writer finds as it writes: a
+// header section it reads (ids, features, trace data) that ends early or
+// holds what no output can, in the words of its offset in the input.
+// New returns one as it is; Blame does not make it a *WriteError.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// inputError is an *InputError of a message and its arguments.
+func inputError(format string, args ...any) error {
+	return &InputError{fmt.Errorf(format, args...)}
+}
+
 // Blame is the error of a WriteRecord of a record read from in that
 // failed with err: in's own error if reading in failed meanwhile (the
 // data a record carries after its header, AUX or trace data, is read
-// while the record is written, and may end early), else err as a
-// *WriteError.
+// while the record is written, and may end early), err itself if it is
+// an *InputError, else err as a *WriteError.
 func Blame(in Records, err error) error {
 	if rerr := in.Err(); rerr != nil {
 		return rerr
+	}
+	if ie := (*InputError)(nil); errors.As(err, &ie) {
+		return err
 	}
 	return &WriteError{err}
 }

@@ -112,6 +112,9 @@ func machine(host, release string) string {
 // are printed.
 func startWriter(in *cliutil.Input, out *outfile.Output, opts writer.Options, notes io.Writer, verbose bool) (*writer.Writer, error) {
 	w, err := newWriter(out, in, opts)
+	if ie := (*writer.InputError)(nil); errors.As(err, &ie) {
+		return nil, fmt.Errorf("%s: %w", in.Name, err) // the input's offsets
+	}
 	if err != nil {
 		return nil, out.Error(err)
 	}
