@@ -65,8 +65,14 @@ type dumper struct {
 
 	// err describes the most recent failure; it is the one that propagated
 	// out when the final result is negative (errors are returned at once, and
-	// the ones arrays swallow are overwritten by later ones).
-	err *FormatError
+	// the ones arrays swallow are overwritten by later ones). Its Msg is
+	// made from msg and msgArgs when it leaves (error): an array of
+	// millions of structs past the data's end fails once an element, and
+	// formatting each message was half the work of such a dump.
+	err     *FormatError
+	errBuf  FormatError
+	msg     string
+	msgArgs []any
 }
 
 // fail records why a libbpf function returned code and returns code.
@@ -74,8 +80,19 @@ func (d *dumper) fail(code int, fn string, t btf.Type, off int64, format string,
 	if d.err != nil && d.err.code == errLimit {
 		return errLimit // keep the first limit error
 	}
-	d.err = &FormatError{Func: fn, Type: t, Offset: off, Msg: fmt.Sprintf(format, args...), code: code}
+	d.errBuf = FormatError{Func: fn, Type: t, Offset: off, code: code}
+	d.err, d.msg, d.msgArgs = &d.errBuf, format, args
 	return code
+}
+
+// error returns the failure recorded last, its message made.
+func (d *dumper) error() error {
+	if d.err == nil {
+		return nil
+	}
+	e := *d.err
+	e.Msg = fmt.Sprintf(d.msg, d.msgArgs...)
+	return &e
 }
 
 // enter counts work and nesting; it fails once a limit is reached, and from

@@ -140,7 +140,7 @@ func (o *Dumper) DumpVar(v btf.VarSecinfo, section []byte) (string, error) {
 	size := resolveSize(vr.Type, d.ptrSize)
 	if size < 0 {
 		d.fail(int(size), "btf__resolve_size", vr.Type, int64(v.Offset), "size of variable %s", vr.Name)
-		return "", d.err
+		return "", d.error()
 	}
 	d.end = min(int64(v.Offset)+size, int64(len(section)))
 	return d.run(vr.Type, int64(v.Offset))
@@ -188,7 +188,7 @@ func (d *dumper) run(t btf.Type, off int64) (string, error) {
 		if d.full && !d.abort {
 			return out, nil
 		}
-		return out, d.err
+		return out, d.error()
 	}
 	if ret >= 0 {
 		return out, nil
@@ -196,5 +196,5 @@ func (d *dumper) run(t btf.Type, off int64) (string, error) {
 	if d.err == nil { // not expected: every failure is recorded
 		return out, &FormatError{Type: t, Offset: off, Msg: "dump failed", code: ret}
 	}
-	return out, d.err
+	return out, d.error()
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -329,5 +330,22 @@ func TestFormatBounded(t *testing.T) {
 		if d := time.Since(start); d > 10*time.Second {
 			t.Errorf("%s: took %v", c.name, d)
 		}
+	}
+}
+
+// BenchmarkDumpPastEnd: an array of a million structs whose data is one
+// byte. libbpf goes on after an element fails (btf_dump_array_data()), so
+// every element fails its member's overflow check, until maxSteps or the
+// output bound ends the dump: the most work a Dump does for little output.
+// (Truncate, as perf's records are, stops soon after the output is full.)
+func BenchmarkDumpPastEnd(b *testing.B) {
+	elem := &btf.Struct{Name: "s", Size: 4, Members: []btf.Member{{Name: "a", Type: &btf.Int{Name: "int", Size: 4, Encoding: btf.Signed}}}}
+	typ := &btf.Array{Type: elem, Index: &btf.Int{Name: "int", Size: 4}, Nelems: 1 << 20}
+	for _, d := range []Dumper{{Compact: true}, {Compact: true, Truncate: 255}} {
+		b.Run(fmt.Sprintf("truncate=%d", d.Truncate), func(b *testing.B) {
+			for b.Loop() {
+				d.Dump(typ, []byte{1})
+			}
+		})
 	}
 }
