@@ -102,7 +102,7 @@ var manSections = []cliapp.ManSection{
 	{Title: "Exit status", Items: [][2]string{
 		{"0", "success"},
 		{"1", "failure: the message says why; no output file is left behind"},
-		{"2", "usage error (an unknown flag or command, a missing value, stray arguments)"},
+		{"2", "usage error (an unknown flag or command, a missing value, stray arguments, an output that is the input or inside it)"},
 		{"128+N", "signal N ended bpfmeta (130 SIGINT, 141 SIGPIPE: stdout was closed, 143 SIGTERM); the output it was writing is removed"},
 		{"CMD's", "bpfmeta watch -- CMD exits with CMD's status; 126 when CMD cannot be run, 127 when it is not found"},
 	}},
