@@ -196,7 +196,17 @@ func insideInput(t *testing.T) {
 	if err := os.Symlink(in, filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
+	// a symlink to a directory of the input, then ..: the kernel takes
+	// .. of where the symlink leads, not of the path's text
+	sub := filepath.Join(in, "sub")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(sub, filepath.Join(dir, "tosub")); err != nil {
+		t.Fatal(err)
+	}
 	for _, args := range [][]string{
+		{"convert", "-o", filepath.Join(dir, "tosub") + "/../data.6"},
 		{"strip", "-f", "-o", filepath.Join(in, "data")},
 		{"convert", "-f", "-o", filepath.Join(in, "data.1")},
 		{"convert", "-o", filepath.Join(in, "data.5")},
@@ -206,6 +216,9 @@ func insideInput(t *testing.T) {
 		if r.code != exitUsage || !strings.Contains(r.stderr, "is inside the input") {
 			t.Errorf("%q: %v, want exit 2, inside the input", args, r)
 		}
+	}
+	if err := os.Remove(sub); err != nil {
+		t.Fatal(err)
 	}
 	testkit.SameDir(t, testkit.ThreadsDir(threads72), in)
 }

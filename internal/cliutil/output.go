@@ -3,7 +3,8 @@ package cliutil
 import (
 	"io/fs"
 	"os"
-	"path/filepath"
+	"strings"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -92,35 +93,51 @@ func (s *Session) OpenOutput(path string, o OutputOptions) (*outfile.Output, err
 }
 
 // inDir reports whether path, existing or not, is below the directory
-// dir describes, following symlinks as opening it would: a file written
-// there (data.N, or over data) would change the input while it is read.
+// dir describes: a file written there (data.N, or over data) would
+// change the input while it is read. path's directory is opened as
+// creating path would open it (the kernel resolves its symlinks and ..),
+// and its ancestors are those of that directory, not of the path's text;
+// of a directory still to be made, the deepest one on the path that is
+// there.
 func inDir(dir os.FileInfo, path string) bool {
-	p, err := filepath.Abs(path)
+	in, ok := dir.Sys().(*syscall.Stat_t)
+	if !ok {
+		return false
+	}
+	parent := "."
+	if i := strings.LastIndexByte(path, '/'); i >= 0 {
+		parent = path[:i+1]
+	}
+	const flags = unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC
+	fd, err := unix.Open(parent, flags, 0)
+	for err == unix.ENOENT && parent != "." && parent != "/" {
+		// a directory still to be made: its deepest one that exists
+		parent = strings.TrimRight(parent, "/")
+		parent = parent[:strings.LastIndexByte(parent, '/')+1]
+		if parent == "" {
+			parent = "."
+		}
+		fd, err = unix.Open(parent, flags, 0)
+	}
 	if err != nil {
 		return false
 	}
-	p = filepath.Dir(p)
-	// the deepest ancestor that exists, with its symlinks resolved
+	defer func() { unix.Close(fd) }()
+	var below unix.Stat_t // the directory fd was the parent of
 	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			p = r
-			break
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) != nil || st.Dev == below.Dev && st.Ino == below.Ino {
+			return false // the root is its own parent
 		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return false
-		}
-		p = parent
-	}
-	for {
-		if st, err := os.Stat(p); err == nil && os.SameFile(dir, st) {
+		if st.Dev == in.Dev && st.Ino == in.Ino {
 			return true
 		}
-		parent := filepath.Dir(p)
-		if parent == p {
+		up, err := unix.Openat(fd, "..", flags, 0)
+		if err != nil {
 			return false
 		}
-		p = parent
+		unix.Close(fd)
+		fd, below = up, st
 	}
 }
 
