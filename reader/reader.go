@@ -216,8 +216,9 @@ func (r *Reader) Offset() int64 { return r.s.off }
 // Trailing reports text at the end of a pipe stream where a record would
 // be (such as perf record's status lines a shell redirect captured with
 // the stream), as found once Next has returned false with Err() == nil;
-// bytes there that are not text are an error (see trailingBytes). perf stops reading
-// there with "unexpected end of event stream"; bpfmeta keeps the bytes.
+// bytes there that are not text are an error (see trailingBytes). perf
+// stops reading there with "unexpected end of event stream"; bpfmeta
+// keeps the bytes.
 func (r *Reader) Trailing() (off int64, b []byte) { return r.trailingOff, r.trailing }
 
 // Close releases the decompressor, and closes the file if Open opened it;
