@@ -389,19 +389,15 @@ func TestPayloadCut(t *testing.T) {
 func TestPipeAttrSize(t *testing.T) {
 	bo := binary.LittleEndian
 	stream := func(attrSize, n int) []byte {
-		b := []byte("PERFILE2")
-		b = bo.AppendUint64(b, 16)
+		s := testkit.NewRecords(bo)
+		s.Write(perfdata.PipeHeader(bo))
 		for range n {
-			attr := make([]byte, attrSize)
+			attr := testkit.StreamAttr(bo)
+			attr = append(attr, make([]byte, attrSize-len(attr))...)
 			bo.PutUint32(attr[4:], uint32(attrSize))
-			bo.PutUint64(attr[8:], 0)  // config
-			bo.PutUint64(attr[24:], 5) // sample_type: IP|TIME
-			b = bo.AppendUint32(b, uint32(perfdata.RecordHeaderAttr))
-			b = bo.AppendUint16(b, 0)
-			b = bo.AppendUint16(b, uint16(8+attrSize))
-			b = append(b, attr...)
+			s.Record(perfdata.RecordHeaderAttr, attr)
 		}
-		return b
+		return s.Bytes()
 	}
 	biggest := perfdata.MaxAttrSize - perfdata.SectionSize
 	if n, err := countRecords(t, stream(biggest, 3), false); err != nil || n != 3 {
@@ -421,19 +417,9 @@ func TestPipeAttrSize(t *testing.T) {
 // has such a file, read in TestCorpus).
 func TestPipeDamagedTail(t *testing.T) {
 	bo := binary.LittleEndian
-	rec := func(b []byte, typ perfdata.RecordType, body []byte) []byte {
-		b = bo.AppendUint32(b, uint32(typ))
-		b = bo.AppendUint16(b, 0)
-		b = bo.AppendUint16(b, uint16(8+len(body)))
-		return append(b, body...)
-	}
-	attr := make([]byte, perfdata.AttrSizeVer0)
-	bo.PutUint32(attr[4:], perfdata.AttrSizeVer0)
-	bo.PutUint64(attr[24:], 5) // sample_type: IP|TIME
-	head := rec(bo.AppendUint64([]byte("PERFILE2"), 16), perfdata.RecordHeaderAttr, attr)
-	sample := bo.AppendUint64(bo.AppendUint64(nil, 0x1000), 1)
-	head = rec(head, perfdata.RecordSample, sample)
-	damaged := len(head)
+	head := testkit.NewStream(bo) // HEADER_ATTR
+	head.Sample(0x1000)
+	damaged := head.Len()
 	for _, tc := range []struct {
 		name string
 		tail []byte
@@ -441,15 +427,16 @@ func TestPipeDamagedTail(t *testing.T) {
 	}{
 		{"text", []byte("[ perf record: Woken up 1 times to write data ]\n"), false},
 		{"a size of 0, then records", func() []byte {
-			b := bo.AppendUint64(nil, 1000) // type 1000, size 0
+			s := testkit.NewRecords(bo)
+			s.Write(bo.AppendUint64(nil, 1000)) // type 1000, size 0
 			for range 100 {
-				b = rec(b, perfdata.RecordSample, sample)
+				s.Sample(0x1000)
 			}
-			return b
+			return s.Bytes()
 		}(), true},
 		{"text with a NUL", []byte("[ perf record: \x00 ]\n"), true},
 	} {
-		n, err := countRecords(t, append(bytes.Clone(head), tc.tail...), false)
+		n, err := countRecords(t, append(bytes.Clone(head.Bytes()), tc.tail...), false)
 		var fe *reader.FormatError
 		switch {
 		case !tc.err && (err != nil || n != 2):
