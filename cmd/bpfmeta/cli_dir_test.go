@@ -188,11 +188,8 @@ func TestDirRefusals(t *testing.T) {
 // through a symlink to it.
 func insideInput(t *testing.T) {
 	t.Helper()
-	dir := t.TempDir()
-	in := filepath.Join(dir, "in.data")
-	if err := os.CopyFS(in, os.DirFS(testkit.ThreadsDir(threads72))); err != nil {
-		t.Fatal(err)
-	}
+	in := testkit.CopyDir(t, testkit.ThreadsDir(threads72))
+	dir := filepath.Dir(in)
 	if err := os.Symlink(in, filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
