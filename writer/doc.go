@@ -14,7 +14,8 @@
 // not create files (the caller opens the output).
 //
 // Memory stays bounded whatever the input claims: records are written as
-// they come, header sections are copied in fixed-size pieces or in the
-// kernel (copy_file_range), and what a pipe-to-file conversion must keep
+// they come (from the reader's buffers where it keeps them for the writer),
+// header sections are copied in fixed-size pieces or in the kernel
+// (copy_file_range), and what a pipe-to-file conversion must keep
 // until the end goes to a spool file, not to memory.
 package writer

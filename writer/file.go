@@ -14,9 +14,15 @@ import (
 // comes from the source file, the data section from the records written.
 //
 // Writing happens in a goroutine, overlapped with the caller's reading.
-// Runs of records passed through unchanged are copied from the source file
-// by offset (copy_file_range: in the kernel, never through this process),
-// so only new records and the changed header bytes are written from memory.
+// Records passed through unchanged are written from the reader's buffers,
+// which it keeps until they are written (held, retain.Attach), or, from a
+// reader that cannot keep them, copied from the source file by offset
+// (copy_file_range). The reader has read those bytes already: writing them
+// from its buffers, still in the CPU's cache, took 0.78x the wall time and
+// 0.8x the CPU of having the kernel read them from the page cache again
+// (inject of a 344 MB recording on ext4, 21 paired runs). Whatever the
+// reader skips, the AUX data after AUXTRACE records and everything after
+// the data section, is copied by offset.
 type file struct {
 	dst    io.WriterAt
 	src    io.ReaderAt
@@ -31,6 +37,9 @@ type file struct {
 	// DIR_FORMAT in one file), if dropped.
 	drop    perfdata.FeatureSection
 	dropped bool
+	// held: the reader keeps the records it hands out until the sink has
+	// written them (retain.Attach).
+	held bool
 }
 
 // edit says that from input offset in on, data moved by delta bytes.
@@ -49,8 +58,15 @@ func newFile(dst io.WriterAt, src io.ReaderAt, l *perfdata.FileLayout) *file {
 
 func (w *file) WriteRecord(rec *perfdata.Record) error {
 	if rec.Offset >= 0 && rec.Part == 0 {
-		// The record and its AUX data, as they are in the input file.
-		return w.copyInput(rec.Offset, int64(len(rec.Raw))+rec.PayloadSize)
+		if !w.held {
+			// The record and its AUX data, as they are in the input file.
+			return w.copyInput(rec.Offset, int64(len(rec.Raw))+rec.PayloadSize)
+		}
+		w.holdInput(rec.Offset, rec.Raw)
+		if rec.PayloadSize > 0 {
+			return w.copyInput(rec.Offset+int64(len(rec.Raw)), rec.PayloadSize)
+		}
+		return w.sink.failed()
 	}
 	if err := w.write(rec.Raw); err != nil {
 		return recordError(rec, err)
@@ -64,6 +80,10 @@ func (w *file) WriteRecord(rec *perfdata.Record) error {
 
 func (w *file) passThrough(off int64, part int, raw []byte) error {
 	if part == 0 {
+		if w.held {
+			w.holdInput(off, raw)
+			return w.sink.failed()
+		}
 		return w.copyInput(off, int64(len(raw)))
 	}
 	// a data file's records, in a directory recording written as one file
@@ -90,14 +110,26 @@ func (w *file) copyInput(off, n int64) error {
 		w.out += n
 		return s.failed()
 	}
-	d := w.l.DataOffset() + w.out - off
-	if d != w.delta {
-		w.edits = append(w.edits, edit{in: off, delta: d})
-		w.delta = d
-	}
+	w.shift(off)
 	w.sink.copyInput(off, n)
 	w.out += n
 	return w.sink.failed()
+}
+
+// holdInput writes raw, the bytes of records at input offset off that
+// the reader keeps until they are written, from where they are.
+func (w *file) holdInput(off int64, raw []byte) {
+	w.shift(off)
+	w.sink.hold(raw)
+	w.out += int64(len(raw))
+}
+
+// shift notes where input offset off goes, if that moved.
+func (w *file) shift(off int64) {
+	if d := w.l.DataOffset() + w.out - off; d != w.delta {
+		w.edits = append(w.edits, edit{in: off, delta: d})
+		w.delta = d
+	}
 }
 
 func (w *file) Abort() {

@@ -144,6 +144,66 @@ func testRetainedPipe(t *testing.T, in []byte, every int, delay time.Duration) {
 	}
 }
 
+// TestRetainedFile: a file-mode rewrite of a file recording writes the
+// records passed through from the reader's buffers; into a slow output it
+// gives what copying them from the input file (copy_file_range) gives,
+// record by record with insertions, and a run at a time (Copy).
+func TestRetainedFile(t *testing.T) {
+	for _, tc := range []struct {
+		aux   bool
+		every int // 0: writer.Copy, no insertions
+		delay time.Duration
+	}{{true, 50, 200 * time.Microsecond}, {false, 5000, 3 * time.Millisecond}, {true, 0, 10 * time.Millisecond}} {
+		stream := bigPipeStream(rand.New(rand.NewPCG(1, 3)), tc.aux)
+		path := filepath.Join(t.TempDir(), "in.data")
+		f, err := os.Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := reader.NewStream(bytes.NewReader(stream), reader.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, err := writer.New(f, r, writer.Options{Format: perfdata.FormatFile})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rectest.CopyAll(t, r, w, nil)
+		f.Close()
+
+		run := func(attach bool) []byte {
+			r := rectest.Open(t, path, reader.Options{})
+			outPath := filepath.Join(t.TempDir(), "out.data")
+			of, err := os.Create(outPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer of.Close()
+			var out io.Writer = of
+			if attach {
+				out = &slowWriterAt{of, tc.delay}
+			}
+			w, err := writer.New(out, r, optsFor(attach))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var edit rectest.Edit
+			if tc.every > 0 {
+				edit = inserter(3, tc.every)
+			}
+			rectest.CopyAll(t, r, w, edit)
+			return testkit.ReadFile(t, outPath)
+		}
+		copied, held := run(false), run(true)
+		if len(copied) < len(stream) {
+			t.Fatalf("copied %d bytes of a %d-byte stream", len(copied), len(stream))
+		}
+		if !bytes.Equal(copied, held) {
+			t.Errorf("aux %v, insertions every %d records, writes delayed %v: records written from the reader's buffers differ from copied ones", tc.aux, tc.every, tc.delay)
+		}
+	}
+}
+
 // TestSlowFile: a file-mode rewrite of the largest corpus recordings into
 // a slow output (which copy_file_range cannot write to: the copies go
 // through memory) gives what one into a file gives.

@@ -130,6 +130,7 @@ func New(out io.Writer, in Input, opts Options) (*Writer, error) {
 		if w.one != nil {
 			f.dropFeature(perfdata.FeatDirFormat)
 		}
+		f.held = attach(f.sink.barrier)
 		w.w = f
 	case format == perfdata.FormatFile:
 		w.w = newFromPipe(wa, in.ByteOrder(), opts.SpoolDir)
