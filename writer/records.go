@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
 )
 
 // Records is a recording read one record at a time, as Copy reads it.
@@ -59,7 +60,19 @@ func Blame(in Records, err error) error {
 // reading r is returned as r.Err returns it; one writing, as a
 // *WriteError (Blame). The caller closes w, as after WriteRecord.
 func Copy(w *Writer, r Records, keep func(*perfdata.Record) bool) (dropped int, err error) {
-	for r.Next() {
+	runs, _ := r.(runRecords)
+	if keep != nil {
+		runs = nil // keep is asked of every record
+	}
+	for {
+		if runs != nil {
+			if err := copyRun(w, runs); err != nil {
+				return dropped, Blame(r, err)
+			}
+		}
+		if !r.Next() {
+			break
+		}
 		rec := r.Record()
 		if keep != nil && !keep(rec) {
 			dropped++
@@ -70,4 +83,34 @@ func Copy(w *Writer, r Records, keep func(*perfdata.Record) bool) (dropped int, 
 		}
 	}
 	return dropped, r.Err()
+}
+
+// runRecords is Records that hands out runs of records (*reader.Reader is
+// one): Copy writes them a run at a time, as inject does the records it
+// passes through.
+type runRecords interface {
+	Run() reader.Run
+	Pass(reader.Run)
+}
+
+// copyRun writes the run of records at r's position, as Copy does each of
+// them, in one call of WriteRecords.
+func copyRun(w *Writer, r runRecords) error {
+	u := r.Run()
+	for {
+		h, ok := u.Peek()
+		if !ok {
+			break
+		}
+		u.Take(h)
+	}
+	if u.Len() == 0 {
+		return nil
+	}
+	r.Pass(u)
+	if u.Compressed() {
+		return nil // the compressed record is written, not its records
+	}
+	off, raw := u.Taken()
+	return w.WriteRecords(off, u.Part(), raw)
 }
