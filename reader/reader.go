@@ -85,8 +85,9 @@ type Reader struct {
 
 	// held: a writer writes the top-level records handed out from the
 	// scanner's buffers (retain.Attach); the scanner asks it before it
-	// reuses them.
-	held
+	// reuses them. Apart from the Reader, so that the scanner's cleanup
+	// can ask it without keeping the Reader.
+	*held
 }
 
 // held is retain.Buffers under a name that does not export the field.
@@ -109,7 +110,7 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 	if isPipe(head[:n]) {
 		return NewStream(io.NewSectionReader(ra, 0, size), opts)
 	}
-	r := &Reader{opts: opts, format: perfdata.FormatFile, end: -1}
+	r := &Reader{opts: opts, format: perfdata.FormatFile, end: -1, held: new(held)}
 	l, err := readLayout(ra, size, head[:n])
 	if err != nil {
 		return nil, err
@@ -123,7 +124,7 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 	}
 	r.end = l.DataEnd()
 	r.dialect = l.Dialect
-	r.s = newScanner(io.NewSectionReader(ra, l.DataOffset(), int64(l.Header.Data.Size)), l.DataOffset(), &r.held)
+	r.s = newScanner(io.NewSectionReader(ra, l.DataOffset(), int64(l.Header.Data.Size)), l.DataOffset(), r.held)
 	r.readOrigin()
 	return r, nil
 }
@@ -156,8 +157,9 @@ func NewStream(src io.Reader, opts Options) (*Reader, error) {
 		order:  m.Order,
 		big:    m.Order == binary.BigEndian,
 		end:    -1,
+		held:   new(held),
 	}
-	r.s = newScanner(src, perfdata.PipeHeaderSize, &r.held)
+	r.s = newScanner(src, perfdata.PipeHeaderSize, r.held)
 	r.events.SetOrder(m.Order)
 	return r, nil
 }
@@ -221,11 +223,17 @@ func (r *Reader) Offset() int64 { return r.s.off }
 // keeps the bytes.
 func (r *Reader) Trailing() (off int64, b []byte) { return r.trailingOff, r.trailing }
 
-// Close releases the decompressor, and closes the file if Open opened it;
-// it does not close an input the caller passed in.
+// Close releases the decompressor and the read buffers, and closes the
+// file if Open opened it; it does not close an input the caller passed
+// in. The records handed out are not valid after it. With a writer
+// attached (retain.Attach), Close first waits until the writer has
+// written the records it was given.
 func (r *Reader) Close() error {
 	r.fast = false
 	r.stopDecoder()
+	if r.s != nil {
+		r.s.close()
+	}
 	var err error
 	for _, f := range r.files {
 		if cerr := f.Close(); err == nil {

@@ -2,7 +2,9 @@ package reader
 
 import (
 	"io"
+	"runtime"
 
+	"github.com/bpfmeta/bpfmeta/internal/hugebuf"
 	"github.com/bpfmeta/bpfmeta/internal/retain"
 )
 
@@ -10,8 +12,9 @@ import (
 const (
 	// streamBufSize is the read buffer of the record stream: big enough
 	// that a copy runs at the speed of the page cache, small enough for a
-	// constant, small memory footprint.
-	streamBufSize = 1 << 20
+	// constant, small memory footprint. The buffer and the spare are the
+	// two halves of a hugebuf block.
+	streamBufSize = hugebuf.Size / 2
 	// maxRecord is the largest record a perf_event_header can describe.
 	maxRecord = 1<<16 - 1
 )
@@ -32,10 +35,59 @@ type scanner struct {
 	held         *retain.Buffers
 	spare        []byte
 	spareRelease func()
+
+	// blk is the hugebuf block buf and spare are halves of, until close;
+	// cleanup gives it back if the scanner is dropped unclosed.
+	blk     []byte
+	cleanup runtime.Cleanup
 }
 
 func newScanner(src io.Reader, off int64, held *retain.Buffers) *scanner {
-	return &scanner{src: src, buf: make([]byte, streamBufSize), off: off, held: held}
+	blk := hugebuf.Get()
+	s := &scanner{
+		src:   src,
+		buf:   blk[:streamBufSize:streamBufSize],
+		spare: blk[streamBufSize:],
+		off:   off,
+		held:  held,
+		blk:   blk,
+	}
+	s.cleanup = runtime.AddCleanup(s, dropped, heldBlock{blk, held})
+	return s
+}
+
+// heldBlock is what the cleanup of a scanner dropped unclosed needs.
+type heldBlock struct {
+	blk  []byte
+	held *retain.Buffers
+}
+
+// dropped gives back the block of a scanner dropped unclosed, unless a
+// writer was given its bytes to write (retain.Attach): that one may not
+// be done with them, and the block stays out of the pool.
+func dropped(h heldBlock) {
+	if retain.Of(h.held) == nil {
+		hugebuf.Put(h.blk)
+	}
+}
+
+// close gives the buffers back, once a writer that was given their bytes
+// to write has written them (retain). The scanner reads nothing after.
+func (s *scanner) close() {
+	if s.blk == nil {
+		return
+	}
+	if hold := retain.Of(s.held); hold != nil {
+		hold()()
+	}
+	if s.spareRelease != nil {
+		s.spareRelease()
+		s.spareRelease = nil
+	}
+	s.cleanup.Stop()
+	hugebuf.Put(s.blk)
+	s.blk, s.buf, s.spare = nil, nil, nil
+	s.r, s.w, s.eof = 0, 0, true
 }
 
 // restart goes on with another stream, whose first byte is at offset off,
