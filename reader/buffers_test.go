@@ -14,11 +14,21 @@ import (
 // it back, and so does the garbage collector for a Reader dropped
 // unclosed, unless a writer was given its bytes.
 
-const buffersCorpusFile = "../testdata/corpus/autofdo_perf5.6_x86_64_small.data"
+const (
+	buffersCorpusFile = "../testdata/corpus/autofdo_perf5.6_x86_64_small.data"
+	// one with COMPRESSED records: the decompressed records are in a
+	// block too
+	buffersZstdFile = "../testdata/corpus/mstange_perf6.5_aarch64_zstd_compressed.data"
+)
 
 func openForBuffers(t *testing.T) *Reader {
 	t.Helper()
-	f, err := os.Open(buffersCorpusFile)
+	return openBuffered(t, buffersCorpusFile)
+}
+
+func openBuffered(t *testing.T, path string) *Reader {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,11 +37,14 @@ func openForBuffers(t *testing.T) *Reader {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := NewFile(f, st.Size(), Options{})
+	r, err := NewFile(f, st.Size(), Options{Decompress: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for r.Next() {
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
 	}
 	return r
 }
@@ -46,6 +59,26 @@ func TestCloseGivesBuffersBack(t *testing.T) {
 	r.Close() // twice: nothing more
 	if got := hugebuf.Pooled(); got != n+1 {
 		t.Errorf("%d blocks pooled after a second Close, want %d", got, n+1)
+	}
+}
+
+func TestCloseGivesZstdBufferBack(t *testing.T) {
+	r := openBuffered(t, buffersZstdFile)
+	if r.Counts().Inner == 0 {
+		t.Fatalf("%s: no records decoded from compressed records", buffersZstdFile)
+	}
+	n := hugebuf.Pooled()
+	r.Close()
+	if got := hugebuf.Pooled(); got != n+2 {
+		t.Errorf("%d blocks pooled after Close, want %d (the read buffers', the decompressed records')", got, n+2)
+	}
+	var m int
+	func() {
+		openBuffered(t, buffersZstdFile) // dropped unclosed
+		m = hugebuf.Pooled()
+	}()
+	if !pooledWithin(m+2, 5*time.Second) {
+		t.Errorf("the blocks of a Reader of compressed records dropped unclosed did not come back (%d pooled, want %d)", hugebuf.Pooled(), m+2)
 	}
 }
 

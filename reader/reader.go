@@ -30,9 +30,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"unicode/utf8"
 
+	"github.com/bpfmeta/bpfmeta/internal/hugebuf"
 	"github.com/bpfmeta/bpfmeta/internal/retain"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -69,6 +71,11 @@ type Reader struct {
 	innerOff int64  // decompressed-stream offset of inner[innerR]
 	outer    int64  // offset of the compressed record being handed out
 	inInner  bool   // the current compressed record's output is not all out
+	// innerBlk is the hugebuf block inner starts as, once a compressed
+	// record is read; innerCleanup gives it back for a Reader dropped
+	// unclosed.
+	innerBlk     []byte
+	innerCleanup runtime.Cleanup
 
 	trailing    []byte
 	trailingOff int64
@@ -233,6 +240,11 @@ func (r *Reader) Close() error {
 	r.stopDecoder()
 	if r.s != nil {
 		r.s.close()
+	}
+	if r.innerBlk != nil {
+		r.innerCleanup.Stop()
+		hugebuf.Put(r.innerBlk)
+		r.innerBlk, r.inner, r.innerR = nil, nil, 0
 	}
 	var err error
 	for _, f := range r.files {
@@ -567,6 +579,13 @@ func (r *Reader) nextInner() (bool, error) {
 			return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
 				Msg: fmt.Sprintf("a record with %d bytes of data inside compressed data (at most %d)", len(r.inner), maxInnerPayload)}
 		}
+		if r.innerBlk == nil {
+			// Room for the most a record may take and a read after it,
+			// whatever the payloads decompress to.
+			r.innerBlk = hugebuf.Get()
+			r.inner = r.innerBlk[:0]
+			r.innerCleanup = runtime.AddCleanup(r, hugebuf.Put, r.innerBlk)
+		}
 		if cap(r.inner)-len(r.inner) < zstdReadSize {
 			r.inner = slices.Grow(r.inner, zstdReadSize)
 		}
@@ -587,6 +606,11 @@ func (r *Reader) nextInner() (bool, error) {
 // zstdReadSize is the least room the decoder gets in the buffer of
 // decompressed records: what it decodes at a time.
 const zstdReadSize = 256 << 10
+
+// The hugebuf block the decompressed records are in holds the most one
+// record may take and a read after it, so it is never grown: this does not
+// compile if it could not.
+const _ = uint(hugebuf.Size - (maxRecord + maxInnerPayload + zstdReadSize))
 
 // innerRecord hands out the record at the start of the undelivered
 // decompressed bytes if it is complete.
