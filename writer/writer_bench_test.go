@@ -31,7 +31,7 @@ func benchInput(b *testing.B) (*os.File, *reader.Reader, int64) {
 }
 
 // BenchmarkFileIdentity: bpfmeta convert file->file, read and written back
-// unchanged into a new file (runs of records copied with copy_file_range).
+// unchanged into a new file (runs of records written from the reader's buffers).
 func BenchmarkFileIdentity(b *testing.B) {
 	f, _, size := benchInput(b)
 	out := filepath.Join(b.TempDir(), "out.data")
