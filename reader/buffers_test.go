@@ -1,7 +1,6 @@
 package reader
 
 import (
-	"os"
 	"runtime"
 	"testing"
 	"time"
@@ -28,16 +27,7 @@ func openForBuffers(t *testing.T) *Reader {
 
 func openBuffered(t *testing.T, path string) *Reader {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { f.Close() })
-	st, err := f.Stat()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := NewFile(f, st.Size(), Options{Decompress: true})
+	r, err := Open(path, Options{Decompress: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -171,30 +171,14 @@ func TestRetainedFile(t *testing.T) {
 		rectest.CopyAll(t, r, w, nil)
 		f.Close()
 
-		run := func(attach bool) []byte {
-			r := rectest.Open(t, path, reader.Options{})
-			outPath := filepath.Join(t.TempDir(), "out.data")
-			of, err := os.Create(outPath)
-			if err != nil {
-				t.Fatal(err)
+		edit := func() rectest.Edit { // the same insertions in both runs
+			if tc.every == 0 {
+				return nil
 			}
-			defer of.Close()
-			var out io.Writer = of
-			if attach {
-				out = &slowWriterAt{of, tc.delay}
-			}
-			w, err := writer.New(out, r, optsFor(attach))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var edit rectest.Edit
-			if tc.every > 0 {
-				edit = inserter(3, tc.every)
-			}
-			rectest.CopyAll(t, r, w, edit)
-			return testkit.ReadFile(t, outPath)
+			return inserter(3, tc.every)
 		}
-		copied, held := run(false), run(true)
+		copied := rewriteFile(t, path, optsFor(false), 0, edit())
+		held := rewriteFile(t, path, optsFor(true), tc.delay, edit())
 		if len(copied) < len(stream) {
 			t.Fatalf("copied %d bytes of a %d-byte stream", len(copied), len(stream))
 		}
@@ -205,36 +189,45 @@ func TestRetainedFile(t *testing.T) {
 }
 
 // TestSlowFile: a file-mode rewrite of the largest corpus recordings into
-// a slow output (which copy_file_range cannot write to: the copies go
-// through memory) gives what one into a file gives.
+// a slow output gives what one into a file gives: the AUX data and the
+// header sections, copied by copy_file_range into the file, go through
+// memory to the slow output.
 func TestSlowFile(t *testing.T) {
 	for _, name := range []string{"haskellperf_PERFFILE_v1_tracepoints.data", "autofdo_perf3.3google_x86_64_kernel2.6.34_lbr_raw.data", "quipper_perf4.14_x86_64_intel_pt_auxtrace.data"} {
 		t.Run(name, func(t *testing.T) {
 			path := testkit.CorpusFile(t, name)
-			run := func(slow bool) []byte {
-				r := rectest.Open(t, path, reader.Options{Decompress: true})
-				outPath := filepath.Join(t.TempDir(), "out.data")
-				of, err := os.Create(outPath)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer of.Close()
-				var out io.Writer = of
-				if slow {
-					out = &slowWriterAt{of, 2 * time.Millisecond}
-				}
-				w, err := writer.New(out, r, writer.Options{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				rectest.CopyAll(t, r, w, inserter(4, 50))
-				return testkit.ReadFile(t, outPath)
-			}
-			if fast, slow := run(false), run(true); !bytes.Equal(fast, slow) {
+			fast := rewriteFile(t, path, writer.Options{}, 0, inserter(4, 50))
+			slow := rewriteFile(t, path, writer.Options{}, 2*time.Millisecond, inserter(4, 50))
+			if !bytes.Equal(fast, slow) {
 				t.Errorf("the output written through memory differs from the one copied in the kernel")
 			}
 		})
 	}
+}
+
+// rewriteFile writes the file recording at path again through a writer
+// with opts, into a new file or, with a delay, a slow output in front of
+// it (which copy_file_range cannot write to), handing every record to
+// edit; it returns the bytes written.
+func rewriteFile(t *testing.T, path string, opts writer.Options, delay time.Duration, edit rectest.Edit) []byte {
+	t.Helper()
+	r := rectest.Open(t, path, reader.Options{Decompress: true})
+	outPath := filepath.Join(t.TempDir(), "out.data")
+	of, err := os.Create(outPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer of.Close()
+	var out io.Writer = of
+	if delay > 0 {
+		out = &slowWriterAt{of, delay}
+	}
+	w, err := writer.New(out, r, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rectest.CopyAll(t, r, w, edit)
+	return testkit.ReadFile(t, outPath)
 }
 
 // optsFor: records written from the reader's buffers (attach), or copied.
