@@ -14,9 +14,13 @@
 // it: they hold no pointers.
 //
 // Blocks are never unmapped: Put keeps a block for the next Get, so the
-// memory held is what the most readers open at once used. Bytes of a block
-// are valid until it is Put; what a reader handed out of its buffers is
-// valid until the reader is closed.
+// memory held is what the most readers open at once used, and at most
+// MaxMapped blocks are mapped. Beyond that (readers left unclosed, whose
+// blocks come back only when the garbage collector finds them, which the
+// memory outside its heap does not hasten), Get makes blocks on the Go heap,
+// which the collector reclaims as any other. Bytes of a block are valid
+// until it is Put; what a reader handed out of its buffers is valid until
+// the reader is closed.
 package hugebuf
 
 import (
@@ -30,24 +34,33 @@ import (
 // page.
 const Size = 2 << 20
 
+// MaxMapped is the most blocks mapped outside the Go heap (128 MiB).
+const MaxMapped = 64
+
 var pool struct {
 	sync.Mutex
-	free [][]byte
+	free   [][]byte       // mapped blocks Put back
+	mapped map[*byte]bool // every mapped block, by its first byte
 }
 
 // Get returns a block of Size bytes, of unspecified content: one Put
 // before, or a new one (zero).
 func Get() []byte {
 	pool.Lock()
+	defer pool.Unlock()
 	if n := len(pool.free); n > 0 {
 		b := pool.free[n-1]
 		pool.free = pool.free[:n-1]
-		pool.Unlock()
 		return b
 	}
-	pool.Unlock()
-	if b := mapBlock(); b != nil {
-		return b
+	if len(pool.mapped) < MaxMapped {
+		if b := mapBlock(); b != nil {
+			if pool.mapped == nil {
+				pool.mapped = make(map[*byte]bool)
+			}
+			pool.mapped[&b[0]] = true
+			return b
+		}
 	}
 	return make([]byte, Size)
 }
@@ -58,9 +71,12 @@ func Put(b []byte) {
 	if cap(b) != Size {
 		panic("hugebuf: Put of a slice that is not a block")
 	}
+	b = b[:Size]
 	pool.Lock()
-	pool.free = append(pool.free, b[:Size])
-	pool.Unlock()
+	defer pool.Unlock()
+	if pool.mapped[&b[0]] {
+		pool.free = append(pool.free, b)
+	} // else a block of the Go heap's: the collector has it
 }
 
 // Pooled is the number of blocks Put and not taken again.

@@ -78,3 +78,36 @@ func TestHugePage(t *testing.T) {
 	}
 	t.Errorf("no mapping of the block at %#x in /proc/self/smaps", start)
 }
+
+// TestMaxMapped: past MaxMapped blocks out at once, Get makes them on the
+// Go heap, and Put keeps only mapped ones for reuse.
+func TestMaxMapped(t *testing.T) {
+	var out [][]byte
+	for range MaxMapped + 3 {
+		out = append(out, Get())
+	}
+	pool.Lock()
+	mapped := len(pool.mapped)
+	pool.Unlock()
+	if mapped > MaxMapped {
+		t.Errorf("%d blocks mapped, at most %d", mapped, MaxMapped)
+	}
+	heap := 0
+	for _, b := range out {
+		pool.Lock()
+		if !pool.mapped[&b[0]] {
+			heap++
+		}
+		pool.Unlock()
+	}
+	if heap < 3 {
+		t.Errorf("%d of %d blocks on the heap, want at least 3", heap, len(out))
+	}
+	n := Pooled()
+	for _, b := range out {
+		Put(b)
+	}
+	if got := Pooled() - n; got != len(out)-heap {
+		t.Errorf("%d blocks pooled after putting %d back (%d of them the heap's), want %d", got, len(out), heap, len(out)-heap)
+	}
+}
