@@ -31,7 +31,6 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"slices"
 	"unicode/utf8"
 
 	"github.com/bpfmeta/bpfmeta/internal/hugebuf"
@@ -581,13 +580,10 @@ func (r *Reader) nextInner() (bool, error) {
 		}
 		if r.innerBlk == nil {
 			// Room for the most a record may take and a read after it,
-			// whatever the payloads decompress to.
+			// whatever the payloads decompress to (see zstdReadSize).
 			r.innerBlk = hugebuf.Get()
 			r.inner = r.innerBlk[:0]
 			r.innerCleanup = runtime.AddCleanup(r, hugebuf.Put, r.innerBlk)
-		}
-		if cap(r.inner)-len(r.inner) < zstdReadSize {
-			r.inner = slices.Grow(r.inner, zstdReadSize)
 		}
 		// After a 0 (the end of a payload's output), this is the same dst
 		// again, as next requires: the record it ended in is the one
@@ -608,8 +604,8 @@ func (r *Reader) nextInner() (bool, error) {
 const zstdReadSize = 256 << 10
 
 // The hugebuf block the decompressed records are in holds the most one
-// record may take and a read after it, so it is never grown: this does not
-// compile if it could not.
+// record may take and a read after it, so the decoder always has that
+// much room: this does not compile if it could not.
 const _ = uint(hugebuf.Size - (maxRecord + maxInnerPayload + zstdReadSize))
 
 // innerRecord hands out the record at the start of the undelivered
