@@ -20,9 +20,16 @@ import (
 type Stdout struct {
 	W      io.Writer
 	broken bool
+	// ready, if not nil, is closed once SIGPIPE is handled
+	// (NewProcessSession): until then a closed pipe would end the
+	// process at once.
+	ready <-chan struct{}
 }
 
 func (w *Stdout) Write(p []byte) (int, error) {
+	if w.ready != nil {
+		<-w.ready
+	}
 	n, err := w.W.Write(p)
 	if errors.Is(err, syscall.EPIPE) {
 		w.broken = true
@@ -41,9 +48,15 @@ func (w *Stdout) File() (*os.File, bool) {
 
 // Stderr is a command's standard error: a write that fails (a closed pipe)
 // is dropped, and the command goes on.
-type Stderr struct{ W io.Writer }
+type Stderr struct {
+	W     io.Writer
+	ready <-chan struct{} // as Stdout's
+}
 
 func (q *Stderr) Write(p []byte) (int, error) {
+	if q.ready != nil {
+		<-q.ready
+	}
 	q.W.Write(p)
 	return len(p), nil
 }
