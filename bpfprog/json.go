@@ -323,34 +323,62 @@ func (l *entryList) UnmarshalJSON(b []byte) error {
 }
 
 // decodeList decodes the JSON array b (or null), field's value, into out,
-// one element at a time, and refuses one of more than most elements
-// before it decodes more.
+// and refuses one of more than most elements before it decodes any. b is
+// valid JSON, as encoding/json checks a document whole before it calls an
+// UnmarshalJSON: its elements are counted by its commas (arrayLen), then
+// decoded in one call.
 func decodeList[T any](b []byte, out *[]T, most int, field, what string) error {
-	d := json.NewDecoder(bytes.NewReader(b))
-	t, err := d.Token()
+	n, ok := arrayLen(b)
 	switch {
-	case err != nil:
-		return err
-	case t == nil:
+	case !ok && bytes.Equal(bytes.TrimSpace(b), []byte("null")):
 		*out = nil
 		return nil
-	case t != json.Delim('['):
+	case !ok:
 		return &FieldError{Field: field, Problem: "not an array"}
+	case n > most:
+		return &FieldError{Field: field, Problem: fmt.Sprintf("more than %d %s", most, what)}
 	}
-	list := []T{}
-	for d.More() {
-		if len(list) == most {
-			return &FieldError{Field: field, Problem: fmt.Sprintf("more than %d %s", most, what)}
-		}
-		var v T
-		if err := d.Decode(&v); err != nil {
-			return err // as it is: encoding/json adds the field to a type error
-		}
-		list = append(list, v)
-	}
-	if _, err := d.Token(); err != nil {
-		return err
+	list := make([]T, 0, n)
+	if err := json.Unmarshal(b, &list); err != nil {
+		return err // as it is: encoding/json adds the field to a type error
 	}
 	*out = list
 	return nil
+}
+
+// arrayLen counts the elements of the JSON array b: the commas outside
+// strings and nested values, and one. false when b is not an array. On
+// JSON that is not valid the count may be anything; encoding/json then
+// refuses it.
+func arrayLen(b []byte) (int, bool) {
+	b = bytes.TrimSpace(b)
+	if len(b) < 2 || b[0] != '[' {
+		return 0, false
+	}
+	commas, depth, empty := 0, 0, true
+	for i := 1; i < len(b)-1; i++ {
+		switch c := b[i]; c {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 0 {
+				commas++
+			}
+		}
+		empty = false
+	}
+	if empty {
+		return 0, true
+	}
+	return commas + 1, true
 }
