@@ -47,7 +47,7 @@ test: build deps ## every test, none skipped: unit, corpus, golden files, live B
 	@# while another's system-wide perf records (perf 6.1 and 7.2 were seen
 	@# to crash, and recordings to count programs not their test's)
 	BPFMETA_REQUIRE_ALL=1 $(GO) test -p 1 -count=1 -timeout 30m ./...
-	BPFMETA_REQUIRE_ALL=1 $(GO) test -count=1 -race ./reader ./writer
+	BPFMETA_REQUIRE_ALL=1 $(GO) test -count=1 -race ./reader ./writer ./internal/cliutil ./internal/outfile
 
 deps: ## install what make test needs, if missing (Debian 12, root): perf, bpftool, clang, a perf >= 6.17
 	./scripts/deps.sh
