@@ -3,6 +3,7 @@ package bpfprog
 import (
 	"fmt"
 	"iter"
+	"math"
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -34,6 +35,18 @@ type Lister interface {
 	All() iter.Seq2[*Program, error]
 }
 
+// A LoadLister is a Lister that lists the programs loaded within a span of
+// time without reading the others: a snapshot, whose index keeps every
+// program's load time. inject looks for the programs loaded during a
+// recording this way when a source can, so that it reads those, not every
+// program a long watch journal holds.
+type LoadLister interface {
+	Lister
+	// LoadedBetween yields, in ascending id order, the programs whose
+	// LoadTime is within [from, to] (LoadTimeSpan).
+	LoadedBetween(from, to time.Duration) iter.Seq2[*Program, error]
+}
+
 // System identifies a machine and one boot of it.
 type System struct {
 	KernelRelease string `json:"kernel_release"` // uname -r, as perf's HEADER_OSRELEASE
@@ -58,6 +71,23 @@ func (s System) LoadedAtPerfTime(p *Program) (uint64, bool) {
 		return 0, false
 	}
 	return uint64(t), true
+}
+
+// LoadTimeSpan is the span of LoadTime of the programs loaded between the
+// perf times first and last, both included: LoadedAtPerfTime the other way
+// round. false where it cannot be told (no PerfClockOffset) or does not
+// fit a time.Duration.
+func (s System) LoadTimeSpan(first, last uint64) (from, to time.Duration, ok bool) {
+	off := s.PerfClockOffset
+	switch {
+	case off == 0, first > last, last > math.MaxInt64:
+		return 0, 0, false
+	case off > 0 && time.Duration(last) > math.MaxInt64-off:
+		return 0, 0, false
+	}
+	// first and last are not negative: adding a negative offset cannot
+	// overflow.
+	return time.Duration(first) + off, time.Duration(last) + off, true
 }
 
 // LoadedAt is when p was loaded, on the clock of the system it was read on.

@@ -168,7 +168,15 @@ func (j *injector) unrecorded() error {
 		j.sum.UnrecordedSkipped = "none of the recording's programs is the source's: it may be of another boot"
 		return nil
 	}
-	for sp, err := range lister.All() {
+	progs := lister.All()
+	if ll, ok := lister.(bpfprog.LoadLister); ok {
+		// only those that can be loaded during the recording: a watch's
+		// journal may hold thousands of others
+		if from, to, ok := sys.LoadTimeSpan(j.first, j.last); ok {
+			progs = ll.LoadedBetween(from, to)
+		}
+	}
+	for sp, err := range progs {
 		if err != nil || j.known[sp.ID] {
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
@@ -578,7 +579,11 @@ func TestUnrecorded(t *testing.T) {
 	d.LoadTime, d.TooLarge = at(8000), &bpfprog.TooLargeError{Variables: 203}
 	e := prog(9, 0x90, 0xffff9000, 0, false) // during, no metadata
 	e.LoadTime = at(8500)
-	src := listSource{fakeSource{1: a, 5: f, 7: b, 8: c, 3: d, 9: e}, offset}
+	g := prog(10, 0xa0, 0xffffa000, 0, true) // at the first sample's time
+	g.LoadTime = at(5000)
+	h := prog(11, 0xb0, 0xffffb000, 0, true) // at the last sample's time
+	h.LoadTime = at(9000)
+	src := listSource{fakeSource{1: a, 5: f, 7: b, 8: c, 3: d, 9: e, 10: g, 11: h}, offset}
 
 	in := newStream()
 	in.synth(a)
@@ -596,8 +601,10 @@ func TestUnrecorded(t *testing.T) {
 	want.SampleAt(0x1000, 9000)
 	want.rec(perfdata.RecordFinishedRound, nil)
 	want.metadataOf(f.Funcs[0].KernelName, f)
-	for _, fn := range b.Funcs {
-		want.metadataOf(fn.PerfName, b)
+	for _, p := range []*bpfprog.Program{b, g, h} {
+		for _, fn := range p.Funcs {
+			want.metadataOf(fn.PerfName, p)
+		}
 	}
 	if !bytes.Equal(got, want.Bytes()) {
 		t.Errorf("output differs from the expected recording (%d bytes, want %d)", len(got), len(want.Bytes()))
@@ -608,8 +615,24 @@ func TestUnrecorded(t *testing.T) {
 			outcomes[p.ID] = p.Outcome
 		}
 	}
-	if !maps.Equal(outcomes, map[uint32]inject.Outcome{7: inject.Injected, 3: inject.TooLarge, 9: inject.NoMetadata}) {
+	if !maps.Equal(outcomes, map[uint32]inject.Outcome{7: inject.Injected, 3: inject.TooLarge, 9: inject.NoMetadata, 10: inject.Injected, 11: inject.Injected}) {
 		t.Errorf("unrecorded programs in the summary: %v", outcomes)
+	}
+	// A snapshot of the same programs reads only those loaded during the
+	// recording (bpfprog.LoadLister): the same output.
+	var sb bytes.Buffer
+	if _, err := snapshot.Take(&sb, src); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := snapshot.Read(bytes.NewReader(sb.Bytes()), int64(sb.Len()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := any(snap).(bpfprog.LoadLister); !ok {
+		t.Fatal("a snapshot is not a bpfprog.LoadLister")
+	}
+	if fromSnap, _ := run(t, in.Bytes(), snap, inject.Options{}); !bytes.Equal(fromSnap, want.Bytes()) {
+		t.Errorf("from a snapshot of the same programs: output differs from the expected recording (%d bytes, want %d)", len(fromSnap), len(want.Bytes()))
 	}
 
 	// Injecting again adds nothing.

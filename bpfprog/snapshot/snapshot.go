@@ -94,18 +94,20 @@ type File struct {
 
 	file   io.ReaderAt
 	closer io.Closer
-	// spans index the file's programs by id, 16 bytes each: sorted once
+	// spans index the file's programs by id, 24 bytes each: sorted once
 	// read (sorted says whether they still are while reading).
 	spans   []span
 	sorted  bool
 	version int
 }
 
-// span is where a program is in the file.
+// span is where a program is in the file, and when it was loaded
+// (LoadedBetween).
 type span struct {
-	off int64
-	n   int32
-	id  uint32
+	off  int64
+	n    int32
+	id   uint32
+	load time.Duration
 }
 
 // System describes the machine and boot the snapshot was taken on.
@@ -129,8 +131,23 @@ func (s *File) Lookup(id uint32, tag perfdata.BPFTag) (*bpfprog.Program, error) 
 
 // All yields every program of the snapshot, in ascending id order.
 func (s *File) All() iter.Seq2[*bpfprog.Program, error] {
+	return s.all(func(span) bool { return true })
+}
+
+// LoadedBetween yields the programs of the snapshot whose LoadTime is
+// within [from, to], in ascending id order, and reads no other: the index
+// has every program's load time.
+func (s *File) LoadedBetween(from, to time.Duration) iter.Seq2[*bpfprog.Program, error] {
+	return s.all(func(sp span) bool { return sp.load >= from && sp.load <= to })
+}
+
+// all yields the programs whose spans want says to read.
+func (s *File) all(want func(span) bool) iter.Seq2[*bpfprog.Program, error] {
 	return func(yield func(*bpfprog.Program, error) bool) {
 		for _, sp := range s.spans {
+			if !want(sp) {
+				continue
+			}
 			p, err := s.read(sp)
 			if !yield(p, err) {
 				return
@@ -408,7 +425,7 @@ func (s *File) add(p *bpfprog.Program, sp span, where int) error {
 	if len(s.spans) >= maxSnapshotPrograms {
 		return fmt.Errorf("snapshot: more than %d programs (bpfmeta reads at most that many)", maxSnapshotPrograms)
 	}
-	sp.id = p.ID
+	sp.id, sp.load = p.ID, p.LoadTime
 	s.spans = append(s.spans, sp)
 	return nil
 }
