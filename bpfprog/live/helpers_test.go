@@ -10,8 +10,6 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
-
-	"github.com/cilium/ebpf"
 )
 
 // fixtureObjects are the compiled objects in testdata/bpf the tests load.
@@ -19,8 +17,6 @@ var fixtureObjects = []string{"meta", "nometa", "rodata", "manyfunc", "rich", "r
 
 // loadedProg is a program a test loaded, and how.
 type loadedProg = testkit.Loaded
-
-func progID(t *testing.T, p *ebpf.Program) uint32 { return testkit.ProgramID(t, p) }
 
 // newKernel is the running kernel, for a test that needs root and BPF.
 func newKernel(t *testing.T) *Kernel {
