@@ -327,7 +327,7 @@ type runRecording interface {
 // in one call (*writer.Writer is one). A RecordWriter without it gets
 // every record by WriteRecord.
 type runWriter interface {
-	WriteRecords(off int64, part int, raw []byte) error
+	WriteRun(reader.Run) error
 }
 
 // passRun passes on the records at the recording's position that inject
@@ -370,11 +370,7 @@ func (j *injector) passRun() error {
 	if j.progress != nil {
 		j.progress.passed(u.Len())
 	}
-	if u.Compressed() {
-		return nil // the compressed record is written, not its records
-	}
-	off, raw := u.Taken()
-	if err := j.runW.WriteRecords(off, u.Part(), raw); err != nil {
+	if err := j.runW.WriteRun(u); err != nil {
 		return writer.Blame(j.r, err)
 	}
 	return nil

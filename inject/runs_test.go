@@ -17,7 +17,7 @@ import (
 )
 
 // recordsOnly and writeRecordOnly hide the reader's runs and the
-// writer's WriteRecords: inject then hands every record over by itself.
+// writer's WriteRun: inject then hands every record over by itself.
 type (
 	recordsOnly     struct{ inject.Recording }
 	writeRecordOnly struct{ inject.RecordWriter }

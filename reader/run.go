@@ -18,7 +18,7 @@ func short(h perfdata.EventHeader, n int) bool {
 // only passes such records on walks them in a loop of its own (Peek,
 // Take) instead of a call of Next each, then has the reader move past
 // those it took (Reader.Pass) and writes them on as one span of input
-// bytes (writer.Writer.WriteRecords).
+// bytes (writer.Writer.WriteRun).
 //
 // A Run is valid until the next call of Next or Pass.
 type Run struct {

@@ -94,7 +94,7 @@ type runRecords interface {
 }
 
 // copyRun writes the run of records at r's position, as Copy does each of
-// them, in one call of WriteRecords.
+// them, in one call of WriteRun.
 func copyRun(w *Writer, r runRecords) error {
 	u := r.Run()
 	for {
@@ -108,9 +108,5 @@ func copyRun(w *Writer, r runRecords) error {
 		return nil
 	}
 	r.Pass(u)
-	if u.Compressed() {
-		return nil // the compressed record is written, not its records
-	}
-	off, raw := u.Taken()
-	return w.WriteRecords(off, u.Part(), raw)
+	return w.WriteRun(u)
 }

@@ -32,7 +32,7 @@ func marker(part int) *perfdata.Record {
 }
 
 // copyInRuns writes r to w as inject does: runs of records (i%7 at a time
-// for the i-th run) with WriteRecords, the records between them with
+// for the i-th run) with WriteRun, the records between them with
 // WriteRecord, each SAMPLE followed by a new record (not among a pipe
 // stream's HEADER_ATTRs, which a file needs before its data); it returns
 // where those are.
@@ -48,11 +48,8 @@ func copyInRuns(r *reader.Reader, w *writer.Writer) (map[where]bool, error) {
 			u.Take(h)
 		}
 		r.Pass(u)
-		if !u.Compressed() {
-			off, raw := u.Taken()
-			if err := w.WriteRecords(off, u.Part(), raw); err != nil {
-				return nil, err
-			}
+		if err := w.WriteRun(u); err != nil {
+			return nil, err
 		}
 		if !r.Next() {
 			break

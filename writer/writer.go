@@ -9,6 +9,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/internal/retain"
 	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
 )
 
 // Input is the recording a Writer copies. *reader.Reader is one.
@@ -209,6 +210,18 @@ func (w *Writer) WriteRecords(off int64, part int, raw []byte) error {
 		return nil
 	}
 	return w.w.passThrough(off, part, raw)
+}
+
+// WriteRun writes the records taken from u, a run of the reader's that
+// its Pass has moved past, as WriteRecords does. Records decoded from a
+// compressed record are not written: the compressed record, written as
+// it is, carries them.
+func (w *Writer) WriteRun(u reader.Run) error {
+	if u.Compressed() {
+		return nil
+	}
+	off, raw := u.Taken()
+	return w.WriteRecords(off, u.Part(), raw)
 }
 
 var errClosed = errors.New("writer: WriteRecord after Close")
