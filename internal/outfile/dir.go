@@ -80,12 +80,11 @@ func createDir(parent *os.File, base, path string, opts Options) (*Dir, error) {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
 	}
 	tmp := filepath.Join(filepath.Dir(path), name)
-	fd, err := unix.Openat(pfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	f, err := openSubdir(parent, name, tmp)
 	if err != nil {
 		unix.Unlinkat(pfd, name, unix.AT_REMOVEDIR)
 		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), tmp)
 	return &Dir{path: path, parent: parent, base: base, name: name, tmp: tmp, dir: f, force: opts.Force, sync: opts.Sync}, nil
 }
 
@@ -122,11 +121,10 @@ func checkReplaceable(parent *os.File, base, path string) error {
 }
 
 func readNames(parent *os.File, base, path string) ([]fs.DirEntry, error) {
-	fd, err := unix.Openat(int(parent.Fd()), base, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	d, err := openSubdir(parent, base, path)
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	d := os.NewFile(uintptr(fd), path)
 	defer d.Close()
 	ents, err := d.ReadDir(maxReplaced + 1)
 	if err != nil && err != io.EOF {
@@ -261,14 +259,24 @@ func (d *Dir) remove() {
 // data and data.N files (nothing else, following no symlink), then the
 // directory.
 func removeRecording(parent *os.File, name string) {
-	fd, err := unix.Openat(int(parent.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	f, err := openSubdir(parent, name, name)
 	if err != nil {
 		return
 	}
-	f := os.NewFile(uintptr(fd), name)
 	removeIn(f)
 	f.Close()
 	unix.Unlinkat(int(parent.Fd()), name, unix.AT_REMOVEDIR)
+}
+
+// openSubdir opens the directory name in parent for reading, and not
+// through a symlink put under that name: the *os.File is named label. Its
+// error is the bare errno.
+func openSubdir(parent *os.File, name, label string) (*os.File, error) {
+	fd, err := unix.Openat(int(parent.Fd()), name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), label), nil
 }
 
 // removeIn removes the data and data.N files of the open directory d, a
