@@ -63,36 +63,36 @@ type dumper struct {
 	aligns map[btf.Type]int64 // alignOf's memo, made on first use
 	names  nameResolver
 
-	// err describes the most recent failure; it is the one that propagated
-	// out when the final result is negative (errors are returned at once, and
-	// the ones arrays swallow are overwritten by later ones). Its Msg is
-	// made from msg and msgArgs when it leaves (error): an array of
-	// millions of structs past the data's end fails once an element, and
-	// formatting each message was half the work of such a dump. err points
-	// at errBuf, so that a failure allocates no error either (a third less
-	// time for such a dump than a new one each time).
-	err     *FormatError
-	errBuf  FormatError
+	// last describes the most recent failure, if failed; it is the one
+	// that propagated out when the final result is negative (errors are
+	// returned at once, and the ones arrays swallow are overwritten by
+	// later ones). Its Msg is made from msg and msgArgs when it leaves
+	// (error): an array of millions of structs past the data's end fails
+	// once an element, and formatting each message was half the work of
+	// such a dump. It is a value, so that a failure allocates no error
+	// either (a third less time for such a dump than a new one each time).
+	failed  bool
+	last    FormatError
 	msg     string
 	msgArgs []any
 }
 
 // fail records why a libbpf function returned code and returns code.
 func (d *dumper) fail(code int, fn string, t btf.Type, off int64, format string, args ...any) int {
-	if d.err != nil && d.err.code == errLimit {
+	if d.limited() {
 		return errLimit // keep the first limit error
 	}
-	d.errBuf = FormatError{Func: fn, Type: t, Offset: off, code: code}
-	d.err, d.msg, d.msgArgs = &d.errBuf, format, args
+	d.last = FormatError{Func: fn, Type: t, Offset: off, code: code}
+	d.failed, d.msg, d.msgArgs = true, format, args
 	return code
 }
 
 // error returns the failure recorded last, its message made.
 func (d *dumper) error() error {
-	if d.err == nil {
+	if !d.failed {
 		return nil
 	}
-	e := *d.err
+	e := d.last
 	e.Msg = fmt.Sprintf(d.msg, d.msgArgs...)
 	return &e
 }
@@ -100,7 +100,7 @@ func (d *dumper) error() error {
 // enter counts work and nesting; it fails once a limit is reached, and from
 // then on every call fails, so the dump unwinds.
 func (d *dumper) enter() bool {
-	if d.err != nil && d.err.code == errLimit {
+	if d.limited() {
 		return false
 	}
 	d.steps--
@@ -119,7 +119,7 @@ func (d *dumper) enter() bool {
 
 func (d *dumper) leave() { d.nest-- }
 
-func (d *dumper) limited() bool { return d.err != nil && d.err.code == errLimit }
+func (d *dumper) limited() bool { return d.failed && d.last.code == errLimit }
 
 // printf is btf_dump_printf() through perf's format_btf_cb(): output beyond
 // limit is dropped. MaxOutput is a safety net; Dumper.Truncate is a buffer.

@@ -193,7 +193,7 @@ func (d *dumper) run(t btf.Type, off int64) (string, error) {
 	if ret >= 0 {
 		return out, nil
 	}
-	if d.err == nil { // not expected: every failure is recorded
+	if !d.failed { // not expected: every failure is recorded
 		return out, &FormatError{Type: t, Offset: off, Msg: "dump failed", code: ret}
 	}
 	return out, d.error()
