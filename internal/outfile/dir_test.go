@@ -118,3 +118,54 @@ func TestDir(t *testing.T) {
 		t.Error("Create wrote through a planted symlink")
 	}
 }
+
+// TestOpenSubdirNoSymlink: the directories a Dir opens by name in its
+// parent (the temporary one, the one -f replaces, one a failed run left)
+// are never opened through a symlink put under that name, so that removing
+// a recording's files cannot reach into the directory the symlink leads
+// to. Lstat before the open catches most symlinks; this is the open
+// itself, which holds when the name is swapped after the lstat.
+func TestOpenSubdirNoSymlink(t *testing.T) {
+	top := t.TempDir()
+	victim := filepath.Join(top, "victim")
+	if err := os.Mkdir(victim, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"data", "data.1"} {
+		if err := os.WriteFile(filepath.Join(victim, n), []byte(n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("victim", filepath.Join(top, "rec")); err != nil {
+		t.Fatal(err)
+	}
+	parent, err := os.Open(top)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer parent.Close()
+
+	if f, err := openSubdir(parent, "rec", "rec"); err == nil {
+		f.Close()
+		t.Fatal("openSubdir opened a directory through a symlink")
+	}
+	if _, err := readNames(parent, "rec", "rec"); err == nil {
+		t.Error("readNames read a directory through a symlink")
+	}
+	removeRecording(parent, "rec")
+	for _, n := range []string{"data", "data.1"} {
+		if _, err := os.Stat(filepath.Join(victim, n)); err != nil {
+			t.Errorf("removeRecording through a symlink: %v", err)
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(top, "rec")); err != nil {
+		t.Errorf("the symlink: %v", err)
+	}
+
+	// and a directory of that name is opened
+	f, err := openSubdir(parent, "victim", "victim")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+}
