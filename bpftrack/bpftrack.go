@@ -444,9 +444,16 @@ const (
 	// several functions of other names have the function name, or more
 	// records at the end have the name than functions do.
 	MatchAmbiguous
+	// MatchTag: only the tag agrees, of a record right after its
+	// program's BPF_EVENT. perf names a record's function from the BTF of
+	// the map the metadata is in (bpf_metadata_create() hands
+	// synthesize_bpf_prog_name() the map's btf), which is not the
+	// program's when it reuses another object's map or was loaded by
+	// cilium/ebpf (whose maps have BTF of their own).
+	MatchTag
 )
 
-var matchNames = []string{MatchNone: "none", MatchName: "name", MatchFunction: "function", MatchAmbiguous: "ambiguous"}
+var matchNames = []string{MatchNone: "none", MatchName: "name", MatchFunction: "function", MatchAmbiguous: "ambiguous", MatchTag: "tag"}
 
 func (m Match) String() string { return enum.String(matchNames, m, "Match") }
 

@@ -590,6 +590,62 @@ func TestReadMetadataAtTheEnd(t *testing.T) {
 	}
 }
 
+// ReadMetadata gives the records right after a program's BPF_EVENT to its
+// functions by tag when their names are perf's from another BTF (a reused
+// .rodata map's, or the map's own BTF of a program cilium/ebpf loaded):
+// bpf_prog_<tag>_<another name>, or a bare bpf_prog_<tag>; of two
+// functions with one tag (the same instructions), by position. A record
+// of such a name at the end, of no program, belongs to none.
+func TestReadMetadataByTag(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	md := func(name string) {
+		s.Metadata(perfdata.BPFMetadata{ProgName: name, Entries: []perfdata.BPFMetadataEntry{{Key: "version", Value: "1"}}})
+	}
+	a, b, c := tag(0xa), tag(0xb), tag(0xc)
+	s.KSymbol(0x1000, 0x40, name(a, "main"), false, false)
+	s.KSymbol(0x1100, 0x40, name(b, "sub"), false, false)
+	s.KSymbol(0x1200, 0x40, name(c, "twin1"), false, false)
+	s.KSymbol(0x1300, 0x40, name(c, "twin2"), false, false)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 1, a, false)
+	md(name(a, "donor_main"))
+	md(perfdata.BPFProgName(b, ""))
+	md(name(c, "int"))
+	md(name(c, "int"))
+	s.Sample(0x1104)
+	s.Sample(0x1304)
+	s.Record(perfdata.RecordFinishedRound, nil)
+	md(name(tag(0xd), "int"))
+	recs := readMetadata(t, s)
+	want := []struct {
+		addr    uint64 // 0: none
+		match   bpftrack.Match
+		samples int
+	}{
+		{0x1000, bpftrack.MatchTag, 0},
+		{0x1100, bpftrack.MatchTag, 1},
+		{0x1200, bpftrack.MatchTag, 0},
+		{0x1300, bpftrack.MatchTag, 1},
+		{0, bpftrack.MatchNone, 0},
+	}
+	if len(recs) != len(want) {
+		t.Fatalf("%d records, want %d", len(recs), len(want))
+	}
+	for i, w := range want {
+		m := recs[i]
+		var addr uint64
+		if len(m.Funcs) > 0 {
+			addr = m.Funcs[0].Addr
+		}
+		if addr != w.addr || len(m.Funcs) > 1 || m.Matched != w.match || m.Samples != w.samples {
+			t.Errorf("record %d (%s): function %#x of %d by %v, %d samples; want %#x by %v, %d samples",
+				i, m.Metadata.ProgName, addr, len(m.Funcs), m.Matched, m.Samples, w.addr, w.match, w.samples)
+		}
+	}
+	if b, err := json.Marshal(recs[0]); err != nil || !bytes.Contains(b, []byte(`"matched":"tag"`)) || !bytes.Contains(b, []byte(`"program_id":1`)) {
+		t.Errorf("a record found by tag in JSON: %s (%v)", b, err)
+	}
+}
+
 // ReadMetadata counts the programs the recording loads, with records or
 // not (a PROG_UNLOAD or a BPF_EVENT it cannot decode is none), and
 // OfProgram keeps the records of one by id or by function name.

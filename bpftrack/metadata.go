@@ -91,7 +91,8 @@ func (m *Metadata) OfProgram(prog string) []MetadataRecord {
 // program's records one after the other in the order of its functions,
 // main function first (perf_event__synthesize_final_bpf_metadata()). So a
 // record belongs to the function of its name of the program whose
-// BPF_EVENT it follows; else to the next function of the program of the
+// BPF_EVENT it follows, or else of its tag (MatchTag: perf may name the
+// function from another BTF); else to the next function of the program of the
 // record right before it, when that has its name; else to the functions
 // RecordFuncs finds once the whole recording is read, of programs loaded
 // during the recording. When more such records have a name than there
@@ -147,15 +148,27 @@ func ReadMetadata(r Records) (*Metadata, error) {
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
-	// The records of a program perf found loaded follow its BPF_EVENT;
-	// the others are counted by name.
+	// The records of a program perf found loaded follow its BPF_EVENT,
+	// one per function in order, found by name or else by tag; the others
+	// are counted by name.
 	own := make([]*Func, len(recs))
+	ownMatch := make([]Match, len(recs))
 	atEnd := map[string]int{}
+	pos := 0 // of record i among those after its BPF_EVENT
 	for i := range recs {
 		name := recs[i].Metadata.ProgName
+		if i > 0 && follows[i] && afters[i] == afters[i-1] {
+			pos++
+		} else {
+			pos = 0
+		}
 		if after := afters[i]; after != nil {
 			if k := slices.IndexFunc(after.Funcs, func(f *Func) bool { return f.Name == name }); k >= 0 {
-				own[i] = after.Funcs[k]
+				own[i], ownMatch[i] = after.Funcs[k], MatchName
+				continue
+			}
+			if f := tagFunc(after, name, pos); f != nil {
+				own[i], ownMatch[i] = f, MatchTag
 				continue
 			}
 		}
@@ -178,11 +191,11 @@ func ReadMetadata(r Records) (*Metadata, error) {
 		name := m.Metadata.ProgName
 		f := byName[name]
 		if next := nextFunc(prev); own[i] == nil && follows[i] && next != nil && next.Name == name {
-			own[i] = next
+			own[i], ownMatch[i] = next, MatchName
 		}
 		switch {
 		case own[i] != nil:
-			f = &found{funcs: own[i : i+1], match: MatchName, samples: own[i].Samples}
+			f = &found{funcs: own[i : i+1], match: ownMatch[i], samples: own[i].Samples}
 		case f == nil:
 			f = &found{}
 			f.funcs, f.match = t.RecordFuncs(name, nil)
@@ -210,6 +223,33 @@ func ReadMetadata(r Records) (*Metadata, error) {
 		}
 	}
 	return &Metadata{Records: recs, Loads: loads}, nil
+}
+
+// tagFunc returns the function of p that a record named name, the pos-th
+// right after p's BPF_EVENT, belongs to by its tag alone (MatchTag): the
+// one function of p with the tag, or of several (functions of the same
+// instructions) the pos-th, as perf writes them; nil if none.
+func tagFunc(p *Program, name string, pos int) *Func {
+	tag, _, ok := perfdata.ParseBPFProgName(name)
+	if !ok {
+		return nil
+	}
+	var one *Func
+	n := 0
+	for k, f := range p.Funcs {
+		if ft, _, ok := perfdata.ParseBPFProgName(f.Name); !ok || ft != tag {
+			continue
+		}
+		if k == pos {
+			return f
+		}
+		one = f
+		n++
+	}
+	if n == 1 {
+		return one
+	}
+	return nil
 }
 
 // nextFunc returns the function after f in its program, or nil.

@@ -36,7 +36,10 @@ another of the same program, to its next function. "others" lists further
 KSYMBOLs of the name (the same function in several loads of a program). perf
 names the main function of a program loaded during a recording with another tag
 than the kernel's KSYMBOL: such a record matches by the function name after the
-tag. When it cannot be told (functions of several names match, or more records
+tag. perf takes the names from the BTF of the metadata's map, which for a
+program reusing another object's map, or loaded by cilium/ebpf, is not the
+program's: right after its BPF_EVENT such a record matches by the tag. When it
+cannot be told (functions of several names match, or more records
 have the name than KSYMBOLs do: perf 7.2 writes records for loads by other
 processes too), it says "ambiguous" and lists the candidates.
 
@@ -156,6 +159,8 @@ func printMetadata(w io.Writer, found []bpftrack.MetadataRecord) {
 		switch r.Matched {
 		case bpftrack.MatchFunction:
 			how = fmt.Sprintf(" %s (by function name)", safetext.Clean(k.Name))
+		case bpftrack.MatchTag:
+			how = fmt.Sprintf(" %s (by tag: perf named the record from the BTF of its map)", safetext.Clean(k.Name))
 		case bpftrack.MatchAmbiguous:
 			how = fmt.Sprintf(" %s (ambiguous: one of these, or a load the recording has no KSYMBOL of)", safetext.Clean(k.Name))
 		}
