@@ -202,6 +202,16 @@ func (w *dirWriter) Abort() {
 		w.src.Close()
 		w.src = nil
 	}
+	// The files Create gave and Finish has not closed: the output removes
+	// them, and their space is free once they are closed.
+	if w.dst != nil {
+		w.dst.Close()
+		w.dst = nil
+	}
+	if w.dataOut != nil {
+		w.dataOut.Close()
+		w.dataOut = nil
+	}
 }
 
 // oneStream checks, for a directory recording written as one file or

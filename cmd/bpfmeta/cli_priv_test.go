@@ -323,3 +323,48 @@ func writingSetup(t *testing.T) (bin string, cmds []readingCommand, rec []byte) 
 	t.Helper()
 	return buildBinary(t), writingCommands(emptySnapshot(t)), testkit.CorpusBytes(t, smallPipe)
 }
+
+// TestFullDisk: a recording written where there is no room fails (exit
+// 1), with a message that names the output as given and says why, and
+// leaves nothing there; as a file, a directory recording, or from a pipe.
+func TestFullDisk(t *testing.T) {
+	testkit.Root(t) // mount
+	in := corpusPath(t, "quipper_perf3.8_x86_64_systemwide.data") // 181 KiB
+	pipe := filepath.Join(t.TempDir(), "in.pipe.data")
+	if r := bpfmeta(t, nil, "convert", "-q", "-i", in, "-o", pipe); r.code != exitOK {
+		t.Fatalf("convert to pipe format: %v", r)
+	}
+	dirIn := corpusPath(t, "threads/perf7.2_x86_64_threads_zstd2.data") // 128 KiB
+	snap := emptySnapshot(t)
+	for _, c := range writingCommands(snap) {
+		for _, input := range []struct{ name, path string }{{"file", in}, {"pipe", pipe}, {"directory", dirIn}} {
+			if input.name == "directory" && c.name == "convert" {
+				continue // convert writes one file of a directory recording: the file case
+			}
+			t.Run(c.name+"/"+input.name, func(t *testing.T) {
+				tiny := t.TempDir()
+				if err := unix.Mount("none", tiny, "tmpfs", 0, "size=32k"); err != nil {
+					t.Fatalf("mount a 32 KiB tmpfs: %v", err)
+				}
+				defer func() {
+					if err := unix.Unmount(tiny, 0); err != nil {
+						t.Errorf("unmount: %v (a file left open?)", err)
+						unix.Unmount(tiny, unix.MNT_DETACH)
+					}
+				}()
+				out := filepath.Join(tiny, "out.data")
+				r := bpfmeta(t, nil, with(c.args, "-i", input.path, "-o", out)...)
+				want := out + ": write: no space left on device"
+				if input.name == "directory" { // the file of it
+					want = out + ": write " + filepath.Join(out, "data") + ": no space left on device"
+				}
+				if r.code != exitFailure || !strings.Contains(r.stderr, want) {
+					t.Errorf("%v: want exit 1 and %q", r, want)
+				}
+				if ents, err := os.ReadDir(tiny); err != nil || len(ents) != 0 {
+					t.Errorf("left in the full file system: %v (%v)", ents, err)
+				}
+			})
+		}
+	}
+}

@@ -317,7 +317,7 @@ func create(dir *os.File, base, path string, opts Options) (*File, error) {
 	}
 	if fd >= 0 {
 		f.unnamed = true
-		f.File = os.NewFile(uintptr(fd), filepath.Join(dirName, "."+base+".tmp (unnamed)"))
+		f.File = os.NewFile(uintptr(fd), path) // unnamed until Commit: messages name the output
 	} else if err := f.createNamed(dirName); err != nil {
 		return nil, err
 	}

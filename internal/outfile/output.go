@@ -1,8 +1,10 @@
 package outfile
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,8 +150,14 @@ func (o *Output) Abort() {
 	}
 }
 
-// Error names the output in an error writing it.
+// Error names the output in an error writing it: as the command's user
+// named it, not by the name the file has while it is written (none, or a
+// temporary one).
 func (o *Output) Error(err error) error {
+	var pe *fs.PathError
+	if o.File != nil && errors.As(err, &pe) && pe.Path == o.File.Name() {
+		return fmt.Errorf("%s: %s: %w", o.Name, pe.Op, pe.Err)
+	}
 	if strings.HasPrefix(err.Error(), o.Name) {
 		return err
 	}
