@@ -89,6 +89,19 @@ func ParseMagic(b []byte, attrSize []byte) (Magic, bool) {
 	return Magic{}, false
 }
 
+// IsMagicPrefix reports whether b, shorter than any header, starts as a
+// recording does: with a magic number, or with the start of one. A file
+// that does is a recording cut short, not something else.
+func IsMagicPrefix(b []byte) bool {
+	for _, m := range []string{magic2, magic2r, magic1, magic1r} {
+		n := min(len(b), len(m))
+		if string(b[:n]) == m[:n] {
+			return true
+		}
+	}
+	return false
+}
+
 // isFileAttrSize reports whether n is sizeof(perf_event_attr) of some ABI
 // version plus sizeof(perf_file_section).
 func isFileAttrSize(n uint64) bool {

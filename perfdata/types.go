@@ -94,6 +94,15 @@ func (t RecordType) String() string {
 	return strconv.FormatUint(uint64(t), 10)
 }
 
+// Noun names a record of type t in a message: "SAMPLE record", or
+// "record of type 4294967295" for a type perf does not define.
+func (t RecordType) Noun() string {
+	if n, ok := recordNames[t]; ok {
+		return n + " record"
+	}
+	return "record of type " + strconv.FormatUint(uint64(t), 10)
+}
+
 // Known reports whether t is a type upstream perf defines.
 func (t RecordType) Known() bool {
 	_, ok := recordNames[t]

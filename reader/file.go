@@ -32,6 +32,9 @@ func readLayout(ra io.ReaderAt, size int64, head []byte) (*perfdata.FileLayout, 
 		return nil, notPerfData()
 	}
 	bo := m.Order
+	if size := bo.Uint64(head[8:16]); (size == perfdata.FileHeaderSize || size == perfdata.OldFileHeaderSize) && uint64(len(head)) < size {
+		return nil, truncated(0, "truncated file header: %d of %d bytes", len(head), size)
+	}
 	h, err := perfdata.DecodeFileHeader(head, bo)
 	if err != nil {
 		return nil, corrupt(8, "%v", err)

@@ -111,7 +111,7 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 		if n == 0 {
 			return nil, empty()
 		}
-		return nil, &FormatError{Offset: 0, Outer: -1, Msg: fmt.Sprintf("input is %d bytes, too short for a perf.data header", n), Err: ErrNotPerfData}
+		return nil, shortHeader(head[:n])
 	}
 	if isPipe(head[:n]) {
 		return NewStream(io.NewSectionReader(ra, 0, size), opts)
@@ -145,7 +145,7 @@ func NewStream(src io.Reader, opts Options) (*Reader, error) {
 			return nil, empty()
 		}
 		if err == io.ErrUnexpectedEOF {
-			return nil, &FormatError{Offset: 0, Outer: -1, Msg: fmt.Sprintf("input is %d bytes, too short for a perf.data header", n), Err: ErrNotPerfData}
+			return nil, shortHeader(head[:n])
 		}
 		return nil, err
 	}
@@ -168,6 +168,15 @@ func NewStream(src io.Reader, opts Options) (*Reader, error) {
 	r.s = newScanner(src, perfdata.PipeHeaderSize, r.held)
 	r.events.SetOrder(m.Order)
 	return r, nil
+}
+
+// shortHeader is the error for an input of fewer bytes (head) than any
+// header has: a recording cut short if they are the start of one.
+func shortHeader(head []byte) error {
+	if perfdata.IsMagicPrefix(head) {
+		return truncated(0, "truncated header: %d of at least %d bytes", len(head), perfdata.PipeHeaderSize)
+	}
+	return &FormatError{Offset: 0, Outer: -1, Msg: fmt.Sprintf("input is %d bytes, too short for a perf.data header", len(head)), Err: ErrNotPerfData}
 }
 
 // notPerfData says the input is not a recording. It does not quote the
@@ -411,7 +420,7 @@ func (r *Reader) nextTop() (bool, error) {
 		return false, err
 	}
 	if len(raw) < int(h.Size) {
-		err := truncated(off, "truncated %v record: size %d, %d bytes left", h.Type, h.Size, len(raw))
+		err := truncated(off, "truncated %s: size %d, %d bytes left", h.Type.Noun(), h.Size, len(raw))
 		if r.format == perfdata.FormatPipe && !h.Type.Known() {
 			return r.trailingBytes(off, err)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
@@ -89,6 +90,41 @@ func TestTruncation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHeaderCut: a recording cut inside its header (file or pipe, the magic
+// number itself included) is a truncated recording, not something that is
+// no recording; bytes that are not the start of one are not a recording.
+func TestHeaderCut(t *testing.T) {
+	for _, name := range testkit.CorpusNames(t) {
+		b := testkit.CorpusBytes(t, name)
+		r, err := reader.NewFile(bytes.NewReader(b), int64(len(b)), reader.Options{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		headerSize := int64(perfdata.PipeHeaderSize)
+		if l := r.Layout(); l != nil {
+			headerSize = int64(l.Header.Size)
+		}
+		r.Close()
+		for cut := int64(1); cut < headerSize; cut++ {
+			for _, stream := range []bool{false, true} {
+				if stream && headerSize != perfdata.PipeHeaderSize {
+					continue // a file-mode recording is not read as a stream
+				}
+				if _, _, err := readAll(b[:cut], stream); !errors.Is(err, reader.ErrTruncated) {
+					t.Errorf("%s cut at %d (of a %d-byte header, stream %v): %v, want truncated", name, cut, headerSize, stream, err)
+				}
+			}
+		}
+	}
+	for _, b := range []string{"PERFX", "hello world", "PERFILE3xxxxx", "\x00"} {
+		for _, stream := range []bool{false, true} {
+			if _, _, err := readAll([]byte(b), stream); !errors.Is(err, reader.ErrNotPerfData) {
+				t.Errorf("%q (stream %v): %v, want not a recording", b, stream, err)
+			}
+		}
 	}
 }
 

@@ -269,9 +269,9 @@ func (w *Writer) Abort() {
 // recordError says which record could not be written.
 func recordError(rec *perfdata.Record, err error) error {
 	if rec.Offset >= 0 {
-		return fmt.Errorf("writing the %v record at %#x: %w", rec.Header.Type, rec.Offset, err)
+		return fmt.Errorf("writing the %s at %#x: %w", rec.Header.Type.Noun(), rec.Offset, err)
 	}
-	return fmt.Errorf("writing a new %v record: %w", rec.Header.Type, err)
+	return fmt.Errorf("writing a new %s: %w", rec.Header.Type.Noun(), err)
 }
 
 // writePayload copies the data a record carries after it (AUX or trace
