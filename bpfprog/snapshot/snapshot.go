@@ -203,6 +203,12 @@ func Open(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	return OpenFile(f)
+}
+
+// OpenFile is Open of the open file f (standard input, for one), which the
+// File closes, or OpenFile when it fails.
+func OpenFile(f *os.File) (*File, error) {
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -346,7 +352,7 @@ func (s *File) readLines(size int64) error {
 	case s.version == 0:
 		return fmt.Errorf("snapshot: %w", ErrFormat)
 	case s.End == nil && s.Incomplete == "":
-		s.Incomplete = "it has no end line: its writer was killed, or ran out of space, before it finished"
+		s.Incomplete = "it has no end line: its writer is still running, or was killed or ran out of space before it finished"
 	case s.End != nil && s.End.Programs != len(s.spans):
 		return fmt.Errorf("snapshot: %w: the end line counts %d programs, the file has %d", ErrFormat, s.End.Programs, len(s.spans))
 	}

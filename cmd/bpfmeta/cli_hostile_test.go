@@ -1092,4 +1092,8 @@ func TestWatchKilled(t *testing.T) {
 	if got := readRecording(t, out); got.countType(perfdata.RecordBPFMetadata) != len(prog.Funcs) {
 		t.Errorf("%d BPF_METADATA records, want %d; %v", got.countType(perfdata.RecordBPFMetadata), len(prog.Funcs), r)
 	}
+	// and inject says that the snapshot is incomplete (watch -h promises it)
+	if want := "is an incomplete snapshot: it has no end line"; !strings.Contains(r.stderr, want) {
+		t.Errorf("inject --snapshot of a killed watch's journal does not say %q: %v", want, r)
+	}
 }

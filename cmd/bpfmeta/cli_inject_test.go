@@ -292,6 +292,92 @@ func TestInjectQuiet(t *testing.T) {
 	}
 }
 
+// TestInjectIncompleteSnapshot: inject from a snapshot whose writer did not
+// finish (no end line, or a last line cut) injects what it holds and says
+// that it is incomplete, unless -q.
+func TestInjectIncompleteSnapshot(t *testing.T) {
+	in := corpusPath(t, bpfFile)
+	progs := recordedPrograms(t, in, allPrograms)
+	whole, err := os.ReadFile(programsSnapshot(t, progs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	if len(lines) < 4 { // header, programs, end, ""
+		t.Fatalf("a snapshot of %d lines", len(lines))
+	}
+	noEnd := bytes.Join(lines[:len(lines)-2], nil)
+	cut := noEnd[:len(noEnd)-10]
+	for _, c := range []struct {
+		name, want string
+		data       []byte
+	}{
+		{"no end line", "it has no end line", noEnd},
+		{"last line cut", "is cut", cut},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			snap := filepath.Join(t.TempDir(), "snap.jsonl")
+			if err := os.WriteFile(snap, c.data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := bpfmeta(t, nil, "inject", "--snapshot", snap, "-i", in, "-o", "/dev/null")
+			if r.code != exitOK || !strings.Contains(r.stderr, "is an incomplete snapshot: ") || !strings.Contains(r.stderr, c.want) || !injectSummary.MatchString(r.stderr) {
+				t.Errorf("inject --snapshot of a snapshot with %s: %v", c.name, r)
+			}
+			if r := bpfmeta(t, nil, "inject", "-q", "--snapshot", snap, "-i", in, "-o", "/dev/null"); r.code != exitOK || r.stderr != "" {
+				t.Errorf("inject -q: %v", r)
+			}
+		})
+	}
+	// a complete one: no warning
+	if r := bpfmeta(t, nil, "inject", "--snapshot", programsSnapshot(t, progs), "-i", in, "-o", "/dev/null"); r.code != exitOK || strings.Contains(r.stderr, "incomplete") {
+		t.Errorf("inject --snapshot of a complete snapshot: %v", r)
+	}
+}
+
+// TestInjectSnapshotStdin: --snapshot - reads the snapshot from stdin (a
+// pipe), as it would from its file; and is refused when the recording is
+// read from stdin too.
+func TestInjectSnapshotStdin(t *testing.T) {
+	in := corpusPath(t, bpfFile)
+	progs := recordedPrograms(t, in, allPrograms)
+	snap := programsSnapshot(t, progs)
+	data, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile := filepath.Join(t.TempDir(), "file.data")
+	if r := bpfmeta(t, nil, "inject", "-q", "--snapshot", snap, "-i", in, "-o", fromFile); r.code != exitOK {
+		t.Fatalf("inject --snapshot FILE: %v", r)
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pr.Close()
+	go func() {
+		pw.Write(data)
+		pw.Close()
+	}()
+	fromStdin := filepath.Join(t.TempDir(), "stdin.data")
+	if r := bpfmeta(t, pr, "inject", "-q", "--snapshot", "-", "-i", in, "-o", fromStdin); r.code != exitOK {
+		t.Fatalf("inject --snapshot - from a pipe: %v", r)
+	}
+	a, _ := os.ReadFile(fromFile)
+	b, _ := os.ReadFile(fromStdin)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("inject --snapshot - wrote %d bytes, --snapshot FILE %d: not the same", len(b), len(a))
+	}
+	f, err := os.Open(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if r := bpfmeta(t, f, "inject", "--snapshot", "-", "-o", "/dev/null"); r.code != exitUsage || !strings.Contains(r.stderr, "cannot both be read from stdin") {
+		t.Errorf("inject --snapshot - with the recording on stdin: %v", r)
+	}
+}
+
 // TestShowJSON: show --json is a document whose records are one object per
 // BPF_METADATA record: its offset, prog_name and entries, the KSYMBOL it
 // belongs to, the program id and the samples in it; the injected corpus

@@ -73,7 +73,7 @@ Examples:
 			forceFlag(),
 			syncFlag(),
 			&cli.StringFlag{Name: "snapshot", TakesFile: true,
-				Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch) instead of the running kernel"},
+				Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch; - for stdin) instead of the running kernel"},
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program with samples gets no metadata perf would have written"},
 			&cli.BoolFlag{Name: "perf-names", Usage: "name the records as perf record does, not after the function they belong to (see the README)"},
 			&cli.BoolFlag{Name: "recorded-only", Usage: "add metadata only for programs the recording has a record of (see above)"},
@@ -89,11 +89,18 @@ func runInject(c *cli.Context) error {
 		return err
 	}
 	s := sessionOf(c)
-	src, closeSrc, err := openSource(c.String("snapshot"))
+	src, closeSrc, err := openSource(s, c)
 	if err != nil {
 		return err
 	}
 	defer closeSrc()
+	if f, ok := src.(*snapshot.File); ok && f.Incomplete != "" {
+		name := safetext.Quote(c.String("snapshot"))
+		if c.String("snapshot") == "-" {
+			name = cliutil.StdinName
+		}
+		fmt.Fprintf(notes(c), "bpfmeta: warning: %s is an incomplete snapshot: %s; it holds the programs read before\n", name, f.Incomplete)
+	}
 	in, out, err := openInOut(c, true)
 	if err != nil {
 		return err
@@ -170,9 +177,31 @@ func oldPerfMayRead(s *cliutil.Session, out *outfile.Output, path string) bool {
 	return true // a FIFO or device: whatever reads it
 }
 
-// openSource returns the snapshot at path, or the running kernel (checked
+// openSource returns the snapshot --snapshot names ("-": standard input,
+// when the recording is not read from it), or the running kernel (checked
 // first: a run that can read no program fails before it writes anything).
-func openSource(path string) (bpfprog.Source, func(), error) {
+func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, func(), error) {
+	path := c.String("snapshot")
+	if path == "-" {
+		in, given, err := inputPath(c)
+		switch {
+		case err != nil:
+			return nil, nil, err
+		case in == "-" && (given || !s.StdinTerminal):
+			return nil, nil, cliutil.Usagef("--snapshot - and the recording cannot both be read from stdin: name the recording with -i FILE")
+		case s.StdinTerminal:
+			return nil, nil, cliutil.Usagef("--snapshot -: stdin is a terminal; give a snapshot on a pipe, or name its file")
+		}
+		f, ok := s.Stdin.(*os.File)
+		if !ok {
+			return nil, nil, cliutil.Usagef("--snapshot -: stdin is not a file")
+		}
+		snap, err := snapshot.OpenFile(f)
+		if err != nil {
+			return nil, nil, cliutil.FileError(cliutil.StdinName, err)
+		}
+		return snap, func() { snap.Close() }, nil
+	}
 	if path == "" {
 		k, err := live.New()
 		if err != nil {
