@@ -61,10 +61,18 @@ func completionCommand() *cli.Command {
 // make man writes it to bin/bpfmeta.1.
 func manCommand() *cli.Command {
 	return &cli.Command{
-		Name:   "man",
-		Usage:  "print the man page (roff)",
-		Hidden: true,
+		Name:  "man",
+		Usage: "print the man page (roff), made from the commands' own help",
+		Description: "Prints the man page in roff: bpfmeta -h, each command's -h and the\n" +
+			"exit status, environment and files, in one document. make install installs\n" +
+			"it as man bpfmeta finds it.\n\n" +
+			"Examples:\n" +
+			"   bpfmeta man | man -l -\n" +
+			"   bpfmeta man > ~/.local/share/man/man1/bpfmeta.1",
 		Action: func(c *cli.Context) error {
+			if c.Args().Present() {
+				return cliutil.Usagef("man takes no arguments")
+			}
 			doc := *c.App
 			doc.Description = appDescription // the notes are sections of their own
 			_, err := io.WriteString(c.App.Writer, cliapp.ManPage(&doc, 1, manSections))

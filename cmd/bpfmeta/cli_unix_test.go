@@ -179,6 +179,8 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"snapshot", "-o", out, "stray"},
 		{"injct"}, // did you mean inject?
 		{"snapshot", "-o"},
+		{"show", "--prog"},
+		{"inject", "--snapshot"},
 	}
 	for _, c := range readingCommands(snap) {
 		cases = append(cases,
@@ -207,6 +209,11 @@ func TestCLIUsageErrors(t *testing.T) {
 			if names := testkit.DirNames(t, dir); len(names) != 0 {
 				t.Errorf("the output directory has %v after a usage error", names)
 			}
+			// a flag is named as it is written: --name, not the flag
+			// package's -name
+			if last := args[len(args)-1]; strings.HasPrefix(last, "--") && !strings.Contains(r.stderr, last) {
+				t.Errorf("the message does not name %s: %v", last, r)
+			}
 		})
 	}
 }
@@ -214,11 +221,18 @@ func TestCLIUsageErrors(t *testing.T) {
 // TestCLIBare: bpfmeta alone prints its usage on stderr and exits 2, as a
 // usage error; a mistyped command gets a suggestion.
 func TestCLIBare(t *testing.T) {
-	r := bpfmeta(t, nil)
-	if r.code != exitUsage || r.stdout != "" || !strings.Contains(r.stderr, "USAGE:") || !strings.HasSuffix(r.stderr, "bpfmeta: no command given (bpfmeta -h lists them)\n") {
-		t.Errorf("bpfmeta alone: %v, stdout %q; want exit 2 and the usage on stderr", r, r.stdout)
+	help := bpfmeta(t, nil, "-h")
+	for _, args := range [][]string{nil, {"-q"}, {"-v"}} {
+		r := bpfmeta(t, nil, args...)
+		if r.code != exitUsage || r.stdout != "" || !strings.Contains(r.stderr, "USAGE:") || !strings.HasSuffix(r.stderr, "bpfmeta: no command given (bpfmeta -h lists them)\n") {
+			t.Errorf("bpfmeta %q: %v, stdout %q; want exit 2 and the usage on stderr", args, r, r.stdout)
+		}
+		// the same help as -h's
+		if got, _ := strings.CutSuffix(r.stderr, "bpfmeta: no command given (bpfmeta -h lists them)\n"); got != help.stdout {
+			t.Errorf("bpfmeta %q prints another help than bpfmeta -h:\n%s\nwant\n%s", args, got, help.stdout)
+		}
 	}
-	r = bpfmeta(t, nil, "injct")
+	r := bpfmeta(t, nil, "injct")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "inject") {
 		t.Errorf("bpfmeta injct: %v, want exit 2 and a suggestion", r)
 	}

@@ -93,9 +93,11 @@ left); 2 usage error; 128+N when signal N ended bpfmeta (130 SIGINT, 141
 SIGPIPE, 143 SIGTERM); bpfmeta watch -- CMD exits with CMD's status (126 when
 CMD cannot be run, 127 when it is not found).
 
-Environment: TMPDIR, where a file-format recording read from a pipe, and the
-output --strict holds back, are kept meanwhile (unnamed files, gone with
-bpfmeta).`
+Environment: TMPDIR, where a file-format recording read from a pipe, a
+snapshot read from a pipe, and the output --strict holds back, are kept
+meanwhile (unnamed files, gone with bpfmeta); GOMEMLIMIT, the Go heap's soft
+limit (default 40MiB; a malformed value stops the Go runtime, with its
+trace, before bpfmeta starts).`
 
 // manSections are the man page's sections after the commands.
 var manSections = []cliapp.ManSection{
@@ -108,11 +110,11 @@ var manSections = []cliapp.ManSection{
 	}},
 	{Title: "Environment", Items: [][2]string{
 		{"TMPDIR", "where a file-format recording read from a pipe, a snapshot read from a pipe, and the output --strict holds back are kept while bpfmeta runs (unnamed files, gone when it ends)"},
-		{"GOMEMLIMIT", "the Go heap's soft limit (default 40MiB): what bpfmeta keeps is bounded well under it"},
+		{"GOMEMLIMIT", "the Go heap's soft limit (default 40MiB): what bpfmeta keeps is bounded well under it; a malformed value stops the Go runtime, with its trace, before bpfmeta starts"},
 	}},
 	{Title: "Files", Items: [][2]string{
 		{"./perf.data", "the recording a reading command reads when stdin is a terminal and no FILE is given, as perf report does"},
-		{".NAME.tmpXXXXXXXXXX", "a new output while it is written, beside it; linked into place as NAME when complete, removed on any failure or signal"},
+		{".NAME.tmpXXXXXXXXXX", "a new output NAME is written as an unnamed file in its directory (O_TMPFILE), linked as NAME when complete, and nothing is left of it on any failure or signal; where the file system has no O_TMPFILE, and for a directory recording, it is written under this name beside NAME instead, renamed when complete and removed on any failure or signal"},
 	}},
 	{Title: "Examples", Text: `Record with the distribution's perf, add the metadata, and print it:
     perf record -o perf.data -a -- sleep 1
@@ -160,8 +162,8 @@ func newApp(s *cliutil.Session) *cli.App {
 		},
 		// Errors are printed once, by run, as "bpfmeta: ...".
 		ExitErrHandler: func(*cli.Context, error) {},
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error {
-			return cliutil.UsageError{Err: err}
+		OnUsageError: func(c *cli.Context, err error, _ bool) error {
+			return cliutil.Usagef("%s (bpfmeta -h shows the options)", flagError(c.App.Flags, err))
 		},
 		// Runs when no command matched.
 		Action:   noCommand,
@@ -199,17 +201,31 @@ func sessionOf(c *cli.Context) *cliutil.Session {
 // commandUsageError makes a command's flag errors usage errors (exit 2,
 // one line) instead of urfave/cli's "Incorrect Usage" and the whole help.
 func commandUsageError(c *cli.Context, err error, _ bool) error {
+	return cliutil.Usagef("%s: %s (bpfmeta %s -h shows the options)", c.Command.Name, flagError(c.Command.Flags, err), c.Command.Name)
+}
+
+// flagError is the message for an error of the flag package parsing
+// flags: the flag named as it is written (the package names every flag
+// -name, --name here), a flag that does not exist with the nearest that
+// does.
+func flagError(flags []cli.Flag, err error) string {
+	long := func(flag string) string {
+		if name := strings.TrimLeft(flag, "-"); len(name) > 1 {
+			return "--" + name
+		}
+		return flag
+	}
 	msg := err.Error()
 	if flag, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
-		if name := strings.TrimLeft(flag, "-"); len(name) > 1 {
-			flag = "--" + name // urfave/cli says -name for --name
-		}
+		flag = long(flag)
 		msg = "no flag " + safetext.Quote(flag)
-		if sug := cliapp.SuggestFlag(c.Command.Flags, flag); sug != "" {
+		if sug := cliapp.SuggestFlag(flags, flag); sug != "" {
 			msg += "; did you mean " + sug + "?"
 		}
+	} else if flag, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		msg = long(flag) + " needs a value"
 	}
-	return cliutil.Usagef("%s: %s (bpfmeta %s -h shows the options)", c.Command.Name, msg, c.Command.Name)
+	return msg
 }
 
 // noCommand handles what names no command: --version, help, a bare
@@ -226,7 +242,12 @@ func noCommand(c *cli.Context) error {
 	}
 	switch {
 	case !args.Present():
-		cli.HelpPrinter(c.App.ErrWriter, cli.AppHelpTemplate, c.App)
+		// bpfmeta -h's help (cli.ShowAppHelp's template), on stderr
+		tmpl := c.App.CustomAppHelpTemplate
+		if tmpl == "" {
+			tmpl = cli.AppHelpTemplate
+		}
+		cli.HelpPrinter(c.App.ErrWriter, tmpl, c.App)
 		return cliutil.Usagef("no command given (bpfmeta -h lists them)")
 	case args.First() == "help" && args.Len() == 1:
 		return cli.ShowAppHelp(c)
