@@ -239,14 +239,29 @@ type patch struct {
 
 func (w *file) writePatches(ps []patch) error {
 	slices.SortFunc(ps, func(a, b patch) int { return cmp.Compare(a.at, b.at) })
-	var b [8]byte
+	var b, old [8]byte
 	for _, p := range ps {
+		if _, err := w.src.ReadAt(old[:], p.at); err != nil {
+			return inputError("reading the offset at %#x: %w", p.at, err)
+		}
+		if w.bo.Uint64(old[:]) == p.v {
+			continue // as copied
+		}
+		if w.inData(p.at, 8) {
+			return inputError("an offset at %#x, inside the data section, would have to change: a header that points into its own records is not rewritten", p.at)
+		}
 		w.bo.PutUint64(b[:], p.v)
 		if _, err := w.dst.WriteAt(b[:], int64(w.mapOffset(uint64(p.at)))); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// inData reports whether any of the n input bytes at off are in the data
+// section: its records, which the output has where they were copied.
+func (w *file) inData(off, n int64) bool {
+	return off < w.l.DataEnd() && off+n > w.l.DataOffset()
 }
 
 // auxtraceChunk is how many HEADER_AUXTRACE entries are patched at a time.
@@ -276,11 +291,23 @@ func (w *file) patchAuxtraceIndex(f perfdata.FeatureSection) error {
 		if _, err := w.src.ReadAt(b, at); err != nil {
 			return inputError("reading the AUXTRACE feature at %#x: %w", at, err)
 		}
+		changed := false
 		for e := 0; e < len(b); e += 16 {
-			w.bo.PutUint64(b[e:], w.mapOffset(w.bo.Uint64(b[e:])))
+			v := w.bo.Uint64(b[e:])
+			if m := w.mapOffset(v); m != v {
+				w.bo.PutUint64(b[e:], m)
+				changed = true
+			}
 		}
-		if _, err := w.dst.WriteAt(b, at+w.endDelta()); err != nil {
-			return err
+		switch {
+		case !changed:
+			// as copied
+		case w.inData(at, int64(len(b))):
+			return inputError("the AUXTRACE index at %#x lies inside the data section, where rewriting its offsets would change records", at)
+		default:
+			if _, err := w.dst.WriteAt(b, int64(w.mapOffset(uint64(at)))); err != nil {
+				return err
+			}
 		}
 		i += n
 	}

@@ -1,6 +1,7 @@
 package writer_test
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -192,5 +193,51 @@ func TestInputError(t *testing.T) {
 	var ie *writer.InputError
 	if !errors.As(err, &ie) || !strings.Contains(err.Error(), fmt.Sprintf("at %#x", attrs)) {
 		t.Errorf("writer.New: %v; want an *InputError at %#x", err, attrs)
+	}
+}
+
+// TestHeaderIntoData: a file whose AUXTRACE index lies inside the data
+// section (only a crafted file has that) is copied as it is, but records
+// inserted into it are an input error: rewriting the index's offsets would
+// change the records it overlaps. An offset the writer need not change is
+// not written, wherever it is.
+func TestHeaderIntoData(t *testing.T) {
+	src := testkit.CorpusFile(t, "quipper_perf4.14_x86_64_intel_pt_auxtrace.data")
+	b := testkit.ReadFile(t, src)
+	r := rectest.Open(t, src, reader.Options{})
+	l := r.Layout()
+	sec, ok := l.Feature(perfdata.FeatAuxtrace)
+	if !ok {
+		t.Fatal("no AUXTRACE feature")
+	}
+	// a copy of the index in the AUX data of the first AUXTRACE record
+	// large enough (opaque bytes, for the reader), and the table pointing
+	// at it
+	into := int64(-1)
+	for r.Next() {
+		if rec := r.Record(); rec.Header.Type == perfdata.RecordAuxtrace && rec.PayloadSize >= int64(sec.Size) {
+			into = rec.Offset + int64(len(rec.Raw))
+			break
+		}
+	}
+	r.Close()
+	if into < 0 {
+		t.Fatalf("no AUXTRACE record with %d bytes of AUX data", sec.Size)
+	}
+	copy(b[into:], b[sec.Offset:sec.Offset+sec.Size])
+	l.Order.PutUint64(b[sec.TableOffset:], uint64(into))
+	path := filepath.Join(t.TempDir(), "in.data")
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := rewrite(t, path, nil); !bytes.Equal(got, b) {
+		t.Error("copied unchanged: output differs from the input")
+	}
+	_, err := rectest.Through(t, path, t.TempDir(), reader.Options{Decompress: true}, writer.Options{}, func(r *reader.Reader, w *writer.Writer) error {
+		return rectest.Copy(r, w, insertEvery(7))
+	})
+	var ie *writer.InputError
+	if !errors.As(err, &ie) || !strings.Contains(err.Error(), "inside the data section") {
+		t.Errorf("records inserted: %v, want an input error: the index lies inside the data section", err)
 	}
 }

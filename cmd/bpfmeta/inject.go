@@ -134,7 +134,7 @@ func runInject(c *cli.Context) error {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	if err := w.Close(); err != nil {
-		return out.Error(err)
+		return writerError(in, out, err)
 	}
 	rep := summarize(sum, c.String("snapshot") != "")
 	strictFails := c.Bool("strict") && rep.tally.Missing[inject.MissingWithSamples] > 0

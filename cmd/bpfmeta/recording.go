@@ -112,16 +112,22 @@ func machine(host, release string) string {
 // are printed.
 func startWriter(in *cliutil.Input, out *outfile.Output, opts writer.Options, notes io.Writer, verbose bool) (*writer.Writer, error) {
 	w, err := newWriter(out, in, opts)
-	if ie := (*writer.InputError)(nil); errors.As(err, &ie) {
-		return nil, fmt.Errorf("%s: %w", in.Name, err) // the input's offsets
-	}
 	if err != nil {
-		return nil, out.Error(err)
+		return nil, writerError(in, out, err)
 	}
 	printOmitted(notes, in, w, verbose)
 	warnOthers(notes, in)
 	warnUnfinished(notes, in)
 	return w, nil
+}
+
+// writerError names what a writer's error is of: the input (a
+// writer.InputError, with the input's offsets), or the output.
+func writerError(in *cliutil.Input, out *outfile.Output, err error) error {
+	if ie := (*writer.InputError)(nil); errors.As(err, &ie) {
+		return fmt.Errorf("%s: %w", in.Name, err)
+	}
+	return out.Error(err)
 }
 
 // copyRecords copies the records of in to out unchanged, all of them or
@@ -142,7 +148,7 @@ func copyRecords(in *cliutil.Input, out *outfile.Output, opts writer.Options, ke
 		return dropped, fmt.Errorf("%s: %w", in.Name, err)
 	}
 	if err := w.Close(); err != nil {
-		return dropped, out.Error(err)
+		return dropped, writerError(in, out, err)
 	}
 	warnTrailingDropped(notes, in, w)
 	return dropped, nil
