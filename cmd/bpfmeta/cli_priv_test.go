@@ -328,13 +328,14 @@ func writingSetup(t *testing.T) (bin string, cmds []readingCommand, rec []byte) 
 // 1), with a message that names the output as given and says why, and
 // leaves nothing there; as a file, a directory recording, or from a pipe.
 func TestFullDisk(t *testing.T) {
-	testkit.Root(t) // mount
-	in := corpusPath(t, "quipper_perf3.8_x86_64_systemwide.data") // 181 KiB
+	testkit.Root(t) // to mount
+	// 181 KiB, and a directory recording of 128 KiB: neither fits in 32
+	in := corpusPath(t, "quipper_perf3.8_x86_64_systemwide.data")
 	pipe := filepath.Join(t.TempDir(), "in.pipe.data")
 	if r := bpfmeta(t, nil, "convert", "-q", "-i", in, "-o", pipe); r.code != exitOK {
 		t.Fatalf("convert to pipe format: %v", r)
 	}
-	dirIn := corpusPath(t, "threads/perf7.2_x86_64_threads_zstd2.data") // 128 KiB
+	dirIn := corpusPath(t, "threads/perf7.2_x86_64_threads_zstd2.data")
 	snap := emptySnapshot(t)
 	for _, c := range writingCommands(snap) {
 		for _, input := range []struct{ name, path string }{{"file", in}, {"pipe", pipe}, {"directory", dirIn}} {
