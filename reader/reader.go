@@ -359,11 +359,12 @@ func (r *Reader) fail(err error) {
 	r.stopDecoder()
 }
 
-// stopDecoder ends the decompressor's goroutine, if there is one.
+// stopDecoder ends the decompressor's coroutine and releases the
+// decoder, if there is one.
 func (r *Reader) stopDecoder() {
 	if r.zs != nil {
 		r.zs.close()
-		r.zs = nil // the next data file of a directory recording starts a new stream
+		r.zs = nil
 	}
 }
 
@@ -376,7 +377,9 @@ func (r *Reader) finish() error {
 		return &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrTruncated,
 			Msg: fmt.Sprintf("compressed data ends %d bytes into a record", left)}
 	}
-	r.stopDecoder()
+	if r.zs != nil {
+		r.zs.restart() // the next data file of a directory recording starts a new stream
+	}
 	return nil
 }
 

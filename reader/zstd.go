@@ -68,6 +68,13 @@ import (
 type zstdStream struct {
 	pull func() (zstdChunk, bool)
 	stop func()
+	// dec is the decoder, kept from one stream to the next (the data
+	// files of a directory recording, one stream each): Reset keeps its
+	// history ring, as large as a frame's window, where a decoder per
+	// stream would allocate one for each (45 ms and 32 MiB for a stream
+	// that declares a 32 MiB window, however short; and the old ones'
+	// until the GC takes them).
+	dec *zstd.Decoder
 	// payload is the payload fed and not yet taken by the decoder; dst
 	// where the decoder writes when resumed.
 	payload []byte
@@ -152,25 +159,42 @@ func (z *zstdStream) next(dst []byte) (int, error) {
 	return 0, z.err
 }
 
-func (z *zstdStream) close() {
+// restart ends the stream: the next feed starts another, with the same
+// decoder.
+func (z *zstdStream) restart() {
 	if z.stop != nil {
 		z.stop()
+	}
+	*z = zstdStream{dec: z.dec}
+}
+
+// close ends the stream and releases the decoder.
+func (z *zstdStream) close() {
+	z.restart()
+	if z.dec != nil {
+		z.dec.Close()
+		z.dec = nil
 	}
 }
 
 // run is the decoder coroutine.
 func (z *zstdStream) run(yield func(zstdChunk) bool) {
 	src := &payloadSource{z: z, yield: yield}
-	dec, err := zstd.NewReader(src,
-		zstd.WithDecoderConcurrency(1), // sync mode: see the type comment
-		zstd.WithDecoderLowmem(true),   // faster from a fresh process: see the type comment
-		zstd.WithDecoderMaxWindow(maxZstdWindow),
-		zstd.IgnoreChecksum(true))
+	var err error
+	if z.dec == nil {
+		z.dec, err = zstd.NewReader(src,
+			zstd.WithDecoderConcurrency(1), // sync mode: see the type comment
+			zstd.WithDecoderLowmem(true),   // faster from a fresh process: see the type comment
+			zstd.WithDecoderMaxWindow(maxZstdWindow),
+			zstd.IgnoreChecksum(true))
+	} else {
+		err = z.dec.Reset(src)
+	}
 	if err != nil {
 		yield(zstdChunk{err: err})
 		return
 	}
-	defer dec.Close()
+	dec := z.dec
 	idle := 0
 	for {
 		dst := z.dst
