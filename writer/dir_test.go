@@ -165,3 +165,38 @@ func TestDirToOne(t *testing.T) {
 }
 
 var le = binary.LittleEndian
+
+// TestPipeDirFormatToFile: a stream that has a DIR_FORMAT HEADER_FEATURE
+// record (perf reads one) written as a file leaves the feature out: with
+// it, the file would be the data file of a directory recording, whose
+// records are elsewhere, and no reader would take it as a recording.
+func TestPipeDirFormatToFile(t *testing.T) {
+	b := testkit.CorpusBytes(t, "quipper_perf4.16_x86_64_header_feature_records.pipe.data")
+	bo := binary.LittleEndian
+	feat := make([]byte, 24)
+	perfdata.EventHeader{Type: perfdata.RecordHeaderFeature, Size: uint16(len(feat))}.Encode(feat, bo)
+	bo.PutUint64(feat[8:], uint64(perfdata.FeatDirFormat))
+	bo.PutUint64(feat[16:], 1) // the version
+	in := filepath.Join(t.TempDir(), "in.pipe.data")
+	stream := append(append(bytes.Clone(b[:perfdata.PipeHeaderSize]), feat...), b[perfdata.PipeHeaderSize:]...)
+	if err := os.WriteFile(in, stream, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, err := rectest.Through(t, in, t.TempDir(), reader.Options{}, writer.Options{Format: perfdata.FormatFile}, func(r *reader.Reader, w *writer.Writer) error {
+		return rectest.Copy(r, w, nil)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back := rectest.Open(t, out, reader.Options{})
+	if _, ok := back.Layout().Feature(perfdata.FeatDirFormat); ok {
+		t.Error("the file has DIR_FORMAT")
+	}
+	n := 0
+	for back.Next() {
+		n++
+	}
+	if err := back.Err(); err != nil || n == 0 {
+		t.Errorf("the file: %d records, %v", n, err)
+	}
+}

@@ -79,6 +79,12 @@ func (w *fromPipe) WriteRecord(rec *perfdata.Record) error {
 		if len(payload) == 0 && id >= uint64(perfdata.FeatCPUDomainInfo) || id >= perfdata.FeatureBits {
 			return nil // the end-of-features marker
 		}
+		if perfdata.Feature(id) == perfdata.FeatDirFormat {
+			// The layout of a directory recording, which a stream is not
+			// (Omitted.Lost): in a file it would make the file the data
+			// file of one, whose records are in data.N files beside it.
+			return nil
+		}
 		s, err := w.spoolFor(featureSpool)
 		if err != nil {
 			return err
