@@ -667,11 +667,10 @@ func TestHostileText(t *testing.T) {
 			if i := rawControl(r.stderr); i >= 0 {
 				t.Errorf("stderr has a raw control byte at %d: %q", i, r.stderr)
 			}
-			if args[1] == "--json" {
-				if !json.Valid([]byte(r.stdout)) {
-					t.Errorf("stdout is not JSON: %q", r.stdout)
-				}
-			} else if i := rawControl(r.stdout); i >= 0 && args[len(args)-1] != "-" {
+			if args[1] == "--json" && !json.Valid([]byte(r.stdout)) {
+				t.Errorf("stdout is not JSON: %q", r.stdout)
+			}
+			if i := rawControl(r.stdout); i >= 0 && args[len(args)-1] != "-" {
 				t.Errorf("stdout has a raw control byte at %d: %q", i, r.stdout)
 			}
 			if strings.Contains(r.stderr+r.stdout, "\nbpfmeta: all good") {

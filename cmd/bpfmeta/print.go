@@ -35,7 +35,7 @@ func printJSON(w io.Writer, v any) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.Write(append(b, '\n'))
+	_, err = w.Write(append(safetext.JSON(b), '\n'))
 	return err
 }
 

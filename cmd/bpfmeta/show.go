@@ -120,7 +120,7 @@ func printShowJSON(w io.Writer, found []bpftrack.MetadataRecord) error {
 			return err
 		}
 		w.Write([]byte("    "))
-		w.Write(b)
+		w.Write(safetext.JSON(b))
 		if i < len(found)-1 {
 			w.Write([]byte(","))
 		}

@@ -6,8 +6,8 @@
 // bidirectional overrides, zero-width spaces, U+2028), so that nothing an
 // input holds can move the cursor, recolour, ring, start a line of its own
 // or show text in another order than it has. (perf script prints such
-// bytes raw.) JSON output is
-// escaped as JSON requires instead; bytes written into a recording are
+// bytes raw.) JSON output is escaped as JSON requires, and those of them
+// JSON leaves raw as \u escapes (JSON); bytes written into a recording are
 // never changed.
 package safetext
 
@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -71,6 +72,38 @@ func needsEscape(s string) bool {
 		i += n
 	}
 	return false
+}
+
+// JSON returns the JSON text b (encoding/json's) with every character
+// Clean escapes that JSON leaves as it is, DEL, C1 controls and Unicode's
+// format characters and line separators, written as a \u escape: the same
+// document, safe on a terminal. Such characters can only be in strings.
+func JSON(b []byte) []byte {
+	var out []byte // nil until something is escaped
+	done := 0
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		// encoding/json escapes controls below 0x20 in strings (those
+		// left are the document's newlines) and writes invalid UTF-8 as
+		// U+FFFD
+		if r < 0x20 || r == utf8.RuneError || !unsafe(r, n) {
+			i += n
+			continue
+		}
+		out = append(out, b[done:i]...)
+		if r >= 0x10000 {
+			r1, r2 := utf16.EncodeRune(r)
+			out = fmt.Appendf(out, `\u%04x\u%04x`, r1, r2)
+		} else {
+			out = fmt.Appendf(out, `\u%04x`, r)
+		}
+		i += n
+		done = i
+	}
+	if out == nil {
+		return b
+	}
+	return append(out, b[done:]...)
 }
 
 // Quote returns a file or program name as a message shows it: as it is

@@ -1,6 +1,9 @@
 package safetext
 
 import (
+	"bytes"
+	"encoding/json"
+	"maps"
 	"testing"
 	"unicode/utf8"
 )
@@ -65,4 +68,34 @@ func FuzzClean(f *testing.F) {
 			t.Fatalf("Clean changed safe text %q", s)
 		}
 	})
+}
+
+// TestJSON: what Clean escapes and encoding/json leaves raw (DEL, C1
+// controls, bidirectional overrides, zero-width and line-separating
+// characters, a format character beyond the BMP) comes out of JSON as \u
+// escapes, in a document that decodes to the same value; the rest of the
+// document, its newlines and indentation too, is unchanged.
+func TestJSON(t *testing.T) {
+	v := map[string]string{"k\u202e": "a\x7fb\u0085c\u200bd\u2028e\U000e0001f\x1b\n<&>é😀"}
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := JSON(b)
+	for _, r := range string(got) {
+		if r != '\n' && unsafe(r, utf8.RuneLen(r)) {
+			t.Errorf("%q left raw in %s", r, got)
+		}
+	}
+	var back map[string]string
+	if err := json.Unmarshal(got, &back); err != nil || !maps.Equal(back, v) {
+		t.Errorf("decodes to %q (%v), want %q", back, err, v)
+	}
+	if !bytes.Contains(got, []byte(`\u007f`)) || !bytes.Contains(got, []byte(`\udb40\udc01`)) || !bytes.Contains(got, []byte("é😀")) {
+		t.Errorf("JSON(%s) = %s", b, got)
+	}
+	plain := []byte("{\n  \"a\": \"b é\"\n}")
+	if got := JSON(plain); !bytes.Equal(got, plain) {
+		t.Errorf("JSON(%s) = %s, want it unchanged", plain, got)
+	}
 }
