@@ -350,17 +350,8 @@ func TestInjectSnapshotStdin(t *testing.T) {
 	if r := bpfmeta(t, nil, "inject", "-q", "--snapshot", snap, "-i", in, "-o", fromFile); r.code != exitOK {
 		t.Fatalf("inject --snapshot FILE: %v", r)
 	}
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	go func() {
-		pw.Write(data)
-		pw.Close()
-	}()
 	fromStdin := filepath.Join(t.TempDir(), "stdin.data")
-	if r := bpfmeta(t, pr, "inject", "-q", "--snapshot", "-", "-i", in, "-o", fromStdin); r.code != exitOK {
+	if r := bpfmeta(t, testkit.PipeOf(t, data), "inject", "-q", "--snapshot", "-", "-i", in, "-o", fromStdin); r.code != exitOK {
 		t.Fatalf("inject --snapshot - from a pipe: %v", r)
 	}
 	a, _ := os.ReadFile(fromFile)

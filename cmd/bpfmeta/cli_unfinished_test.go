@@ -93,7 +93,7 @@ func checkRefused(t *testing.T, inputs map[string][]byte, want string) {
 					r = bpfmeta(t, f, args...)
 					f.Close()
 				case "pipe":
-					r = bpfmeta(t, pipeOf(t, b), args...)
+					r = bpfmeta(t, testkit.PipeOf(t, b), args...)
 				}
 				if r.code != exitFailure || r.stdout != "" {
 					t.Errorf("%s: %v, %d bytes on stdout; want exit 1 and nothing", what, r, len(r.stdout))
@@ -106,19 +106,4 @@ func checkRefused(t *testing.T, inputs map[string][]byte, want string) {
 			}
 		}
 	}
-}
-
-// pipeOf returns the read end of a pipe that b is written to.
-func pipeOf(t *testing.T, b []byte) *os.File {
-	t.Helper()
-	r, w, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { r.Close() })
-	go func() {
-		w.Write(b)
-		w.Close()
-	}()
-	return r
 }

@@ -90,15 +90,7 @@ func TestOpenFile(t *testing.T) {
 	in.Close()
 
 	b := testkit.CorpusBytes(t, "mstange_perf6.16_x86_64_zstd_compressed2.pipe.data")
-	pr, pw, err := os.Pipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pr.Close()
-	go func() {
-		pw.Write(b)
-		pw.Close()
-	}()
+	pr := testkit.PipeOf(t, b)
 	in, err = infile.OpenFile(pr, reader.Options{Decompress: true})
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package testkit
 
 import (
 	"io"
+	"os"
 	"os/exec"
 	"testing"
 )
@@ -20,4 +21,20 @@ func Pipes(t testing.TB, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser) {
 		t.Fatal(err)
 	}
 	return in, out
+}
+
+// PipeOf returns the read end of a pipe that b is written to (then
+// closed), closed when the test ends: a stdin that cannot seek.
+func PipeOf(t testing.TB, b []byte) *os.File {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	go func() {
+		w.Write(b)
+		w.Close()
+	}()
+	return r
 }
