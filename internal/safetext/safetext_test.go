@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"maps"
+	"reflect"
 	"testing"
 	"unicode/utf8"
 )
@@ -66,6 +67,25 @@ func FuzzClean(f *testing.F) {
 		}
 		if !needsEscape(s) && Clean(s) != s {
 			t.Fatalf("Clean changed safe text %q", s)
+		}
+		// JSON: a document of s (and a key of it) that decodes to what
+		// encoding/json's does, with nothing raw outside its newlines
+		b, err := json.MarshalIndent(map[string][]string{s: {s}}, "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := JSON(b)
+		for _, r := range string(out) {
+			if r != '\n' && unsafe(r, utf8.RuneLen(r)) {
+				t.Fatalf("%q: %U raw in JSON %s", s, r, out)
+			}
+		}
+		var want, got map[string][]string
+		if err := json.Unmarshal(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(out, &got); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: JSON %s decodes to %q (%v), want %q", s, out, got, err, want)
 		}
 	})
 }
