@@ -444,10 +444,9 @@ const (
 	// several functions of other names have the function name, or more
 	// records at the end have the name than functions do.
 	MatchAmbiguous
-	// MatchTag: only the tag agrees, of a record right after its
-	// program's BPF_EVENT. perf names a record's function from the BTF of
-	// the map the metadata is in (bpf_metadata_create() hands
-	// synthesize_bpf_prog_name() the map's btf), which is not the
+	// MatchTag: only the tag agrees. perf names a record's function
+	// from the BTF of the map the metadata is in (bpf_metadata_create()
+	// hands synthesize_bpf_prog_name() the map's btf), which is not the
 	// program's when it reuses another object's map or was loaded by
 	// cilium/ebpf (whose maps have BTF of their own).
 	MatchTag
@@ -493,6 +492,30 @@ func (t *Tracker) RecordFuncs(name string, after *Program) ([]*Func, Match) {
 	}
 	c := t.calledDuring(fn)
 	return c.funcs, c.match
+}
+
+// loadedDuringByTag returns the functions of programs loaded during the
+// recording whose names carry a tag want wants, by tag, in recording
+// order: for the BPF_METADATA records at the end that perf named from
+// another BTF than the program's (MatchTag). One pass over every function
+// ever registered (History), for the records no name matched.
+func (t *Tracker) loadedDuringByTag(want func(perfdata.BPFTag) bool) map[perfdata.BPFTag][]*Func {
+	byTag := map[perfdata.BPFTag][]*Func{}
+	for name, fs := range t.history {
+		tag, _, ok := perfdata.ParseBPFProgName(name)
+		if !ok || !want(tag) {
+			continue
+		}
+		for _, f := range fs {
+			if loadedDuring(f) {
+				byTag[tag] = append(byTag[tag], f)
+			}
+		}
+	}
+	for _, fs := range byTag {
+		slices.SortFunc(fs, recordOrder)
+	}
+	return byTag
 }
 
 // loadedDuring tells a function of a program the kernel announced loading

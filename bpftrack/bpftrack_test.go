@@ -594,8 +594,9 @@ func TestReadMetadataAtTheEnd(t *testing.T) {
 // functions by tag when their names are perf's from another BTF (a reused
 // .rodata map's, or the map's own BTF of a program cilium/ebpf loaded):
 // bpf_prog_<tag>_<another name>, or a bare bpf_prog_<tag>; of two
-// functions with one tag (the same instructions), by position. A record
-// of such a name at the end, of no program, belongs to none.
+// functions with one tag (the same instructions), by position. At the end,
+// such a record belongs to the functions of programs loaded during the
+// recording with its tag, and of no function's tag to none.
 func TestReadMetadataByTag(t *testing.T) {
 	s := testkit.NewStream(binary.LittleEndian)
 	md := func(name string) {
@@ -611,10 +612,23 @@ func TestReadMetadataByTag(t *testing.T) {
 	md(perfdata.BPFProgName(b, ""))
 	md(name(c, "int"))
 	md(name(c, "int"))
+	// loaded during the recording: a single-function program, whose
+	// KSYMBOL has its function's tag, and one with a subprogram
+	e, f, g := tag(0xe), tag(0xf), tag(0x9)
+	s.KSymbol(0x2000, 0x40, name(e, "single"), false, true)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 2, e, true)
+	s.KSymbol(0x2100, 0x40, name(f, "main"), false, true)
+	s.KSymbol(0x2200, 0x40, name(g, "sub"), false, true)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 3, f, true)
 	s.Sample(0x1104)
 	s.Sample(0x1304)
+	s.Sample(0x2204)
 	s.Record(perfdata.RecordFinishedRound, nil)
+	// at the end: of no function's tag, then the two programs', named
+	// from another BTF
 	md(name(tag(0xd), "int"))
+	md(name(e, "int"))
+	md(name(g, "int"))
 	recs := readMetadata(t, s)
 	want := []struct {
 		addr    uint64 // 0: none
@@ -626,6 +640,8 @@ func TestReadMetadataByTag(t *testing.T) {
 		{0x1200, bpftrack.MatchTag, 0},
 		{0x1300, bpftrack.MatchTag, 1},
 		{0, bpftrack.MatchNone, 0},
+		{0x2000, bpftrack.MatchTag, 0},
+		{0x2200, bpftrack.MatchTag, 1},
 	}
 	if len(recs) != len(want) {
 		t.Fatalf("%d records, want %d", len(recs), len(want))

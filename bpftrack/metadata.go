@@ -95,7 +95,8 @@ func (m *Metadata) OfProgram(prog string) []MetadataRecord {
 // function from another BTF); else to the next function of the program of the
 // record right before it, when that has its name; else to the functions
 // RecordFuncs finds once the whole recording is read, of programs loaded
-// during the recording. When more such records have a name than there
+// during the recording, or else those of its tag. When more such records
+// have a name (or a tag) than there
 // are functions for them, some are of loads the recording has no KSYMBOL
 // of (perf's side-band thread sees every load on the machine), and which
 // cannot be told: they are MatchAmbiguous. Errors name the offset of the
@@ -186,6 +187,10 @@ func ReadMetadata(r Records) (*Metadata, error) {
 	// name RecordFuncs finds by it alone: their samples are counted once.
 	byFunction := map[string]int{}
 	var prev *Func // the one function of the record before
+	// Records at the end that no name matches, by their tag: perf named
+	// them from another BTF (MatchTag), matched once the loop is done.
+	byTag := map[perfdata.BPFTag][]*found{}
+	foundOf := make([]*found, len(recs))
 	for i := range recs {
 		m := &recs[i]
 		name := m.Metadata.ProgName
@@ -213,13 +218,49 @@ func ReadMetadata(r Records) (*Metadata, error) {
 			if len(f.funcs) > 0 && atEnd[name] > len(f.funcs) {
 				f.match = MatchAmbiguous
 			}
+			if tag, _, ok := perfdata.ParseBPFProgName(name); ok && f.match == MatchNone {
+				byTag[tag] = append(byTag[tag], f)
+			}
 			byName[name] = f
 		}
+		foundOf[i] = f
 		n := min(len(f.funcs), MaxRecordFuncs)
 		m.Funcs, m.MoreFuncs, m.Matched, m.Samples = f.funcs[:n:n], len(f.funcs)-n, f.match, f.samples
 		prev = nil
 		if p := m.Program(); p != nil {
 			prev = m.Funcs[0]
+		}
+	}
+	if len(byTag) > 0 {
+		tagged := t.loadedDuringByTag(func(tag perfdata.BPFTag) bool { return byTag[tag] != nil })
+		recordsOf := map[*found]int{}
+		for _, f := range foundOf {
+			recordsOf[f]++
+		}
+		for tag, fs := range byTag {
+			funcs := tagged[tag]
+			if len(funcs) == 0 {
+				continue
+			}
+			// As by name: more records than functions, or functions of
+			// several names, cannot be told apart.
+			records := 0
+			for _, f := range fs {
+				records += recordsOf[f]
+			}
+			match := MatchTag
+			if records > len(funcs) || slices.ContainsFunc(funcs, func(f *Func) bool { return f.Name != funcs[0].Name }) {
+				match = MatchAmbiguous
+			}
+			for _, f := range fs {
+				f.funcs, f.match, f.samples = funcs, match, samples(funcs)
+			}
+		}
+		for i := range recs {
+			if f := foundOf[i]; f != nil && f.match != MatchNone && len(recs[i].Funcs) == 0 {
+				n := min(len(f.funcs), MaxRecordFuncs)
+				recs[i].Funcs, recs[i].MoreFuncs, recs[i].Matched, recs[i].Samples = f.funcs[:n:n], len(f.funcs)-n, f.match, f.samples
+			}
 		}
 	}
 	return &Metadata{Records: recs, Loads: loads}, nil

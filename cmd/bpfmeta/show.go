@@ -38,8 +38,7 @@ names the main function of a program loaded during a recording with another tag
 than the kernel's KSYMBOL: such a record matches by the function name after the
 tag. perf takes the names from the BTF of the metadata's map, which for a
 program reusing another object's map, or loaded by cilium/ebpf, is not the
-program's: right after its BPF_EVENT such a record matches by the tag. When it
-cannot be told (functions of several names match, or more records
+program's: such a record matches by the tag. When it cannot be told (functions of several names match, or more records
 have the name than KSYMBOLs do: perf 7.2 writes records for loads by other
 processes too), it says "ambiguous" and lists the candidates.
 
