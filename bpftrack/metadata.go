@@ -177,11 +177,6 @@ func ReadMetadata(r Records) (*Metadata, error) {
 	}
 	// Records of one name that follow no program of theirs belong to the
 	// same functions: found, and their samples counted, once per name.
-	type found struct {
-		funcs   []*Func
-		match   Match
-		samples int
-	}
 	byName := map[string]*found{}
 	// The functions of one function name after the tag are those of every
 	// name RecordFuncs finds by it alone: their samples are counted once.
@@ -224,46 +219,65 @@ func ReadMetadata(r Records) (*Metadata, error) {
 			byName[name] = f
 		}
 		foundOf[i] = f
-		n := min(len(f.funcs), MaxRecordFuncs)
-		m.Funcs, m.MoreFuncs, m.Matched, m.Samples = f.funcs[:n:n], len(f.funcs)-n, f.match, f.samples
+		f.give(m)
 		prev = nil
 		if p := m.Program(); p != nil {
 			prev = m.Funcs[0]
 		}
 	}
 	if len(byTag) > 0 {
-		tagged := t.loadedDuringByTag(func(tag perfdata.BPFTag) bool { return byTag[tag] != nil })
-		recordsOf := map[*found]int{}
-		for _, f := range foundOf {
-			recordsOf[f]++
-		}
-		for tag, fs := range byTag {
-			funcs := tagged[tag]
-			if len(funcs) == 0 {
-				continue
-			}
-			// As by name: more records than functions, or functions of
-			// several names, cannot be told apart.
-			records := 0
-			for _, f := range fs {
-				records += recordsOf[f]
-			}
-			match := MatchTag
-			if records > len(funcs) || slices.ContainsFunc(funcs, func(f *Func) bool { return f.Name != funcs[0].Name }) {
-				match = MatchAmbiguous
-			}
-			for _, f := range fs {
-				f.funcs, f.match, f.samples = funcs, match, samples(funcs)
-			}
-		}
+		t.matchByTag(byTag, foundOf)
 		for i := range recs {
-			if f := foundOf[i]; f != nil && f.match != MatchNone && len(recs[i].Funcs) == 0 {
-				n := min(len(f.funcs), MaxRecordFuncs)
-				recs[i].Funcs, recs[i].MoreFuncs, recs[i].Matched, recs[i].Samples = f.funcs[:n:n], len(f.funcs)-n, f.match, f.samples
+			if f := foundOf[i]; f.match != MatchNone && len(recs[i].Funcs) == 0 {
+				f.give(&recs[i])
 			}
 		}
 	}
 	return &Metadata{Records: recs, Loads: loads}, nil
+}
+
+// found is what ReadMetadata found for the records of a name (or one
+// record), and how.
+type found struct {
+	funcs   []*Func
+	match   Match
+	samples int
+}
+
+// give gives record m the functions f found.
+func (f *found) give(m *MetadataRecord) {
+	n := min(len(f.funcs), MaxRecordFuncs)
+	m.Funcs, m.MoreFuncs, m.Matched, m.Samples = f.funcs[:n:n], len(f.funcs)-n, f.match, f.samples
+}
+
+// matchByTag gives the records at the end that no name matched, byTag
+// (foundOf says whose each record is), the functions of programs loaded
+// during the recording with their tag: MatchTag, or MatchAmbiguous as by
+// name, when more records than functions carry the tag or the functions
+// have several names.
+func (t *Tracker) matchByTag(byTag map[perfdata.BPFTag][]*found, foundOf []*found) {
+	tagged := t.loadedDuringByTag(func(tag perfdata.BPFTag) bool { return byTag[tag] != nil })
+	recordsOf := map[*found]int{}
+	for _, f := range foundOf {
+		recordsOf[f]++
+	}
+	for tag, fs := range byTag {
+		funcs := tagged[tag]
+		if len(funcs) == 0 {
+			continue
+		}
+		records := 0
+		for _, f := range fs {
+			records += recordsOf[f]
+		}
+		match := MatchTag
+		if records > len(funcs) || slices.ContainsFunc(funcs, func(f *Func) bool { return f.Name != funcs[0].Name }) {
+			match = MatchAmbiguous
+		}
+		for _, f := range fs {
+			f.funcs, f.match, f.samples = funcs, match, samples(funcs)
+		}
+	}
 }
 
 // tagFunc returns the function of p that a record named name, the pos-th
