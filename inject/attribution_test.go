@@ -4,12 +4,14 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
@@ -133,5 +135,87 @@ func checkAttribution(t *testing.T, live *live.Kernel, path string, before, duri
 				}
 			}
 		}
+	}
+}
+
+// TestShowCiliumLoaded: perf 7.2 names the BPF_METADATA records of a
+// program cilium/ebpf loaded from the BTF of its .rodata map, which
+// cilium/ebpf loads as a BTF object of its own, so not after its KSYMBOLs
+// (bpf_metadata_create() hands synthesize_bpf_prog_name() the map's btf).
+// bpftrack.ReadMetadata (bpfmeta show) must still give each record its
+// function, by tag: a program loaded before the recording, after its
+// BPF_EVENT, exactly one record a function; one loaded during it, at the
+// end (a subprogram two of the object's programs share, each record to its
+// loads). Not the main function of a program with subprograms loaded
+// during the recording: its KSYMBOL has the program's tag, its record the
+// function's, and nothing else joins them.
+func TestShowCiliumLoaded(t *testing.T) {
+	_, perfModern, _ := requireLive(t)
+	before, _ := testkit.LoadCilium(t, "meta")
+	// system-wide: the kernel's KSYMBOLs of the loads by this test's
+	// process, not perf's workload, are in the recording
+	r := testkit.StartPerf(t, perfModern, filepath.Join(t.TempDir(), "modern.data"), testkit.PerfOptions{SystemWide: true, Args: []string{"-F", "999"}})
+	r.WaitReady(t)
+	time.Sleep(200 * time.Millisecond)
+	during, _ := testkit.LoadCilium(t, "meta")
+	time.Sleep(200 * time.Millisecond)
+	r.Stop(t)
+	live, err := live.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := bpftrack.ReadMetadata(rectest.Open(t, r.Out, reader.Options{Decompress: true}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	renamed := 0
+	for _, c := range []struct {
+		loaded []testkit.Loaded
+		during bool
+	}{{before, false}, {during, true}} {
+		for _, l := range c.loaded {
+			p, err := live.Program(l.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Metadata == nil {
+				t.Fatalf("%v has no metadata", l)
+			}
+			for i, f := range p.Funcs {
+				name, ksym := p.Metadata.ProgNames[i], f.PerfName
+				if c.during {
+					ksym = f.KernelName
+				}
+				if name != ksym {
+					renamed++
+				}
+				tag, _, _ := perfdata.ParseBPFProgName(name)
+				ktag, _, _ := perfdata.ParseBPFProgName(ksym)
+				if tag != ktag {
+					continue // perf's two differences at once
+				}
+				var got []bpftrack.MetadataRecord
+				for _, rec := range m.Records {
+					if rec.Metadata.ProgName == name && slices.ContainsFunc(rec.Funcs, func(g *bpftrack.Func) bool { return g.Addr == f.Addr }) {
+						got = append(got, rec)
+					}
+				}
+				switch {
+				case len(got) == 1 && got[0].Program() != nil && got[0].Program().ID == l.ID:
+				case c.during && len(got) > 0 && len(got[0].Funcs) > 1 && got[0].Matched == bpftrack.MatchTag:
+					// the object's programs share a subprogram: each of
+					// their records at the end is of one of its loads, as
+					// for records of one name
+					t.Logf("%v: the record %s is of one of %d loads of %s", l, name, len(got[0].Funcs), ksym)
+				case c.during && len(got) > 0 && got[0].Matched == bpftrack.MatchAmbiguous:
+					t.Logf("%v: the record %s is ambiguous: other loads of the object were recorded", l, name)
+				default:
+					t.Errorf("%v (loaded during: %v): %d records %s given its function %s at %#x, want one of the program", l, c.during, len(got), name, ksym, f.Addr)
+				}
+			}
+		}
+	}
+	if renamed == 0 {
+		t.Errorf("perf named every record after its KSYMBOL: not the case this test is about (has cilium/ebpf changed how it loads BTF?)")
 	}
 }
