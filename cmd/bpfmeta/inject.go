@@ -95,11 +95,7 @@ func runInject(c *cli.Context) error {
 	}
 	defer closeSrc()
 	if f, ok := src.(*snapshot.File); ok && f.Incomplete != "" {
-		name := safetext.Quote(c.String("snapshot"))
-		if c.String("snapshot") == "-" {
-			name = cliutil.StdinName
-		}
-		fmt.Fprintf(notes(c), "bpfmeta: warning: %s is an incomplete snapshot: %s; it holds the programs read before\n", name, f.Incomplete)
+		fmt.Fprintf(notes(c), "bpfmeta: warning: %s is an incomplete snapshot: %s; it holds the programs read before\n", snapshotName(c.String("snapshot")), f.Incomplete)
 	}
 	in, out, err := openInOut(c, true)
 	if err != nil {
@@ -182,6 +178,18 @@ func oldPerfMayRead(s *cliutil.Session, out *outfile.Output, path string) bool {
 // first: a run that can read no program fails before it writes anything).
 func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, func(), error) {
 	path := c.String("snapshot")
+	if path == "" {
+		k, err := live.New()
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := k.Check(); err != nil {
+			return nil, nil, fmt.Errorf("the running kernel: %w; or inject from a snapshot taken as root (--snapshot)", err)
+		}
+		return k, func() {}, nil
+	}
+	var snap *snapshot.File
+	var err error
 	if path == "-" {
 		in, given, err := inputPath(c)
 		switch {
@@ -196,27 +204,22 @@ func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, func(), err
 		if !ok {
 			return nil, nil, cliutil.Usagef("--snapshot -: stdin is not a file")
 		}
-		snap, err := snapshot.OpenFile(f)
-		if err != nil {
-			return nil, nil, cliutil.FileError(cliutil.StdinName, err)
-		}
-		return snap, func() { snap.Close() }, nil
+		snap, err = snapshot.OpenFile(f)
+	} else {
+		snap, err = snapshot.Open(path)
 	}
-	if path == "" {
-		k, err := live.New()
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := k.Check(); err != nil {
-			return nil, nil, fmt.Errorf("the running kernel: %w; or inject from a snapshot taken as root (--snapshot)", err)
-		}
-		return k, func() {}, nil
-	}
-	snap, err := snapshot.Open(path)
 	if err != nil {
-		return nil, nil, cliutil.FileError(safetext.Quote(path), err)
+		return nil, nil, cliutil.FileError(snapshotName(path), err)
 	}
 	return snap, func() { snap.Close() }, nil
+}
+
+// snapshotName is how messages name the snapshot --snapshot gives.
+func snapshotName(path string) string {
+	if path == "-" {
+		return cliutil.StdinName
+	}
+	return safetext.Quote(path)
 }
 
 // report is what the summary says about an injection.

@@ -38,9 +38,10 @@ names the main function of a program loaded during a recording with another tag
 than the kernel's KSYMBOL: such a record matches by the function name after the
 tag. perf takes the names from the BTF of the metadata's map, which for a
 program reusing another object's map, or loaded by cilium/ebpf, is not the
-program's: such a record matches by the tag. When it cannot be told (functions of several names match, or more records
-have the name than KSYMBOLs do: perf 7.2 writes records for loads by other
-processes too), it says "ambiguous" and lists the candidates.
+program's: such a record matches by the tag. When it cannot be told
+(functions of several names match, or more records have the name than
+KSYMBOLs do: perf 7.2 writes records for loads by other processes too), it
+says "ambiguous" and lists the candidates.
 
 --prog keeps the records of one program: by id (of a program the recording
 has a BPF_EVENT of), or by name (the function's, or the whole
