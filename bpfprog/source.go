@@ -3,7 +3,6 @@ package bpfprog
 import (
 	"fmt"
 	"iter"
-	"math"
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -43,7 +42,7 @@ type Lister interface {
 type LoadLister interface {
 	Lister
 	// LoadedBetween yields, in ascending id order, the programs whose
-	// LoadTime is within [from, to] (LoadTimeSpan).
+	// LoadTime is within [from, to] (LoadClock.Span).
 	LoadedBetween(from, to time.Duration) iter.Seq2[*Program, error]
 }
 
@@ -54,40 +53,15 @@ type System struct {
 	BootID   string `json:"boot_id"`
 	Hostname string `json:"hostname"` // as perf's HEADER_HOSTNAME
 	// BootTime is when the machine booted (now minus CLOCK_BOOTTIME), so
-	// that a program's LoadTime can be shown as a date.
+	// that a program's LoadTime can be shown as a date, and placed in a
+	// recording whose clock is tied to the time of day (ClockOf).
 	BootTime time.Time `json:"boot_time"`
 	// PerfClockOffset is CLOCK_BOOTTIME minus perf's clock (the clock of a
 	// recording's timestamps) when the system was read, so that a
-	// program's LoadTime can be placed in a recording of the same boot;
-	// 0 when it could not be measured (perfevent.PerfClockOffset).
+	// program's LoadTime can be placed in a recording of the same boot
+	// made without perf record -k (ClockOf); 0 when it could not be
+	// measured (perfevent.PerfClockOffset).
 	PerfClockOffset time.Duration `json:"perf_clock_offset_ns,omitempty"`
-}
-
-// LoadedAtPerfTime is when p was loaded on perf's clock, and whether that is
-// known.
-func (s System) LoadedAtPerfTime(p *Program) (uint64, bool) {
-	t := p.LoadTime - s.PerfClockOffset
-	if s.PerfClockOffset == 0 || p.LoadTime == 0 || t < 0 {
-		return 0, false
-	}
-	return uint64(t), true
-}
-
-// LoadTimeSpan is the span of LoadTime of the programs loaded between the
-// perf times first and last, both included: LoadedAtPerfTime the other way
-// round. false where it cannot be told (no PerfClockOffset) or does not
-// fit a time.Duration.
-func (s System) LoadTimeSpan(first, last uint64) (from, to time.Duration, ok bool) {
-	off := s.PerfClockOffset
-	switch {
-	case off == 0, first > last, last > math.MaxInt64:
-		return 0, 0, false
-	case off > 0 && time.Duration(last) > math.MaxInt64-off:
-		return 0, 0, false
-	}
-	// first and last are not negative: adding a negative offset cannot
-	// overflow.
-	return time.Duration(first) + off, time.Duration(last) + off, true
 }
 
 // LoadedAt is when p was loaded, on the clock of the system it was read on.

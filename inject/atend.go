@@ -146,7 +146,9 @@ func (j *injector) finish() error {
 }
 
 // unrecorded adds the programs the source says were loaded while the
-// recording was made and that the recording has no record of.
+// recording was made and that the recording has no record of: those whose
+// load time, on the recording's clock (bpfprog.System.ClockOf), is within
+// its first and last timestamp.
 func (j *injector) unrecorded() error {
 	lister, ok := j.src.(bpfprog.Lister)
 	sys := j.src.System()
@@ -155,9 +157,6 @@ func (j *injector) unrecorded() error {
 		return nil
 	case !ok:
 		j.sum.UnrecordedSkipped = "the source cannot list its programs"
-		return nil
-	case sys.PerfClockOffset == 0:
-		j.sum.UnrecordedSkipped = "the source does not say how its clock relates to perf's (a snapshot of an older bpfmeta?)"
 		return nil
 	case j.first == 0:
 		j.sum.UnrecordedSkipped = "the recording has no timestamps"
@@ -168,11 +167,16 @@ func (j *injector) unrecorded() error {
 		j.sum.UnrecordedSkipped = "none of the recording's programs is the source's: it may be of another boot"
 		return nil
 	}
+	clock, err := sys.ClockOf(j.recordingClock())
+	if err != nil {
+		j.sum.UnrecordedSkipped, j.sum.ClockUnplaced = err.Error(), true
+		return nil
+	}
 	progs := lister.All()
 	if ll, ok := lister.(bpfprog.LoadLister); ok {
 		// only those that can be loaded during the recording: a watch's
 		// journal may hold thousands of others
-		if from, to, ok := sys.LoadTimeSpan(j.first, j.last); ok {
+		if from, to, ok := clock.Span(j.first, j.last); ok {
 			progs = ll.LoadedBetween(from, to)
 		}
 	}
@@ -180,7 +184,7 @@ func (j *injector) unrecorded() error {
 		if err != nil || j.known[sp.ID] {
 			continue
 		}
-		t, ok := sys.LoadedAtPerfTime(sp)
+		t, ok := clock.LoadedAt(sp)
 		if !ok || t < j.first || t > j.last {
 			continue
 		}
@@ -213,4 +217,24 @@ func (j *injector) unrecorded() error {
 		}
 	}
 	return nil
+}
+
+// recordingClock is the clock of the recording's timestamps: that of its
+// events (perf record -k sets use_clockid and clockid on every one), with
+// its CLOCK_DATA. Events that disagree (no perf writes them) are of a
+// clock no perf event uses.
+func (j *injector) recordingClock() bpfprog.RecordingClock {
+	var c bpfprog.RecordingClock
+	for i, a := range j.events.Attrs() {
+		id, use := a.Clock()
+		if i == 0 {
+			c.ID, c.UseClockID = id, use
+		} else if id != c.ID || use != c.UseClockID {
+			c.ID, c.UseClockID = -1, true
+			break
+		}
+	}
+	o, _ := j.r.Origin()
+	c.Data = o.ClockData
+	return c
 }

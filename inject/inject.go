@@ -13,9 +13,9 @@
 //     side-band thread sees every load on the machine and writes its
 //     metadata all the same), at the end too, in the same id order, when the
 //     source can list its programs (bpfprog.Lister) and place their load
-//     times on the recording's clock (System.PerfClockOffset), and the
-//     recording is of the source's boot (one of its programs is the
-//     source's by id, tag and addresses).
+//     times on the recording's clock (System.ClockOf: perf's, or any that
+//     perf record -k takes), and the recording is of the source's boot
+//     (one of its programs is the source's by id, tag and addresses).
 //
 // Programs are looked up in a bpfprog.Source by the id of their BPF_EVENT
 // and matched by tag and by the addresses of their KSYMBOLs, so a reused id

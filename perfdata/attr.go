@@ -53,6 +53,13 @@ const sampleIDBits = SampleTID | SampleTime | SampleID | SampleStreamID | Sample
 // that is how C compilers lay out bitfields).
 const attrFlagSampleIDAll = 18
 
+// attrFlagUseClockID is the bit of perf_event_attr.use_clockid, and
+// attrClockIDOffset the offset of attr.clockid (PERF_ATTR_SIZE_VER3 on).
+const (
+	attrFlagUseClockID = 25
+	attrClockIDOffset  = 92
+)
+
 // Attr is the part of struct perf_event_attr a rewriter needs, plus the raw
 // bytes it came from (in the recording's byte order).
 type Attr struct {
@@ -102,6 +109,22 @@ func (a *Attr) flag(bit uint) bool {
 // SampleIDAll reports perf_event_attr.sample_id_all: whether non-SAMPLE
 // records of this event carry the sample_id trailer.
 func (a *Attr) SampleIDAll() bool { return a.flag(attrFlagSampleIDAll) }
+
+// Clock returns perf_event_attr.clockid and whether use_clockid is set:
+// whether the event's times are of that clock (perf record -k) rather than
+// perf's own (local_clock()). An attr that sets use_clockid but is too
+// short to hold clockid (no perf writes one) has clock -1, which is none.
+func (a *Attr) Clock() (ClockID, bool) {
+	switch {
+	case !a.flag(attrFlagUseClockID):
+		return 0, false
+	case len(a.Raw) < attrClockIDOffset+4:
+		return -1, true
+	case a.order == binary.BigEndian:
+		return ClockID(int32(binary.BigEndian.Uint32(a.Raw[attrClockIDOffset:]))), true
+	}
+	return ClockID(int32(binary.LittleEndian.Uint32(a.Raw[attrClockIDOffset:]))), true
+}
 
 // IDHeaderSize is the size of the sample_id trailer this attr gives
 // non-SAMPLE records, as perf's evsel__id_hdr_size() computes it (0 without

@@ -2,14 +2,19 @@ package reader
 
 import "github.com/bpfmeta/bpfmeta/perfdata"
 
-// Origin is what a recording says of where it was made: its HOSTNAME,
-// OSRELEASE and VERSION features (perf_header_strings), read from a file's
-// feature sections, or from the HEADER_FEATURE records at the start of a
-// pipe stream as they go by. Empty strings are features it does not have.
+// Origin is what a recording says of where and when it was made: its
+// HOSTNAME, OSRELEASE and VERSION features (perf_header_strings) and its
+// CLOCK_DATA, read from a file's feature sections, or from the
+// HEADER_FEATURE records at the start of a pipe stream as they go by.
+// Empty strings are features it does not have.
 type Origin struct {
 	Hostname    string // uname -n of the machine
 	OSRelease   string // uname -r: its kernel release
 	PerfVersion string // the perf that recorded
+	// ClockData is HEADER_CLOCK_DATA (perf record -k, perf >= 5.10): the
+	// recording's clock read together with the time of day. Its Version is
+	// 0 when the recording has none, or one perf would not read.
+	ClockData perfdata.ClockData
 }
 
 // maxOriginString bounds a feature string the reader keeps.
@@ -36,7 +41,13 @@ func (r *Reader) readOrigin() {
 		str, _ := perfdata.DecodeHeaderString(b, r.order)
 		return str
 	}
-	r.origin = Origin{read(perfdata.FeatHostname), read(perfdata.FeatOSRelease), read(perfdata.FeatVersion)}
+	r.origin = Origin{Hostname: read(perfdata.FeatHostname), OSRelease: read(perfdata.FeatOSRelease), PerfVersion: read(perfdata.FeatVersion)}
+	if s, ok := r.layout.Feature(perfdata.FeatClockData); ok && s.Size >= perfdata.ClockDataSize && s.Size <= maxOriginString {
+		b := make([]byte, s.Size)
+		if _, err := r.src.ReadAt(b, int64(s.Offset)); err == nil {
+			r.origin.ClockData, _ = perfdata.DecodeClockData(b, r.order)
+		}
+	}
 }
 
 // pipeOrigin takes a pipe stream's origin from its top-level records.
@@ -48,8 +59,13 @@ func (r *Reader) pipeOrigin(rec *perfdata.Record) {
 		if len(b) > maxOriginString {
 			return
 		}
+		f := perfdata.Feature(r.order.Uint64(rec.Raw[8:]))
+		if f == perfdata.FeatClockData {
+			r.origin.ClockData, _ = perfdata.DecodeClockData(b, r.order)
+			return
+		}
 		str, _ := perfdata.DecodeHeaderString(b, r.order)
-		switch perfdata.Feature(r.order.Uint64(rec.Raw[8:])) {
+		switch f {
 		case perfdata.FeatHostname:
 			r.origin.Hostname = str
 		case perfdata.FeatOSRelease:

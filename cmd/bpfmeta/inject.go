@@ -141,6 +141,10 @@ func runInject(c *cli.Context) error {
 			rep.printLine(notes(c), in.Name)
 		}
 		warnTrailingDropped(notes(c), in, w)
+		if sum.ClockUnplaced {
+			// unlike the other reasons, nothing the user chose: say it
+			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
+		}
 	}
 	if n := rep.tally.Missing[inject.MissingWithSamples]; strictFails {
 		return fmt.Errorf("--strict: %s with samples in the recording got no metadata (see above); no output written", plural(n, "BPF program"))
@@ -284,7 +288,7 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 		fmt.Fprintf(&b, "; of them, %d loaded elsewhere during the recording, which has no record of them (%d got records at the end, as perf's side-band thread has them written)", t.Unrecorded, t.UnrecordedInjected)
 	}
 	fmt.Fprintln(w, safetext.Clean(b.String()))
-	if verbose && sum.UnrecordedSkipped != "" {
+	if verbose && sum.UnrecordedSkipped != "" && !sum.ClockUnplaced {
 		fmt.Fprintf(w, "bpfmeta: note: programs loaded elsewhere during the recording were not looked for: %s\n", safetext.Clean(sum.UnrecordedSkipped))
 	}
 	list, all := r.missing, withSamples+others

@@ -12,7 +12,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
-	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
@@ -70,7 +69,7 @@ func printSummary(w io.Writer, in *cliutil.Input, start time.Time) {
 		size = l.Size
 	}
 	fmt.Fprintf(&b, ", %d bytes, %v format, %s", size, in.Format(), orderName(in.ByteOrder()))
-	if o, _ := in.Origin(); o != (reader.Origin{}) {
+	if o, _ := in.Origin(); o.PerfVersion != "" || o.Hostname != "" || o.OSRelease != "" {
 		b.WriteString(", recorded")
 		if o.PerfVersion != "" {
 			fmt.Fprintf(&b, " by perf %s", safetext.Quote(o.PerfVersion))

@@ -12,7 +12,7 @@ import "strconv"
 
 // Integer is what a table of names is indexed by.
 type Integer interface {
-	~int | ~uint16
+	~int | ~int32 | ~uint16
 }
 
 // String returns names[v], or typ(v) where names has no name for v (v
