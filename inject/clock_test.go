@@ -4,13 +4,16 @@ import (
 	"bytes"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 // perfClocks are the clocks perf record -k takes (perf's parse_clockid()
@@ -107,4 +110,84 @@ func recordLoadingAt(t *testing.T, perf, out string, opts testkit.PerfOptions, p
 	ids := loadFixtures(t, pin, objects...)
 	r.Wait(t)
 	return out, ids
+}
+
+// bootSource is a listSource of a machine that booted at boot (and whose
+// perf clock is not known: only a recording on another clock can have
+// programs placed).
+type bootSource struct {
+	listSource
+	boot time.Time
+}
+
+func (b bootSource) System() bpfprog.System { return bpfprog.System{BootTime: b.boot} }
+
+// TestUnrecordedClocks: in a recording perf record -k CLOCK_TAI made, the
+// timestamps are TAI, which is neither the load times' CLOCK_BOOTTIME nor
+// the time of day (37 s ahead of it since 2017): a program loaded within
+// the recording's span, by the recording's CLOCK_DATA and the source's
+// boot time, gets its records at the end, one loaded after does not.
+// Without CLOCK_DATA, or on a clock no perf event has, inject says that it
+// could not look for them.
+func TestUnrecordedClocks(t *testing.T) {
+	boot := time.Unix(1796400000, 0)
+	const taiAhead = 37 * time.Second
+	// the recording: TAI 1000 s to 1010 s after boot
+	tai := func(sinceBoot time.Duration) uint64 { return uint64(boot.Add(sinceBoot + taiAhead).UnixNano()) }
+	a := prog(1, 0x10, 0xffff1000, 0, true) // loaded before: synthesized
+	a.LoadTime = 100 * time.Second
+	b := prog(7, 0x70, 0xffff7000, 1, true) // loaded during, not recorded
+	b.LoadTime = 1005 * time.Second
+	c := prog(8, 0x80, 0xffff8000, 0, true) // loaded 37 s after the recording: the TAI offset
+	c.LoadTime = 1010*time.Second + taiAhead - time.Second
+	src := bootSource{listSource{fakeSource{1: a, 7: b, 8: c}, 0}, boot}
+
+	stream := func(clock perfdata.ClockID, clockData bool) []byte {
+		s := &stream{testkit.NewRecords(le)}
+		s.Write(perfdata.PipeHeader(le))
+		attr := testkit.StreamAttr(le)
+		le.PutUint64(attr[40:], le.Uint64(attr[40:])|1<<25) // use_clockid
+		le.PutUint32(attr[92:], uint32(clock))
+		s.rec(perfdata.RecordHeaderAttr, attr)
+		if clockData {
+			// perf's reading when it started: the time of day, then TAI 37 s ahead
+			f := make([]byte, 8+perfdata.ClockDataSize)
+			le.PutUint64(f, uint64(perfdata.FeatClockData))
+			le.PutUint32(f[8:], 1)
+			le.PutUint32(f[12:], uint32(clock))
+			wall := uint64(boot.Add(999 * time.Second).UnixNano())
+			le.PutUint64(f[16:], wall)
+			le.PutUint64(f[24:], wall+uint64(taiAhead)+3000)
+			s.rec(perfdata.RecordHeaderFeature, f)
+		}
+		s.synth(a)
+		s.SampleAt(0x1000, tai(1000*time.Second)+3000)
+		s.SampleAt(0x1000, tai(1010*time.Second)+3000)
+		s.rec(perfdata.RecordFinishedRound, nil)
+		return s.Bytes()
+	}
+	got, sum := run(t, stream(perfdata.ClockTAI, true), src, inject.Options{})
+	if !bytes.Contains(got, []byte(b.Funcs[0].PerfName)) || bytes.Contains(got, []byte(c.Funcs[0].PerfName)) {
+		t.Errorf("CLOCK_TAI: the program loaded during the recording has no records, or the one loaded after has: %+v", sum.Programs)
+	}
+	if sum.UnrecordedSkipped != "" || sum.ClockUnplaced {
+		t.Errorf("CLOCK_TAI: %q", sum.UnrecordedSkipped)
+	}
+	for _, c := range []struct {
+		name      string
+		clock     perfdata.ClockID
+		clockData bool
+		want      string
+	}{
+		{"no CLOCK_DATA", perfdata.ClockTAI, false, "it is CLOCK_TAI, and the recording has no CLOCK_DATA"},
+		{"a clock of no perf event", 6, true, "it is ClockID(6), which no perf event uses"},
+	} {
+		got, sum := run(t, stream(c.clock, c.clockData), src, inject.Options{})
+		if bytes.Contains(got, []byte(b.Funcs[0].PerfName)) {
+			t.Errorf("%s: records for a program it cannot place", c.name)
+		}
+		if !sum.ClockUnplaced || !strings.Contains(sum.UnrecordedSkipped, c.want) {
+			t.Errorf("%s: the summary says %q (clock unplaced %v), want %q", c.name, sum.UnrecordedSkipped, sum.ClockUnplaced, c.want)
+		}
+	}
 }

@@ -494,7 +494,6 @@ func TestWatchPerfInject(t *testing.T) {
 	watchNeeds(t)
 	watchBpftool := testkit.Command(t, "bpftool")
 	watchPerfStock, watchPerfModern := testkit.PerfStock(t), testkit.PerfModern(t)
-	watchFixture := testkit.Fixture("meta")
 	bin := buildBinary(t)
 	live, err := live.New()
 	if err != nil {
@@ -503,21 +502,7 @@ func TestWatchPerfInject(t *testing.T) {
 	dir := t.TempDir()
 	bpffs := testkit.MountBPFFS(t)
 
-	version := fmt.Sprintf("w%06x", rand.Uint32()&0xffffff)
-	if len(version) != len(watchFixtureVersion) {
-		t.Fatalf("version %q must have the length of %q", version, watchFixtureVersion)
-	}
-	obj := filepath.Join(dir, "meta.bpf.o")
-	b, err := os.ReadFile(watchFixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n := bytes.Count(b, []byte(watchFixtureVersion+"\x00")); n != 1 {
-		t.Fatalf("%s has %q %d times, want once (in .rodata)", watchFixture, watchFixtureVersion, n)
-	}
-	if err := os.WriteFile(obj, bytes.Replace(b, []byte(watchFixtureVersion), []byte(version), 1), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	obj, version := uniqueMetaFixture(t, dir)
 
 	// The workload: load, say what was loaded, unload, all while perf records.
 	workload := func(run string) (script, loadedFile string) {
@@ -660,6 +645,32 @@ sleep 0.5`, pin, watchBpftool, obj, watchBpftool, loadedFile)
 	}
 	t.Logf("%d programs loaded and unloaded while perf 6.1 recorded: %d BPF_METADATA records injected from the snapshot, "+
 		"entries identical to perf 7.2's %d by function (and with --perf-names, prog_names too)", len(progs), len(got), len(want))
+}
+
+// uniqueMetaFixture writes a copy of the meta fixture into dir whose
+// bpf_metadata_version is a value made up for this run, so that its
+// programs are told apart from anyone else's loads of the fixture on a
+// shared machine (same functions, same tags, another value), and returns
+// its path and the version.
+func uniqueMetaFixture(t *testing.T, dir string) (obj, version string) {
+	t.Helper()
+	fixture := testkit.Fixture("meta")
+	version = fmt.Sprintf("w%06x", rand.Uint32()&0xffffff)
+	if len(version) != len(watchFixtureVersion) {
+		t.Fatalf("version %q must have the length of %q", version, watchFixtureVersion)
+	}
+	obj = filepath.Join(dir, "meta-"+version+".bpf.o")
+	b, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := bytes.Count(b, []byte(watchFixtureVersion+"\x00")); n != 1 {
+		t.Fatalf("%s has %q %d times, want once (in .rodata)", fixture, watchFixtureVersion, n)
+	}
+	if err := os.WriteFile(obj, bytes.Replace(b, []byte(watchFixtureVersion), []byte(version), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return obj, version
 }
 
 // describePairs shows the first difference of two sorted pair lists.
