@@ -42,10 +42,14 @@ perf >= 6.17 also writes, at the end, the records of programs other processes
 loaded during the recording when it has no record of them (a recording of one
 command sees only that command's loads); so does inject, for the programs the
 source says were loaded between the recording's first and last timestamp
-(load times are CLOCK_BOOTTIME, placed on perf's clock by an offset measured
-when the source was read, exact to microseconds unless the machine suspended
-meanwhile), if the recording is of the source's boot (one of its programs is
-the source's). --recorded-only leaves them out.
+(load times are CLOCK_BOOTTIME, placed on the recording's clock: on perf's own
+by an offset measured when the source was read, exact to microseconds unless
+the machine suspended meanwhile; on a clock perf record -k chose, REALTIME,
+TAI, MONOTONIC, MONOTONIC_RAW or BOOTTIME, by the recording's CLOCK_DATA and
+the source's boot time), if the recording is of the source's boot (one of its
+programs is the source's). A recording whose clock cannot be placed (perf
+before 5.10 wrote no CLOCK_DATA) gets a warning. --recorded-only leaves them
+out.
 
 A summary goes to stderr: programs, records added, and the programs whose
 metadata could not be found, and why (-v lists every one). --strict fails (exit
