@@ -30,9 +30,19 @@ func (c RecordingClock) String() string {
 	return c.ID.String()
 }
 
-// ErrClockUnplaced is wrapped by the error ClockOf returns for a
-// recording whose clock a source's load times cannot be placed on.
+// ErrClockUnplaced is what the error ClockOf returns is (errors.Is), for
+// a recording whose clock a source's load times cannot be placed on.
 var ErrClockUnplaced = errors.New("the recording's clock cannot be tied to the programs' load times")
+
+// ClockError says why a source's load times cannot be placed on a
+// recording's clock.
+type ClockError struct {
+	Clock  RecordingClock
+	Reason string
+}
+
+func (e *ClockError) Error() string        { return e.Reason }
+func (e *ClockError) Is(target error) bool { return target == ErrClockUnplaced }
 
 // LoadClock places a source's load times (bpf_prog_info.load_time,
 // CLOCK_BOOTTIME) on the clock of one recording: the one rule by which
@@ -50,11 +60,11 @@ type LoadClock struct {
 // perf record__init_clock() took when it started), and the time of day to
 // CLOCK_BOOTTIME by s.BootTime; those two differences change only when the
 // time of day is set or a leap second is inserted, not by the rate
-// corrections of NTP, and CLOCK_REALTIME needs no CLOCK_DATA. The
-// error wraps ErrClockUnplaced and says why.
+// corrections of NTP, and CLOCK_REALTIME needs no CLOCK_DATA. The error
+// is a *ClockError (ErrClockUnplaced) that says why.
 func (s System) ClockOf(c RecordingClock) (LoadClock, error) {
 	unplaced := func(format string, args ...any) (LoadClock, error) {
-		return LoadClock{}, fmt.Errorf("%w: %s", ErrClockUnplaced, fmt.Sprintf(format, args...))
+		return LoadClock{}, &ClockError{Clock: c, Reason: fmt.Sprintf(format, args...)}
 	}
 	if !c.UseClockID {
 		if s.PerfClockOffset == 0 {
@@ -67,25 +77,25 @@ func (s System) ClockOf(c RecordingClock) (LoadClock, error) {
 		return LoadClock{0}, nil
 	case perfdata.ClockRealtime, perfdata.ClockTAI, perfdata.ClockMonotonic, perfdata.ClockMonotonicRaw:
 	default:
-		return unplaced("it is %v, which no perf event uses", c.ID)
+		return unplaced("the recording's clock is %v, which no perf event uses", c.ID)
 	}
 	if s.BootTime.IsZero() {
-		return unplaced("it is %v, and the source does not say when its machine booted", c.ID)
+		return unplaced("the recording's clock is %v, and the source does not say when its machine booted", c.ID)
 	}
 	boot := s.BootTime.UnixNano() // CLOCK_REALTIME minus CLOCK_BOOTTIME
 	switch {
 	case c.Data.Version != 0 && c.Data.ClockID != c.ID:
-		return unplaced("its events are of %v, its CLOCK_DATA of %v", c.ID, c.Data.ClockID)
+		return unplaced("the recording's events are of %v, its CLOCK_DATA of %v", c.ID, c.Data.ClockID)
 	case c.Data.Version != 0:
 		d := int64(c.Data.ClockNs - c.Data.WallNs) // the clock minus the time of day, wrapped
 		if off, ok := add(boot, d); ok {
 			return LoadClock{time.Duration(off)}, nil
 		}
-		return unplaced("its CLOCK_DATA says %v is %d ns from the time of day", c.ID, d)
+		return unplaced("the recording's CLOCK_DATA says %v is %d ns from the time of day", c.ID, d)
 	case c.ID == perfdata.ClockRealtime:
 		return LoadClock{time.Duration(boot)}, nil
 	}
-	return unplaced("it is %v, and the recording has no CLOCK_DATA to tie it to the time of day (perf record before 5.10 wrote none)", c.ID)
+	return unplaced("the recording's clock is %v, and it has no CLOCK_DATA to tie that to the time of day (perf record before 5.10 wrote none)", c.ID)
 }
 
 // add is a+b, and whether it did not overflow.

@@ -28,9 +28,12 @@
 //
 // It keeps the programs that are loaded and the functions that are
 // registered, so its memory follows what is loaded at one time, not the
-// length of the recording, within MaxPrograms, MaxFuncs and MaxNameBytes;
-// History keeps every function ever registered, within MaxHistory and
-// MaxNameBytes. A name is at most perfdata.KSymNameLen-1 bytes. ReadMetadata reads a
+// length of the recording, within MaxPrograms, MaxFuncs and MaxNameBytes.
+// History keeps, beside those, the functions of programs loaded during the
+// recording and gone since (a BPF_METADATA record at the end may be one's):
+// MaxRecordFuncs of each name, the others counted; the MaxHistory gone last,
+// within MaxNameBytes, and the older ones counted as Forgotten. A name is
+// at most perfdata.KSymNameLen-1 bytes. ReadMetadata reads a
 // whole recording for the BPF_METADATA records it has and what they
 // belong to (bpfmeta show; MarshalJSON is show --json's form of one).
 //
@@ -67,8 +70,9 @@ type Recording interface {
 type Options struct {
 	// Samples counts the SAMPLE records whose ip is in each function.
 	Samples bool
-	// History keeps every function ever registered (FuncsNamed), not only
-	// those registered now.
+	// History keeps the functions of the programs loaded during the
+	// recording (FuncsNamed, RecordFuncs), also once they are gone: the
+	// MaxHistory gone last, MaxRecordFuncs of a name, the others counted.
 	History bool
 }
 
@@ -89,6 +93,12 @@ type Func struct {
 	Part   int
 	// Unregistered: its unregistering KSYMBOL was seen.
 	Unregistered bool
+	// registered: it is in the tracker's index of registered functions
+	// (no unregistering KSYMBOL, no other function at its address since).
+	registered bool
+	// retired: its program is gone and it is no longer registered
+	// (History keeps it, or counts it, among the gone).
+	retired bool
 }
 
 // Contains reports whether addr is in the function.
@@ -110,6 +120,9 @@ type Program struct {
 	Synthesized bool
 	// Unloaded: its PROG_UNLOAD BPF_EVENT was seen.
 	Unloaded bool
+	// gone: the tracker keeps it loaded no longer (unloaded, or replaced
+	// by a load of its id).
+	gone bool
 }
 
 // Update is what a record changed.
@@ -138,23 +151,24 @@ const (
 	MaxPrograms = 1 << 15
 )
 
-// MaxHistory bounds the functions a Tracker with History keeps: every
-// function registered in the recording, each with its name, program and
-// indexes, beside what its caller keeps of the recording (show: its
-// BPF_METADATA records).
+// MaxHistory bounds the functions of programs gone (unloaded, or replaced,
+// and unregistered) that a Tracker with History keeps, each with its name,
+// program and indexes, beside what its caller keeps of the recording
+// (show: its BPF_METADATA records). A recording that loads and unloads
+// programs all day has more: the oldest are forgotten (Forgotten counts
+// them), and a record at the end for one of them finds no function.
 const MaxHistory = 1 << 16
 
 // MaxNameBytes bounds the bytes of the names of the functions a Tracker
 // keeps, in each of what it keeps: the functions registered at one time,
-// those of the programs loaded at one time and, with History, those ever
-// registered. A machine's few thousand functions have names of a few
+// those of the programs loaded at one time and, with History, those of the
+// programs gone (older ones are forgotten). A machine's few thousand functions have names of a few
 // dozen bytes; MaxFuncs names of KSYM_NAME_LEN would take 64 MiB.
 const MaxNameBytes = 8 << 20
 
 // ErrTooMany is returned (wrapped, with the record's offset) for a KSYMBOL
 // or a PROG_LOAD BPF_EVENT that would make a Tracker keep more than
-// MaxFuncs functions (MaxHistory with History), MaxPrograms programs or
-// MaxNameBytes of names.
+// MaxFuncs functions, MaxPrograms programs or MaxNameBytes of names.
 var ErrTooMany = errors.New("more BPF programs or functions than bpfmeta keeps track of")
 
 // maxPending bounds the KSYMBOLs a stream keeps waiting for their
@@ -179,11 +193,20 @@ type Tracker struct {
 	loaded      map[uint32]*Program
 	loadedFuncs int
 	loadedNames int
-	// history are all functions ever registered, by name (History);
-	// historyNames counts the bytes of their names.
-	history      map[string][]*Func
-	historyLen   int
-	historyNames int
+	// history are the functions of the programs loaded during the
+	// recording, by name (History): those loaded or registered, and of the
+	// gone ones the first MaxRecordFuncs of each name (goneKept counts
+	// them, extra the others). gone are the kept ones, oldest first from
+	// goneHead: goneNames counts the bytes of their names; forgotten
+	// those dropped to keep MaxHistory and MaxNameBytes.
+	history   map[string][]*Func
+	goneKept  map[string]int
+	extra     map[string]goneTally
+	gone      []*Func
+	goneHead  int
+	goneNames int
+	forgotten int
+	dropped   int // functions dropped from the maps since they were made
 	// called are the same functions by the function name after the tag
 	// (History): RecordFuncs looks them up per BPF_METADATA record.
 	called map[string][]*Func
@@ -196,7 +219,7 @@ type Tracker struct {
 // New returns a tracker of recording r.
 func New(r Recording, opts Options) *Tracker {
 	return &Tracker{rec: r, opts: opts, pending: map[int][]*Func{}, loaded: map[uint32]*Program{},
-		history: map[string][]*Func{}, called: map[string][]*Func{}}
+		history: map[string][]*Func{}, called: map[string][]*Func{}, goneKept: map[string]int{}, extra: map[string]goneTally{}}
 }
 
 // Feed takes the next record of the recording.
@@ -280,6 +303,11 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 				f.Program = p
 			}
 			t.loaded[e.ID] = p
+			if t.opts.History && !p.Synthesized {
+				for _, f := range funcs {
+					t.keep(f)
+				}
+			}
 			t.calledCache = nil
 			return Update{Loaded: p, Replaced: old}, nil
 		case perfdata.BPFEventProgUnload:
@@ -309,8 +337,12 @@ func (t *Tracker) forget(p *Program) {
 		return
 	}
 	delete(t.loaded, p.ID)
+	p.gone = true
 	t.loadedFuncs -= len(p.Funcs)
 	t.loadedNames -= nameBytes(p.Funcs)
+	for _, f := range p.Funcs {
+		t.retire(f)
+	}
 }
 
 // nameBytes is the bytes of the functions' names.
@@ -332,21 +364,16 @@ func (t *Tracker) register(f *Func) error {
 	switch {
 	case old == nil && t.registered.n >= MaxFuncs:
 		return fmt.Errorf("%w (%d)", ErrTooMany, MaxFuncs)
-	case t.opts.History && t.historyLen >= MaxHistory:
-		return fmt.Errorf("%w (%d functions in all)", ErrTooMany, MaxHistory)
-	case t.registeredNames-oldName+len(f.Name) > MaxNameBytes, t.opts.History && t.historyNames+len(f.Name) > MaxNameBytes:
+	case t.registeredNames-oldName+len(f.Name) > MaxNameBytes:
 		return fmt.Errorf("%w (%d MiB of function names)", ErrTooMany, MaxNameBytes>>20)
 	}
 	t.registered.put(f)
+	f.registered = true
 	t.registeredNames += len(f.Name) - oldName
 	t.calledCache = nil
-	if t.opts.History {
-		t.history[f.Name] = append(t.history[f.Name], f)
-		t.historyLen++
-		t.historyNames += len(f.Name)
-		if _, fn, ok := perfdata.ParseBPFProgName(f.Name); ok {
-			t.called[fn] = append(t.called[fn], f)
-		}
+	if old != nil {
+		old.registered = false
+		t.retire(old)
 	}
 	return nil
 }
@@ -356,8 +383,9 @@ func (t *Tracker) unregister(k perfdata.KSymbol) *Func {
 	// Not a later symbol at that address.
 	f := t.registered.remove(k.Addr, func(f *Func) bool { return f.Name == k.Name })
 	if f != nil {
-		f.Unregistered = true
+		f.Unregistered, f.registered = true, false
 		t.registeredNames -= len(f.Name)
+		t.retire(f)
 	}
 	return f
 }
@@ -403,16 +431,21 @@ func (t *Tracker) Func(addr uint64) *Func {
 	return t.registered.get(addr)
 }
 
+// Forgotten counts the functions of programs gone that History no longer
+// keeps (MaxHistory): a BPF_METADATA record at the end may be one's.
+func (t *Tracker) Forgotten() int { return t.forgotten }
+
 // Loaded returns the program with id loaded now, or nil.
 func (t *Tracker) Loaded(id uint32) *Program { return t.loaded[id] }
 
-// FuncsNamed returns every function registered under name so far, in
-// recording order (Options.History).
+// FuncsNamed returns the functions of programs loaded during the
+// recording registered under name so far (Options.History): those loaded
+// or registered now, and MaxRecordFuncs of those gone, of the last
+// MaxHistory gone.
 func (t *Tracker) FuncsNamed(name string) []*Func { return t.history[name] }
 
-// FuncsCalled returns every function registered so far whose name is
-// bpf_prog_<any tag>_fn (Options.History), in recording order of their
-// first registration.
+// FuncsCalled returns the functions FuncsNamed has whose name is
+// bpf_prog_<any tag>_fn (Options.History), in recording order.
 func (t *Tracker) FuncsCalled(fn string) []*Func {
 	out := slices.Clone(t.called[fn])
 	slices.SortFunc(out, recordOrder)
@@ -470,10 +503,17 @@ func (m Match) String() string { return enum.String(matchNames, m, "Match") }
 // with the same function name after the tag; never to a program perf
 // found loaded, whose KSYMBOL can have the same name.
 func (t *Tracker) RecordFuncs(name string, after *Program) ([]*Func, Match) {
+	fs, m, _ := t.recordFuncs(name, after)
+	return fs, m
+}
+
+// recordFuncs is RecordFuncs, with the functions of the names found the
+// history counts without keeping them.
+func (t *Tracker) recordFuncs(name string, after *Program) ([]*Func, Match, goneTally) {
 	if after != nil {
 		for _, f := range after.Funcs {
 			if f.Name == name {
-				return []*Func{f}, MatchName
+				return []*Func{f}, MatchName, goneTally{}
 			}
 		}
 	}
@@ -484,14 +524,14 @@ func (t *Tracker) RecordFuncs(name string, after *Program) ([]*Func, Match) {
 		}
 	}
 	if len(fs) > 0 {
-		return fs, MatchName
+		return fs, MatchName, t.extraOf(fs)
 	}
 	_, fn, ok := perfdata.ParseBPFProgName(name)
 	if !ok {
-		return nil, MatchNone
+		return nil, MatchNone, goneTally{}
 	}
 	c := t.calledDuring(fn)
-	return c.funcs, c.match
+	return c.funcs, c.match, t.extraOf(c.funcs)
 }
 
 // loadedDuringByTag returns the functions of programs loaded during the

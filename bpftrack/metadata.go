@@ -42,28 +42,42 @@ type MetadataRecord struct {
 // thousands of loads of one would have every record list them all.
 const MaxRecordFuncs = 16
 
-// MaxMetadataRecords and MaxMetadataBytes bound the records ReadMetadata
-// keeps, in number and in the bytes of their decoded names, keys and
-// values: perf writes one per BPF function, a few thousand on a machine,
-// of a few hundred bytes each (a record may hold 64 KiB). With MaxFuncs
-// functions kept beside them, and what each record keeps to be matched,
-// more would take a process past 64 MiB.
+// MaxMetadataRecords and MaxMetadataBytes bound the records WalkMetadata
+// keeps at one time, in number and in the bytes of their decoded names,
+// keys and values: a record is kept until its samples are counted (its
+// function is unregistered, or the recording ends; the records at the end
+// wait for the end). perf writes one per BPF function, a few thousand on a
+// machine, of a few hundred bytes each (a record may hold 64 KiB). With
+// MaxFuncs functions kept beside them, and what each record keeps to be
+// matched, more would take a process past 64 MiB.
 const (
 	MaxMetadataRecords = 1 << 15
 	MaxMetadataBytes   = 16 << 20
 )
 
-// ErrTooManyRecords is returned (wrapped, with the offset) by ReadMetadata
-// for a recording with more BPF_METADATA records than it keeps.
-var ErrTooManyRecords = fmt.Errorf("more than %d BPF_METADATA records, or %d MiB of them: they are kept until the end, to count their samples", MaxMetadataRecords, MaxMetadataBytes>>20)
+// ErrTooManyRecords is returned (wrapped, with the offset) by WalkMetadata
+// for a recording with more BPF_METADATA records waiting at once than it
+// keeps.
+var ErrTooManyRecords = fmt.Errorf("more than %d BPF_METADATA records, or %d MiB of them, wait for their samples to be counted (at the end of the recording)", MaxMetadataRecords, MaxMetadataBytes>>20)
 
 // Metadata is what ReadMetadata found in a recording.
 type Metadata struct {
 	// Records are its BPF_METADATA records, in the recording's order.
 	Records []MetadataRecord
+	MetadataSummary
+}
+
+// MetadataSummary is what WalkMetadata says of a whole recording.
+type MetadataSummary struct {
+	// Records counts its BPF_METADATA records.
+	Records int
 	// Loads counts its PROG_LOAD BPF_EVENT records: the programs whose
 	// metadata a recording without records could get (bpfmeta inject).
 	Loads int
+	// Forgotten counts the functions of programs loaded during the
+	// recording and gone that were forgotten (MaxHistory): a record at the
+	// end that finds no function may be one of theirs.
+	Forgotten int
 }
 
 // OfProgram returns the records of the program prog names: by id (of a
@@ -71,22 +85,54 @@ type Metadata struct {
 // function, with or without perf's bpf_prog_<tag>_ (bpfmeta show --prog).
 // It keeps them in m.Records' array.
 func (m *Metadata) OfProgram(prog string) []MetadataRecord {
-	id, err := strconv.ParseUint(prog, 10, 32)
-	byID := err == nil
-	return slices.DeleteFunc(m.Records, func(r MetadataRecord) bool {
-		if byID {
-			p := r.Program()
-			return p == nil || p.ID != uint32(id)
-		}
-		_, fn, _ := perfdata.ParseBPFProgName(r.Metadata.ProgName)
-		return r.Metadata.ProgName != prog && fn != prog
-	})
+	return slices.DeleteFunc(m.Records, func(r MetadataRecord) bool { return !r.OfProgram(prog) })
 }
 
-// ReadMetadata reads the whole recording: its BPF_METADATA records, each
-// with the functions it belongs to and their samples, as perf's placement
-// of the records says. perf writes the records of a program it found
-// loaded right after its BPF_EVENT (perf_event__synthesize_one_bpf_prog()),
+// OfProgram reports whether the record is of the program prog names (see
+// Metadata.OfProgram).
+func (r *MetadataRecord) OfProgram(prog string) bool {
+	if id, err := strconv.ParseUint(prog, 10, 32); err == nil {
+		p := r.Program()
+		return p != nil && p.ID == uint32(id)
+	}
+	_, fn, _ := perfdata.ParseBPFProgName(r.Metadata.ProgName)
+	return r.Metadata.ProgName == prog || fn == prog
+}
+
+// ReadMetadata is WalkMetadata keeping every record.
+func ReadMetadata(r Records) (*Metadata, error) {
+	m := &Metadata{}
+	sum, err := WalkMetadata(r, func(rec *MetadataRecord) error {
+		m.Records = append(m.Records, *rec)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.MetadataSummary = sum
+	return m, nil
+}
+
+// waiting is a BPF_METADATA record WalkMetadata has read and not yet
+// handed out.
+type waiting struct {
+	rec MetadataRecord
+	// own is the function it belongs to, found when it was read (the
+	// program whose BPF_EVENT it follows, or the next function of the
+	// record before), and how; nil for a record at the end, matched when
+	// the recording has been read.
+	own      *Func
+	ownMatch Match
+	// follows: it comes right after another BPF_METADATA record.
+	follows bool
+	bytes   int
+}
+
+// WalkMetadata reads the whole recording and calls each for its
+// BPF_METADATA records, in the recording's order, each with the functions
+// it belongs to and their samples, as perf's placement of the records
+// says, as soon as they are known. perf writes the records of a program it
+// found loaded right after its BPF_EVENT (perf_event__synthesize_one_bpf_prog()),
 // and those of the programs loaded during the recording at the end, a
 // program's records one after the other in the order of its functions,
 // main function first (perf_event__synthesize_final_bpf_metadata()). So a
@@ -99,82 +145,125 @@ func (m *Metadata) OfProgram(prog string) []MetadataRecord {
 // have a name (or a tag) than there
 // are functions for them, some are of loads the recording has no KSYMBOL
 // of (perf's side-band thread sees every load on the machine), and which
-// cannot be told: they are MatchAmbiguous. Errors name the offset of the
-// record.
-func ReadMetadata(r Records) (*Metadata, error) {
+// cannot be told: they are MatchAmbiguous. A record of a function is
+// handed out once the function is unregistered (no more samples can be
+// its), and the records after it wait for it. Errors name the offset of
+// the record; an error of each ends the walk.
+func WalkMetadata(r Records, each func(*MetadataRecord) error) (MetadataSummary, error) {
 	t := New(r, Options{Samples: true, History: true})
-	var recs []MetadataRecord
-	loads := 0
-	var afters []*Program
+	var sum MetadataSummary
+	var queue []*waiting
+	head, kept := 0, 0 // bytes of the records waiting, headers of strings included
 	// after is the program whose BPF_EVENT the records since follow (only
-	// BPF_METADATA records came since).
+	// BPF_METADATA records came since); pos is the place of the last
+	// record among them; last is the record before, if it was one.
 	var after *Program
-	// follows: record i comes right after record i-1.
-	var follows []bool
-	lastMetadata := false
-	kept := 0 // bytes of the records kept, headers of strings included
+	pos := 0
+	var last *waiting
+	// atEnd counts the records by name that follow no program of theirs.
+	atEnd := map[string]int{}
+	// emit hands out the records at the head of the queue whose samples
+	// are counted.
+	emit := func(all bool) error {
+		for ; head < len(queue); head++ {
+			w := queue[head]
+			if !all && (w.own == nil || w.own.registered) {
+				break
+			}
+			if w.own != nil {
+				(&found{funcs: []*Func{w.own}, n: 1, match: w.ownMatch, samples: w.own.Samples}).give(&w.rec)
+			}
+			kept -= w.bytes
+			queue[head] = nil
+			if err := each(&w.rec); err != nil {
+				return err
+			}
+		}
+		if head == len(queue) {
+			queue, head = queue[:0], 0
+		}
+		return nil
+	}
 	for r.Next() {
 		rec := r.Record()
-		if rec.Header.Type == perfdata.RecordBPFMetadata {
-			m, err := perfdata.DecodeBPFMetadata(rec.Raw, r.ByteOrder())
-			if err != nil {
-				return nil, fmt.Errorf("BPF_METADATA record at %#x: %w", rec.Offset, err)
+		if typ := rec.Header.Type; typ != perfdata.RecordBPFMetadata {
+			last, pos = nil, -1
+			u, err := t.Feed(rec)
+			switch {
+			case errors.Is(err, ErrTooMany):
+				return sum, err
+			case err != nil:
+				continue // perf skips a record it cannot decode
 			}
-			kept += len(m.ProgName) + 64
-			for _, e := range m.Entries {
-				kept += len(e.Key) + len(e.Value) + 32
+			after = u.Loaded
+			if u.Loaded != nil {
+				sum.Loads++
 			}
-			if len(recs) == MaxMetadataRecords || kept > MaxMetadataBytes {
-				return nil, fmt.Errorf("%w (at %#x)", ErrTooManyRecords, rec.Offset)
+			// only these unregister a function
+			if typ == perfdata.RecordKSymbol || typ == perfdata.RecordBPFEvent {
+				if err := emit(false); err != nil {
+					return sum, err
+				}
 			}
-			recs = append(recs, MetadataRecord{Offset: rec.Offset, File: partName(r, rec.Part), Metadata: m})
-			afters = append(afters, after)
-			follows = append(follows, lastMetadata)
-			lastMetadata = true
 			continue
 		}
-		lastMetadata = false
-		u, err := t.Feed(rec)
-		switch {
-		case errors.Is(err, ErrTooMany):
-			return nil, err
-		case err != nil:
-			continue // perf skips a record it cannot decode
+		m, err := perfdata.DecodeBPFMetadata(rec.Raw, r.ByteOrder())
+		if err != nil {
+			return sum, fmt.Errorf("BPF_METADATA record at %#x: %w", rec.Offset, err)
 		}
-		after = u.Loaded
-		if u.Loaded != nil {
-			loads++
+		sum.Records++
+		w := &waiting{rec: MetadataRecord{Offset: rec.Offset, File: partName(r, rec.Part), Metadata: m}, follows: last != nil}
+		w.bytes = len(m.ProgName) + 64
+		for _, e := range m.Entries {
+			w.bytes += len(e.Key) + len(e.Value) + 32
+		}
+		// The records of a program perf found loaded follow its BPF_EVENT,
+		// one per function in order, found by name or else by tag; the
+		// others are counted by name.
+		name := m.ProgName
+		pos++
+		if after != nil {
+			if k := slices.IndexFunc(after.Funcs, func(f *Func) bool { return f.Name == name }); k >= 0 {
+				w.own, w.ownMatch = after.Funcs[k], MatchName
+			} else if f := tagFunc(after, name, pos); f != nil {
+				w.own, w.ownMatch = f, MatchTag
+			}
+		}
+		if w.own == nil {
+			if len(atEnd) == MaxMetadataRecords {
+				return sum, fmt.Errorf("%w (at %#x)", ErrTooManyRecords, rec.Offset)
+			}
+			atEnd[name]++
+			// right after the record of a program's function: its next
+			if last != nil && last.own != nil {
+				if next := nextFunc(last.own); next != nil && next.Name == name {
+					w.own, w.ownMatch = next, MatchName
+				}
+			}
+		}
+		last = w
+		if len(queue)-head == MaxMetadataRecords || kept+w.bytes > MaxMetadataBytes {
+			return sum, fmt.Errorf("%w (at %#x)", ErrTooManyRecords, rec.Offset)
+		}
+		kept += w.bytes
+		queue = append(queue, w)
+		if err := emit(false); err != nil {
+			return sum, err
 		}
 	}
 	if err := r.Err(); err != nil {
-		return nil, err
+		return sum, err
 	}
-	// The records of a program perf found loaded follow its BPF_EVENT,
-	// one per function in order, found by name or else by tag; the others
-	// are counted by name.
-	own := make([]*Func, len(recs))
-	ownMatch := make([]Match, len(recs))
-	atEnd := map[string]int{}
-	pos := 0 // of record i among those after its BPF_EVENT
-	for i := range recs {
-		name := recs[i].Metadata.ProgName
-		if i > 0 && follows[i] && afters[i] == afters[i-1] {
-			pos++
-		} else {
-			pos = 0
-		}
-		if after := afters[i]; after != nil {
-			if k := slices.IndexFunc(after.Funcs, func(f *Func) bool { return f.Name == name }); k >= 0 {
-				own[i], ownMatch[i] = after.Funcs[k], MatchName
-				continue
-			}
-			if f := tagFunc(after, name, pos); f != nil {
-				own[i], ownMatch[i] = f, MatchTag
-				continue
-			}
-		}
-		atEnd[name]++
-	}
+	sum.Forgotten = t.Forgotten()
+	t.matchAtEnd(queue[head:], atEnd)
+	return sum, emit(true)
+}
+
+// matchAtEnd gives the records that waited for the end of the recording
+// their functions: those of programs loaded during the recording that
+// RecordFuncs finds, or the next function of the record before, or those
+// of its tag.
+func (t *Tracker) matchAtEnd(queue []*waiting, atEnd map[string]int) {
 	// Records of one name that follow no program of theirs belong to the
 	// same functions: found, and their samples counted, once per name.
 	byName := map[string]*found{}
@@ -185,32 +274,36 @@ func ReadMetadata(r Records) (*Metadata, error) {
 	// Records at the end that no name matches, by their tag: perf named
 	// them from another BTF (MatchTag), matched once the loop is done.
 	byTag := map[perfdata.BPFTag][]*found{}
-	foundOf := make([]*found, len(recs))
-	for i := range recs {
-		m := &recs[i]
+	foundOf := make([]*found, len(queue))
+	for i, w := range queue {
+		m := &w.rec
 		name := m.Metadata.ProgName
-		f := byName[name]
-		if next := nextFunc(prev); own[i] == nil && follows[i] && next != nil && next.Name == name {
-			own[i], ownMatch[i] = next, MatchName
+		if w.own != nil {
+			prev = w.own
+			continue
 		}
-		switch {
-		case own[i] != nil:
-			f = &found{funcs: own[i : i+1], match: ownMatch[i], samples: own[i].Samples}
-		case f == nil:
+		if next := nextFunc(prev); w.follows && next != nil && next.Name == name {
+			w.own, w.ownMatch, prev = next, MatchName, next
+			continue
+		}
+		f := byName[name]
+		if f == nil {
 			f = &found{}
-			f.funcs, f.match = t.RecordFuncs(name, nil)
+			var x goneTally
+			f.funcs, f.match, x = t.recordFuncs(name, nil)
+			f.n = len(f.funcs) + x.n
 			if f.match == MatchFunction || f.match == MatchAmbiguous {
 				_, fn, _ := perfdata.ParseBPFProgName(name)
 				n, counted := byFunction[fn]
 				if !counted {
-					n = samples(f.funcs)
+					n = samples(f.funcs) + x.samples
 					byFunction[fn] = n
 				}
 				f.samples = n
 			} else {
-				f.samples = samples(f.funcs)
+				f.samples = samples(f.funcs) + x.samples
 			}
-			if len(f.funcs) > 0 && atEnd[name] > len(f.funcs) {
+			if f.n > 0 && atEnd[name] > f.n {
 				f.match = MatchAmbiguous
 			}
 			if tag, _, ok := perfdata.ParseBPFProgName(name); ok && f.match == MatchNone {
@@ -227,19 +320,21 @@ func ReadMetadata(r Records) (*Metadata, error) {
 	}
 	if len(byTag) > 0 {
 		t.matchByTag(byTag, foundOf)
-		for i := range recs {
-			if f := foundOf[i]; f.match != MatchNone && len(recs[i].Funcs) == 0 {
-				f.give(&recs[i])
+		for i, w := range queue {
+			if f := foundOf[i]; f != nil && f.match != MatchNone && len(w.rec.Funcs) == 0 {
+				f.give(&w.rec)
 			}
 		}
 	}
-	return &Metadata{Records: recs, Loads: loads}, nil
 }
 
 // found is what ReadMetadata found for the records of a name (or one
 // record), and how.
 type found struct {
-	funcs   []*Func
+	funcs []*Func
+	// n counts the functions: funcs, and those of their names the history
+	// counts without keeping them.
+	n       int
 	match   Match
 	samples int
 }
@@ -247,7 +342,7 @@ type found struct {
 // give gives record m the functions f found.
 func (f *found) give(m *MetadataRecord) {
 	n := min(len(f.funcs), MaxRecordFuncs)
-	m.Funcs, m.MoreFuncs, m.Matched, m.Samples = f.funcs[:n:n], len(f.funcs)-n, f.match, f.samples
+	m.Funcs, m.MoreFuncs, m.Matched, m.Samples = f.funcs[:n:n], f.n-n, f.match, f.samples
 }
 
 // matchByTag gives the records at the end that no name matched, byTag
@@ -259,7 +354,9 @@ func (t *Tracker) matchByTag(byTag map[perfdata.BPFTag][]*found, foundOf []*foun
 	tagged := t.loadedDuringByTag(func(tag perfdata.BPFTag) bool { return byTag[tag] != nil })
 	recordsOf := map[*found]int{}
 	for _, f := range foundOf {
-		recordsOf[f]++
+		if f != nil {
+			recordsOf[f]++
+		}
 	}
 	for tag, fs := range byTag {
 		funcs := tagged[tag]
@@ -270,12 +367,13 @@ func (t *Tracker) matchByTag(byTag map[perfdata.BPFTag][]*found, foundOf []*foun
 		for _, f := range fs {
 			records += recordsOf[f]
 		}
+		x := t.extraOf(funcs)
 		match := MatchTag
-		if records > len(funcs) || slices.ContainsFunc(funcs, func(f *Func) bool { return f.Name != funcs[0].Name }) {
+		if records > len(funcs)+x.n || slices.ContainsFunc(funcs, func(f *Func) bool { return f.Name != funcs[0].Name }) {
 			match = MatchAmbiguous
 		}
 		for _, f := range fs {
-			f.funcs, f.match, f.samples = funcs, match, samples(funcs)
+			f.funcs, f.n, f.match, f.samples = funcs, len(funcs)+x.n, match, samples(funcs)+x.samples
 		}
 	}
 }

@@ -167,9 +167,12 @@ func (j *injector) unrecorded() error {
 		j.sum.UnrecordedSkipped = "none of the recording's programs is the source's: it may be of another boot"
 		return nil
 	}
-	clock, err := sys.ClockOf(j.recordingClock())
+	rc := j.recordingClock()
+	clock, err := sys.ClockOf(rc)
 	if err != nil {
-		j.sum.UnrecordedSkipped, j.sum.ClockUnplaced = err.Error(), true
+		// a clock perf record -k chose is the recording's doing, not the
+		// source's: worth a warning
+		j.sum.UnrecordedSkipped, j.sum.ClockUnplaced = err.Error(), rc.UseClockID
 		return nil
 	}
 	progs := lister.All()

@@ -179,8 +179,8 @@ func TestUnrecordedClocks(t *testing.T) {
 		clockData bool
 		want      string
 	}{
-		{"no CLOCK_DATA", perfdata.ClockTAI, false, "it is CLOCK_TAI, and the recording has no CLOCK_DATA"},
-		{"a clock of no perf event", 6, true, "it is ClockID(6), which no perf event uses"},
+		{"no CLOCK_DATA", perfdata.ClockTAI, false, "the recording's clock is CLOCK_TAI, and it has no CLOCK_DATA"},
+		{"a clock of no perf event", 6, true, "the recording's clock is ClockID(6), which no perf event uses"},
 	} {
 		got, sum := run(t, stream(c.clock, c.clockData), src, inject.Options{})
 		if bytes.Contains(got, []byte(b.Funcs[0].PerfName)) {

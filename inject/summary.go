@@ -170,9 +170,9 @@ type Summary struct {
 	// UnrecordedSkipped says why the programs loaded during the recording
 	// that it has no record of were not looked for ("" if they were).
 	UnrecordedSkipped string
-	// ClockUnplaced: they were not looked for because the recording's
-	// clock cannot be tied to the source's load times
-	// (bpfprog.ErrClockUnplaced), though they may be there.
+	// ClockUnplaced: they were not looked for because the clock perf
+	// record -k chose for the recording cannot be tied to the source's
+	// load times (bpfprog.ErrClockUnplaced), though they may be there.
 	ClockUnplaced bool
 }
 

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -67,31 +66,43 @@ func runShow(c *cli.Context) error {
 	}
 	defer in.Close()
 	warnUnfinished(notes(c), in)
-	md, err := bpftrack.ReadMetadata(in)
+	// Printed as the records are known, one at a time: what a record says
+	// of its functions can be many times the record.
+	w := bufio.NewWriter(c.App.Writer)
+	var p showPrinter = &textPrinter{w: w}
+	if c.Bool("json") {
+		p = &jsonPrinter{w: w}
+	}
+	prog, shown := c.String("prog"), 0
+	sum, err := bpftrack.WalkMetadata(in, func(r *bpftrack.MetadataRecord) error {
+		if c.IsSet("prog") && !r.OfProgram(prog) {
+			return nil
+		}
+		shown++
+		return p.record(r)
+	})
 	switch {
 	case errors.Is(err, bpftrack.ErrTooManyRecords):
-		return fmt.Errorf("%s: %w; bpfmeta dump lists them one by one", in.Name, err)
-	case err != nil:
-		return fmt.Errorf("%s: %w", in.Name, err)
+		err = fmt.Errorf("%s: %w; bpfmeta dump lists them one by one", in.Name, err)
+	case err != nil && !isWriteError(err):
+		err = fmt.Errorf("%s: %w", in.Name, err)
 	}
-	found := md.Records
-	if c.IsSet("prog") {
-		if found = md.OfProgram(c.String("prog")); len(found) == 0 {
-			return fmt.Errorf("%s: no BPF_METADATA record of a program %s (bpfmeta show without --prog lists them)", in.Name, safetext.Quote(c.String("prog")))
+	if err == nil {
+		switch {
+		case c.IsSet("prog") && shown == 0:
+			err = fmt.Errorf("%s: no BPF_METADATA record of a program %s (bpfmeta show without --prog lists them)", in.Name, safetext.Quote(prog))
+		case sum.Records == 0 && !c.Bool("json"):
+			fmt.Fprintf(w, "%s: no BPF_METADATA records; %s\n", in.Name, noMetadataHint(in.Name, sum.Loads))
 		}
 	}
-	// Printed one record at a time: what a record says of its functions
-	// can be many times the record.
-	w := bufio.NewWriter(c.App.Writer)
-	if c.Bool("json") {
-		err = printShowJSON(w, found)
-	} else if len(found) == 0 {
-		fmt.Fprintf(w, "%s: no BPF_METADATA records; %s\n", in.Name, noMetadataHint(in.Name, md.Loads))
-	} else {
-		printMetadata(w, found)
+	if err == nil {
+		err = p.end()
 	}
 	if ferr := w.Flush(); err == nil {
 		err = ferr
+	}
+	if err == nil && sum.Forgotten > 0 && !c.Bool("quiet") {
+		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s of programs loaded during the recording and gone were forgotten (bpfmeta keeps the last %d): a record that finds no KSYMBOL may be one of theirs\n", in.Name, plural(sum.Forgotten, "function"), bpftrack.MaxHistory)
 	}
 	if err == nil && verbose(c) {
 		printSummary(notes(c), in, start)
@@ -99,34 +110,72 @@ func runShow(c *cli.Context) error {
 	return err
 }
 
-// printShowJSON writes show --json's document (showJSON, as printJSON
+// showPrinter prints show's records as they come.
+type showPrinter interface {
+	record(*bpftrack.MetadataRecord) error
+	end() error // after the last
+}
+
+// writeError is an error of show's output, told from the recording's.
+type writeError struct{ error }
+
+func (e writeError) Unwrap() error { return e.error }
+
+func isWriteError(err error) bool {
+	var we writeError
+	return errors.As(err, &we)
+}
+
+// jsonPrinter writes show --json's document (showJSON, as printJSON
 // writes it) a record at a time.
-func printShowJSON(w io.Writer, found []bpftrack.MetadataRecord) error {
-	head, err := json.MarshalIndent(showJSON{Header: bpfprog.NewHeader(bpfprog.KindShow), Records: []bpftrack.MetadataRecord{}}, "", "  ")
-	if err != nil {
-		return err
-	}
-	// head ends in `"records": []` and `}`: the records go between the brackets.
-	open, ok := bytes.CutSuffix(head, []byte("[]\n}"))
-	if !ok || len(found) == 0 {
-		_, err := w.Write(append(head, '\n'))
-		return err
-	}
-	w.Write(open)
-	w.Write([]byte("[\n"))
-	for i := range found {
-		b, err := json.MarshalIndent(&found[i], "    ", "  ")
+type jsonPrinter struct {
+	w *bufio.Writer
+	n int
+}
+
+// jsonHead is the document without records: it ends in `"records": []`
+// and `}`, and the records go between the brackets.
+func jsonHead() ([]byte, error) {
+	return json.MarshalIndent(showJSON{Header: bpfprog.NewHeader(bpfprog.KindShow), Records: []bpftrack.MetadataRecord{}}, "", "  ")
+}
+
+func (p *jsonPrinter) record(r *bpftrack.MetadataRecord) error {
+	if p.n == 0 {
+		head, err := jsonHead()
 		if err != nil {
 			return err
 		}
-		w.Write([]byte("    "))
-		w.Write(safetext.JSON(b))
-		if i < len(found)-1 {
-			w.Write([]byte(","))
+		open, ok := bytes.CutSuffix(head, []byte("[]\n}"))
+		if !ok {
+			return fmt.Errorf("show --json: the document's head %q", head)
 		}
-		w.Write([]byte("\n"))
+		p.w.Write(open)
+		p.w.Write([]byte("[\n"))
+	} else {
+		p.w.Write([]byte(",\n"))
 	}
-	_, err = w.Write([]byte("  ]\n}\n"))
+	p.n++
+	b, err := json.MarshalIndent(r, "    ", "  ")
+	if err != nil {
+		return err
+	}
+	p.w.Write([]byte("    "))
+	if _, err := p.w.Write(safetext.JSON(b)); err != nil {
+		return writeError{err}
+	}
+	return nil
+}
+
+func (p *jsonPrinter) end() error {
+	if p.n == 0 {
+		head, err := jsonHead()
+		if err != nil {
+			return err
+		}
+		_, err = p.w.Write(append(head, '\n'))
+		return err
+	}
+	_, err := p.w.Write([]byte("\n  ]\n}\n"))
 	return err
 }
 
@@ -136,43 +185,58 @@ type showJSON struct {
 	Records []bpftrack.MetadataRecord `json:"records"`
 }
 
-// printMetadata prints the records as perf script --show-bpf-events does,
+// textPrinter prints the records as perf script --show-bpf-events does,
 // each followed by the function it belongs to.
-func printMetadata(w io.Writer, found []bpftrack.MetadataRecord) {
-	for i := range found {
-		r := &found[i]
-		if i > 0 {
-			fmt.Fprintln(w)
-		}
-		fmt.Fprintf(w, "%s\n", safetext.Clean(r.Metadata.ProgName))
-		printRecordEntries(w, "", r.Metadata.Entries)
-		if len(r.Funcs) == 0 {
-			fmt.Fprintf(w, "  (no BPF KSYMBOL in the recording it can belong to)\n")
-			continue
-		}
-		k := r.Funcs[0]
-		prog := ""
-		if p := r.Program(); p != nil {
-			prog = fmt.Sprintf(", program %d", p.ID)
-		}
-		how := ""
-		switch r.Matched {
-		case bpftrack.MatchFunction:
-			how = fmt.Sprintf(" %s (by function name)", safetext.Clean(k.Name))
-		case bpftrack.MatchTag:
-			how = fmt.Sprintf(" %s (by tag: perf named the record from the BTF of its map)", safetext.Clean(k.Name))
-		case bpftrack.MatchAmbiguous:
-			how = fmt.Sprintf(" %s (ambiguous: one of these, or a load the recording has no KSYMBOL of)", safetext.Clean(k.Name))
-		}
-		fmt.Fprintf(w, "  ksymbol%s addr %#x len %d%s", how, k.Addr, k.Len, prog)
-		for _, o := range r.Funcs[1:] {
-			fmt.Fprintf(w, ", or addr %#x len %d", o.Addr, o.Len)
-		}
-		if r.MoreFuncs > 0 {
-			fmt.Fprintf(w, ", or %d more of the name", r.MoreFuncs)
-		}
-		fmt.Fprintf(w, ": %s\n", plural(r.Samples, "sample"))
+type textPrinter struct {
+	w *bufio.Writer
+	n int
+}
+
+func (p *textPrinter) end() error { return nil }
+
+func (p *textPrinter) record(r *bpftrack.MetadataRecord) error {
+	w := p.w
+	if p.n > 0 {
+		fmt.Fprintln(w)
 	}
+	p.n++
+	fmt.Fprintf(w, "%s\n", safetext.Clean(r.Metadata.ProgName))
+	printRecordEntries(w, "", r.Metadata.Entries)
+	if len(r.Funcs) == 0 {
+		_, err := fmt.Fprintf(w, "  (no BPF KSYMBOL in the recording it can belong to)\n")
+		return writeErr(err)
+	}
+	k := r.Funcs[0]
+	prog := ""
+	if p := r.Program(); p != nil {
+		prog = fmt.Sprintf(", program %d", p.ID)
+	}
+	how := ""
+	switch r.Matched {
+	case bpftrack.MatchFunction:
+		how = fmt.Sprintf(" %s (by function name)", safetext.Clean(k.Name))
+	case bpftrack.MatchTag:
+		how = fmt.Sprintf(" %s (by tag: perf named the record from the BTF of its map)", safetext.Clean(k.Name))
+	case bpftrack.MatchAmbiguous:
+		how = fmt.Sprintf(" %s (ambiguous: one of these, or a load the recording has no KSYMBOL of)", safetext.Clean(k.Name))
+	}
+	fmt.Fprintf(w, "  ksymbol%s addr %#x len %d%s", how, k.Addr, k.Len, prog)
+	for _, o := range r.Funcs[1:] {
+		fmt.Fprintf(w, ", or addr %#x len %d", o.Addr, o.Len)
+	}
+	if r.MoreFuncs > 0 {
+		fmt.Fprintf(w, ", or %d more of the name", r.MoreFuncs)
+	}
+	_, err := fmt.Fprintf(w, ": %s\n", plural(r.Samples, "sample"))
+	return writeErr(err)
+}
+
+// writeErr wraps an error of the output as one.
+func writeErr(err error) error {
+	if err != nil {
+		return writeError{err}
+	}
+	return nil
 }
 
 // noMetadataHint says, of a recording without BPF_METADATA records, what
