@@ -33,9 +33,10 @@
 // recording and gone since (a BPF_METADATA record at the end may be one's):
 // MaxRecordFuncs of each name, the others counted; the MaxHistory gone last,
 // within MaxNameBytes, and the older ones counted as Forgotten. A name is
-// at most perfdata.KSymNameLen-1 bytes. ReadMetadata reads a
+// at most perfdata.KSymNameLen-1 bytes. WalkMetadata reads a
 // whole recording for the BPF_METADATA records it has and what they
-// belong to (bpfmeta show; MarshalJSON is show --json's form of one).
+// belong to, handing each out as soon as that is known (bpfmeta show;
+// MarshalJSON is show --json's form of one).
 //
 // It opens nothing (it is fed records, or reads a Records such as a
 // *reader.Reader) and knows a program only by its records: what a program
