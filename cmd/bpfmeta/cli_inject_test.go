@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
@@ -550,5 +551,62 @@ func TestInjectReasons(t *testing.T) {
 		if r.code != exitOK || !strings.Contains(r.stderr, want) {
 			t.Errorf("exit %d, stderr:\n%s\nwant the line %q", r.code, r.stderr, want)
 		}
+	}
+}
+
+// TestInjectClockWarning: a recording perf record -k CLOCK_TAI made
+// without CLOCK_DATA (perf before 5.10) has timestamps no load time can be
+// placed among: inject says so in a warning, without -v, rather than
+// leave out the programs loaded during it in silence; with CLOCK_DATA it
+// looks for them and says nothing.
+func TestInjectClockWarning(t *testing.T) {
+	boot := time.Unix(1796400000, 0)
+	tag := perfdata.BPFTag{10, 1, 2, 3, 4, 5, 6, 7}
+	name := perfdata.BPFProgName(tag, "prog10")
+	prog := &bpfprog.Program{ID: 10, Tag: tag, Name: "prog10", LoadTime: time.Second,
+		Funcs:    []bpfprog.Func{{Tag: tag, Addr: 0xffffffffc0000000, Len: 64, PerfName: name, KernelName: name}},
+		Metadata: &bpfprog.Metadata{ProgNames: []string{name}, Entries: []bpfprog.Entry{{Key: "version", Value: `"1.0"`}}}}
+	list := &bpfprog.List{Programs: []*bpfprog.Program{prog}}
+	list.Sys.Hostname, list.Sys.BootTime = "bpfmeta-test", boot
+	snap := snapshotFile(t, list)
+	record := func(clockData bool) string {
+		bo := binary.LittleEndian
+		s := testkit.NewRecords(bo)
+		s.Write(perfdata.PipeHeader(bo))
+		attr := testkit.StreamAttr(bo)
+		bo.PutUint64(attr[40:], bo.Uint64(attr[40:])|1<<25) // use_clockid
+		bo.PutUint32(attr[92:], uint32(perfdata.ClockTAI))
+		s.Record(perfdata.RecordHeaderAttr, attr)
+		tai := uint64(boot.Add(100*time.Second).UnixNano()) + 37e9
+		if clockData {
+			f := make([]byte, 8+perfdata.ClockDataSize)
+			bo.PutUint64(f, uint64(perfdata.FeatClockData))
+			bo.PutUint32(f[8:], 1)
+			bo.PutUint32(f[12:], uint32(perfdata.ClockTAI))
+			bo.PutUint64(f[16:], tai-37e9)
+			bo.PutUint64(f[24:], tai)
+			s.Record(perfdata.RecordHeaderFeature, f)
+		}
+		s.KSymbol(0xffffffffc0000000, 64, name, false, false)
+		s.BPFEvent(perfdata.BPFEventProgLoad, 10, tag, false)
+		s.SampleAt(0xffffffffc0000010, tai)
+		s.SampleAt(0xffffffffc0000010, tai+1e9)
+		path := filepath.Join(t.TempDir(), "tai.data")
+		if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	const warning = "programs loaded elsewhere during the recording were not looked for: the recording's clock is CLOCK_TAI, and it has no CLOCK_DATA"
+	in := record(false)
+	r := bpfmeta(t, nil, "inject", "--snapshot", snap, "-i", in, "-o", "/dev/null")
+	if r.code != exitOK || !strings.Contains(r.stderr, "bpfmeta: warning: "+in+": "+warning) {
+		t.Errorf("without CLOCK_DATA: %v, want a warning %q", r, warning)
+	}
+	if r := bpfmeta(t, nil, "inject", "-q", "--snapshot", snap, "-i", in, "-o", "/dev/null"); r.code != exitOK || r.stderr != "" {
+		t.Errorf("-q: %v, want nothing on stderr", r)
+	}
+	if r := bpfmeta(t, nil, "inject", "--snapshot", snap, "-i", record(true), "-o", "/dev/null"); r.code != exitOK || strings.Contains(r.stderr, "not looked for") {
+		t.Errorf("with CLOCK_DATA: %v, want no warning", r)
 	}
 }
