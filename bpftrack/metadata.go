@@ -160,7 +160,9 @@ func WalkMetadata(r Records, each func(*MetadataRecord) error) (MetadataSummary,
 	var after *Program
 	pos := 0
 	var last *waiting
-	// atEnd counts the records by name that follow no program of theirs.
+	// atEnd counts the records by name that follow no program of theirs
+	// (of MaxMetadataRecords names at most: those at the end wait for the
+	// end, and few come elsewhere).
 	atEnd := map[string]int{}
 	// emit hands out the records at the head of the queue whose samples
 	// are counted.
@@ -230,7 +232,7 @@ func WalkMetadata(r Records, each func(*MetadataRecord) error) (MetadataSummary,
 			}
 		}
 		if w.own == nil {
-			if len(atEnd) == MaxMetadataRecords {
+			if _, ok := atEnd[name]; !ok && len(atEnd) == MaxMetadataRecords {
 				return sum, fmt.Errorf("%w (at %#x)", ErrTooManyRecords, rec.Offset)
 			}
 			atEnd[name]++
