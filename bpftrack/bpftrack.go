@@ -122,8 +122,9 @@ type Program struct {
 	// Unloaded: its PROG_UNLOAD BPF_EVENT was seen.
 	Unloaded bool
 	// gone: the tracker keeps it loaded no longer (unloaded, or replaced
-	// by a load of its id).
+	// by a load of its id); kept counts its functions History keeps since.
 	gone bool
+	kept int
 }
 
 // Update is what a record changed.
@@ -154,7 +155,7 @@ const (
 
 // MaxHistory bounds the functions of programs gone (unloaded, or replaced,
 // and unregistered) that a Tracker with History keeps, each with its name,
-// program and indexes, beside what its caller keeps of the recording
+// program (and the program's other functions) and indexes, beside what its caller keeps of the recording
 // (show: its BPF_METADATA records). A recording that loads and unloads
 // programs all day has more: the oldest are forgotten (Forgotten counts
 // them), and a record at the end for one of them finds no function.
@@ -198,13 +199,15 @@ type Tracker struct {
 	// recording, by name (History): those loaded or registered, and of the
 	// gone ones the first MaxRecordFuncs of each name (goneKept counts
 	// them, extra the others). gone are the kept ones, oldest first from
-	// goneHead: goneNames counts the bytes of their names; forgotten
-	// those dropped to keep MaxHistory and MaxNameBytes.
+	// goneHead; goneFuncs and goneNames count the functions of their
+	// programs and the bytes of their names (pin); forgotten counts those
+	// dropped to keep MaxHistory and MaxNameBytes.
 	history   map[string][]*Func
 	goneKept  map[string]int
 	extra     map[string]goneTally
 	gone      []*Func
 	goneHead  int
+	goneFuncs int
 	goneNames int
 	forgotten int
 	dropped   int // functions dropped from the maps since they were made

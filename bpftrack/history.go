@@ -80,8 +80,8 @@ func (t *Tracker) retire(f *Func) {
 	}
 	t.goneKept[f.Name]++
 	t.gone = append(t.gone, f)
-	t.goneNames += len(f.Name)
-	for len(t.gone)-t.goneHead > MaxHistory || t.goneNames > MaxNameBytes {
+	t.pin(p, 1)
+	for t.goneFuncs > MaxHistory || t.goneNames > MaxNameBytes {
 		t.forget1()
 	}
 	if t.goneHead > len(t.gone)/2 && t.goneHead > 1024 {
@@ -98,7 +98,7 @@ func (t *Tracker) forget1() {
 	f := t.gone[t.goneHead]
 	t.gone[t.goneHead] = nil
 	t.goneHead++
-	t.goneNames -= len(f.Name)
+	t.pin(f.Program, -1)
 	t.drop(f)
 	x, counted := t.extra[f.Name]
 	if t.goneKept[f.Name]--; t.goneKept[f.Name] > 0 {
@@ -114,6 +114,21 @@ func (t *Tracker) forget1() {
 	delete(t.goneKept, f.Name)
 	delete(t.extra, f.Name)
 	t.forgotten += 1 + x.n
+}
+
+// pin counts n more (or fewer) gone functions of p the history keeps.
+// A kept function keeps its program, and the program all its functions
+// (the next function of a record at the end is found through it): the
+// bounds count them all, once per program.
+func (t *Tracker) pin(p *Program, n int) {
+	if p.kept == 0 {
+		t.goneFuncs += len(p.Funcs)
+		t.goneNames += nameBytes(p.Funcs)
+	}
+	if p.kept += n; p.kept == 0 {
+		t.goneFuncs -= len(p.Funcs)
+		t.goneNames -= nameBytes(p.Funcs)
+	}
 }
 
 // extraOf sums the functions the history counts but does not keep, and

@@ -128,3 +128,45 @@ func TestWalkMetadataStreams(t *testing.T) {
 		t.Errorf("handed out after %v records read: want the first once its function is unregistered (the 11th), the second at the end", at)
 	}
 }
+
+// A gone function History keeps keeps its program, and the program every
+// function it has: the bound counts them. 1,100 programs of 64 functions,
+// 63 of names every program has (kept 16 times, the others counted) and
+// one of its own, keep at most MaxHistory functions, so of the 1,100
+// functions of their own names some are forgotten; none would be if only
+// the functions kept by name counted (16*63 + 1,100).
+func TestHistoryBoundsPrograms(t *testing.T) {
+	const progs, funcs = 1100, 64
+	s := testkit.NewStream(binary.LittleEndian)
+	for i := range progs {
+		base := 0xffffffffc0000000 + uint64(i%4)*funcs*0x100
+		nm := func(j int) string {
+			if j == 0 {
+				return name(tagOf(i), fmt.Sprintf("own%d", i))
+			}
+			return name(tag(1), fmt.Sprintf("s%d", j))
+		}
+		for j := range funcs {
+			s.KSymbol(base+uint64(j)*0x100, 0x40, nm(j), false, true)
+		}
+		s.BPFEvent(perfdata.BPFEventProgLoad, uint32(i+1), tagOf(i), true)
+		for j := range funcs {
+			s.KSymbol(base+uint64(j)*0x100, 0x40, nm(j), true, true)
+		}
+		s.BPFEvent(perfdata.BPFEventProgUnload, uint32(i+1), tagOf(i), true)
+	}
+	tr := feed(t, s, bpftrack.Options{History: true}, nil)
+	if min := progs - bpftrack.MaxHistory/funcs; tr.Forgotten() < min {
+		t.Errorf("%d functions forgotten, want at least %d: the programs the kept functions keep are not counted", tr.Forgotten(), min)
+	}
+	// the functions of the names every program has are all counted
+	s.Record(perfdata.RecordFinishedRound, nil)
+	s.Metadata(perfdata.BPFMetadata{ProgName: name(tag(1), "s5"), Entries: []perfdata.BPFMetadataEntry{{Key: "version", Value: "1"}}})
+	m, err := bpftrack.ReadMetadata(rectest.Stream(t, s.Bytes(), reader.Options{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := m.Records[0]; len(r.Funcs)+r.MoreFuncs != progs {
+		t.Errorf("a record of a name every program has: %d functions listed, %d more; want %d in all", len(r.Funcs), r.MoreFuncs, progs)
+	}
+}
