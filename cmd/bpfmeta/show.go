@@ -42,6 +42,12 @@ program's: such a record matches by the tag. When it cannot be told
 KSYMBOLs do: perf 7.2 writes records for loads by other processes too), it
 says "ambiguous" and lists the candidates.
 
+Records are printed as soon as their samples are counted (their function is
+unregistered), in the recording's order; those at the end, at the end. Of the
+programs loaded during the recording and unloaded, show keeps the functions of
+the 65,536 gone last: a record of an older one finds no KSYMBOL, and a warning
+says how many were forgotten.
+
 --prog keeps the records of one program: by id (of a program the recording
 has a BPF_EVENT of), or by name (the function's, or the whole
 bpf_prog_<tag>_<name> of the record).
