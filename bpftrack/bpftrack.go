@@ -52,6 +52,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/internal/enum"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -218,12 +219,44 @@ type Tracker struct {
 	// registers a function or loads a program.
 	calledCache  map[string]calledFuncs
 	finishedInit bool
+	// mem is what all of the above takes, from the process's memory
+	// budget (internal/budget).
+	mem budget.Meter
 }
+
+// What a Tracker keeps, in bytes, beside the names (for the memory
+// budget): a Func and its place in each index that has it, a loaded
+// Program and its place in the map of loaded ones, and a name the history
+// counts.
+const (
+	funcCost    = 128
+	programCost = 192
+	tallyCost   = 64
+)
+
+// charge keeps the tracker's reservation of the memory budget in step
+// with what it keeps, and adding the functions and programs given: every
+// function once per part it is in (registered, loaded, gone), with its
+// name, and once more in the history's maps.
+func (t *Tracker) charge(registered, programs int) error {
+	funcs := t.registered.n + registered + t.loadedFuncs + t.goneFuncs
+	if t.opts.History {
+		funcs += t.loadedFuncs + t.goneFuncs
+	}
+	size := funcs*funcCost + t.registeredNames + t.loadedNames + t.goneNames +
+		(len(t.loaded)+programs)*programCost + (len(t.goneKept)+len(t.extra))*tallyCost
+	return t.mem.Set(int64(size))
+}
+
+// Close gives back the memory budget the tracker holds. It may be used no
+// more.
+func (t *Tracker) Close() { t.mem.Close() }
 
 // New returns a tracker of recording r.
 func New(r Recording, opts Options) *Tracker {
 	return &Tracker{rec: r, opts: opts, pending: map[int][]*Func{}, loaded: map[uint32]*Program{},
-		history: map[string][]*Func{}, called: map[string][]*Func{}, goneKept: map[string]int{}, extra: map[string]goneTally{}}
+		history: map[string][]*Func{}, called: map[string][]*Func{}, goneKept: map[string]int{}, extra: map[string]goneTally{},
+		mem: budget.Meter{What: "BPF functions and programs"}}
 }
 
 // Feed takes the next record of the recording.
@@ -253,13 +286,15 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 	case perfdata.RecordKSymbol:
 		k, err := perfdata.DecodeKSymbol(rec.Raw, bo)
 		if err != nil {
-			return Update{}, err
+			return Update{}, fmt.Errorf("%w, at %#x", err, rec.Offset)
 		}
 		if k.Type != perfdata.KSymbolTypeBPF {
 			return Update{}, nil
 		}
 		if k.Unregister() {
-			return Update{Func: t.unregister(k)}, nil
+			f := t.unregister(k)
+			t.charge(0, 0) // what moves to the history was counted: no more
+			return Update{Func: f}, nil
 		}
 		f := &Func{Addr: k.Addr, Len: k.Len, Name: k.Name, Offset: rec.Offset, Part: rec.Part}
 		if err := t.register(f); err != nil {
@@ -276,7 +311,7 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 	case perfdata.RecordBPFEvent:
 		e, err := perfdata.DecodeBPFEvent(rec.Raw, bo)
 		if err != nil {
-			return Update{}, err
+			return Update{}, fmt.Errorf("%w, at %#x", err, rec.Offset)
 		}
 		funcs := t.pending[stream]
 		delete(t.pending, stream)
@@ -298,6 +333,9 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxFuncs)
 			case t.loadedNames-nameBytes(oldFuncs)+names > MaxNameBytes:
 				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d MiB of names of the functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxNameBytes>>20)
+			}
+			if err := t.charge(0, 1); err != nil {
+				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w", rec.Offset, err)
 			}
 			t.forget(old)
 			t.loadedFuncs += len(funcs)
@@ -321,6 +359,7 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 			}
 			p.Unloaded = true
 			t.forget(p)
+			t.charge(0, 0)
 			return Update{Unloaded: p}, nil
 		}
 	}
@@ -370,6 +409,16 @@ func (t *Tracker) register(f *Func) error {
 		return fmt.Errorf("%w (%d)", ErrTooMany, MaxFuncs)
 	case t.registeredNames-oldName+len(f.Name) > MaxNameBytes:
 		return fmt.Errorf("%w (%d MiB of function names)", ErrTooMany, MaxNameBytes>>20)
+	}
+	added := 0
+	if old == nil {
+		added = 1
+	}
+	t.registeredNames += len(f.Name) - oldName
+	err := t.charge(added, 0)
+	t.registeredNames -= len(f.Name) - oldName
+	if err != nil {
+		return err
 	}
 	t.registered.put(f)
 	f.registered = true

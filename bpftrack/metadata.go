@@ -1,11 +1,11 @@
 package bpftrack
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
 
+	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -113,6 +113,11 @@ func ReadMetadata(r Records) (*Metadata, error) {
 	return m, nil
 }
 
+// waitingCost is what WalkMetadata keeps of a record beside its strings
+// (for the memory budget): a waiting and its place in the queue, and the
+// room the queue grows into.
+const waitingCost = 192
+
 // waiting is a BPF_METADATA record WalkMetadata has read and not yet
 // handed out.
 type waiting struct {
@@ -151,9 +156,18 @@ type waiting struct {
 // the record; an error of each ends the walk.
 func WalkMetadata(r Records, each func(*MetadataRecord) error) (MetadataSummary, error) {
 	t := New(r, Options{Samples: true, History: true})
+	defer t.Close()
 	var sum MetadataSummary
 	var queue []*waiting
 	head, kept := 0, 0 // bytes of the records waiting, headers of strings included
+	// mem is what the records waiting and the names counted take of the
+	// process's memory budget (internal/budget), the tracker's aside.
+	mem := budget.Meter{What: "BPF_METADATA records"}
+	defer mem.Close()
+	atEndBytes := 0
+	charge := func() error {
+		return mem.Set(int64(kept + (len(queue)-head)*waitingCost + atEndBytes))
+	}
 	// after is the program whose BPF_EVENT the records since follow (only
 	// BPF_METADATA records came since); pos is the place of the last
 	// record among them; last is the record before, if it was one.
@@ -184,18 +198,15 @@ func WalkMetadata(r Records, each func(*MetadataRecord) error) (MetadataSummary,
 		if head == len(queue) {
 			queue, head = queue[:0], 0
 		}
-		return nil
+		return charge() // less: it cannot fail
 	}
 	for r.Next() {
 		rec := r.Record()
 		if typ := rec.Header.Type; typ != perfdata.RecordBPFMetadata {
 			last, pos = nil, -1
 			u, err := t.Feed(rec)
-			switch {
-			case errors.Is(err, ErrTooMany):
+			if err != nil {
 				return sum, err
-			case err != nil:
-				continue // perf skips a record it cannot decode
 			}
 			after = u.Loaded
 			if u.Loaded != nil {
@@ -235,7 +246,9 @@ func WalkMetadata(r Records, each func(*MetadataRecord) error) (MetadataSummary,
 			if _, ok := atEnd[name]; !ok && len(atEnd) == MaxMetadataRecords {
 				return sum, fmt.Errorf("%w (at %#x)", ErrTooManyRecords, rec.Offset)
 			}
-			atEnd[name]++
+			if atEnd[name]++; atEnd[name] == 1 {
+				atEndBytes += len(name) + tallyCost
+			}
 			// right after the record of a program's function: its next
 			if last != nil && last.own != nil {
 				if next := nextFunc(last.own); next != nil && next.Name == name {
@@ -249,6 +262,9 @@ func WalkMetadata(r Records, each func(*MetadataRecord) error) (MetadataSummary,
 		}
 		kept += w.bytes
 		queue = append(queue, w)
+		if err := charge(); err != nil {
+			return sum, fmt.Errorf("BPF_METADATA record at %#x: %w", rec.Offset, err)
+		}
 		if err := emit(false); err != nil {
 			return sum, err
 		}

@@ -81,6 +81,10 @@ func (j *injector) queueAtEnd(pr pending) error {
 		return fmt.Errorf("program %d: %w (%d MiB)", pr.prog.ID, ErrTooMany, MaxAtEndBytes>>20)
 	}
 	j.atEndBytes += n
+	if err := j.charge(); err != nil {
+		j.atEndBytes -= n
+		return fmt.Errorf("program %d: %w", pr.prog.ID, err)
+	}
 	for _, n := range pr.names {
 		j.atEndByName[n] = append(j.atEndByName[n], len(j.atEnd))
 	}

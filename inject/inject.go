@@ -41,13 +41,13 @@
 package inject
 
 import (
-	"errors"
 	"fmt"
 	"hash/maphash"
 	"math"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -123,6 +123,7 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 		atEndByName: map[string][]int{},
 		orphans:     map[uint64]int{},
 		seed:        maphash.MakeSeed(),
+		mem:         budget.Meter{What: "programs to inject"},
 	}
 	if _, ok := src.(bpfprog.Lister); ok && !opts.RecordedOnly {
 		j.timed = true
@@ -138,6 +139,8 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 		j.w = j.progress
 	}
 	err := j.run()
+	j.track.Close()
+	j.mem.Close()
 	// The summary is what became of the programs so far, on an error too.
 	j.sum.Programs = make([]Program, len(j.listed))
 	for i, p := range j.listed {
@@ -242,6 +245,28 @@ type injector struct {
 	deferredBytes int // their names' bytes, within MaxAtEndBytes
 	// originChecked: Options.OtherMachine had its answer.
 	originChecked bool
+	// mem is what the above takes of the process's memory budget
+	// (internal/budget), the tracker's aside.
+	mem budget.Meter
+}
+
+// What inject keeps, in bytes, beside the strings it counts (for the
+// memory budget): a program of the recording's (its summary entry and its
+// place in the maps of them), a record to write at the end, an id known
+// and a name of records at the end counted.
+const (
+	programCost = 384
+	pendingCost = 160
+	knownCost   = 32
+	orphanCost  = 48
+)
+
+// charge keeps the injector's reservation of the memory budget in step
+// with what it keeps.
+func (j *injector) charge() error {
+	size := (len(j.byTP)+len(j.listed)+len(j.unrecordedProgs))*programCost + len(j.atEnd)*pendingCost + j.atEndBytes +
+		(len(j.known)+len(j.claimable))*knownCost + len(j.orphans)*orphanCost + j.deferredBytes
+	return j.mem.Set(int64(size))
 }
 
 // pending is a BPF_METADATA record not yet written: encoded when written,
@@ -292,11 +317,8 @@ func (j *injector) record(rec *perfdata.Record) error {
 	switch t {
 	case perfdata.RecordKSymbol, perfdata.RecordBPFEvent:
 		u, err := j.track.Feed(rec)
-		switch {
-		case errors.Is(err, bpftrack.ErrTooMany):
+		if err != nil {
 			return err
-		case err != nil:
-			return nil // perf skips a record it cannot decode; so does inject
 		}
 		if u.Loaded != nil {
 			if err := j.load(u.Loaded); err != nil {

@@ -65,6 +65,9 @@ func (j *injector) load(tp *bpftrack.Program) error {
 			return err
 		}
 	}
+	if err := j.charge(); err != nil {
+		return fmt.Errorf("program %d: %w", p.ID, err)
+	}
 	return nil
 }
 

@@ -33,6 +33,7 @@ import (
 	"runtime"
 	"unicode/utf8"
 
+	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/internal/hugebuf"
 	"github.com/bpfmeta/bpfmeta/internal/retain"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -44,6 +45,11 @@ type Options struct {
 	// hand out the records inside them (Record.Outer set) after the
 	// compressed record itself.
 	Decompress bool
+	// MaxExpansion is how many times the size of their payloads the
+	// records of compressed records may be, once past 64 MiB (a zstd
+	// bomb's are thousands of times): 0 is DefaultMaxExpansion, a
+	// negative value no limit.
+	MaxExpansion int
 }
 
 // Reader reads the records of one recording.
@@ -75,6 +81,11 @@ type Reader struct {
 	// unclosed.
 	innerBlk     []byte
 	innerCleanup runtime.Cleanup
+	// expansion counts the compressed bytes and what they expanded to
+	// (Options.MaxExpansion); zmem is the zstd window's share of the
+	// process's memory budget.
+	expansion expansion
+	zmem      budget.Meter
 
 	trailing    []byte
 	trailingOff int64
@@ -366,6 +377,7 @@ func (r *Reader) stopDecoder() {
 		r.zs.close()
 		r.zs = nil
 	}
+	r.zmem.Close()
 }
 
 // finish checks the state at the end of the stream.
@@ -558,6 +570,10 @@ func (r *Reader) topLevel(rec *perfdata.Record) error {
 		if err := r.zs.feed(p); err != nil {
 			return corrupt(rec.Offset, "%v record: %v", t, err)
 		}
+		r.expansion.in += int64(len(p))
+		if err := r.chargeWindow(); err != nil {
+			return &FormatError{Offset: rec.Offset, Outer: -1, Msg: fmt.Sprintf("the zstd window of the %v records: %v", t, err), Err: err}
+		}
 		r.outer = rec.Offset
 		r.inInner = true
 	}
@@ -606,6 +622,9 @@ func (r *Reader) nextInner() (bool, error) {
 		}
 		if n == 0 {
 			return false, nil // the record's output is all out
+		}
+		if err := r.checkExpansion(n); err != nil {
+			return false, err
 		}
 		r.inner = r.inner[:len(r.inner)+n]
 	}

@@ -265,6 +265,9 @@ type zstdFramer struct {
 	skip  int64    // content bytes left of the current block or skippable frame
 	last  bool     // the current block is its frame's last
 	sum   bool     // the frame has a content checksum
+	// window is the largest window a frame declared (frameWindow): the
+	// history the decoder keeps.
+	window int64
 }
 
 type framerState int
@@ -378,6 +381,7 @@ func (f *zstdFramer) header() error {
 			return fmt.Errorf("%w: reserved bit set in a zstd frame header", errZstdFraming)
 		}
 		f.sum = h[0]&0x04 != 0
+		f.window = max(f.window, frameWindow(h))
 		f.state = blockHeader
 	case skippableSize:
 		f.skip = int64(binary.LittleEndian.Uint32(h))

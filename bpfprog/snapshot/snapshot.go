@@ -23,8 +23,10 @@ import (
 	"os"
 	"slices"
 	"time"
+	"unsafe"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -99,7 +101,13 @@ type File struct {
 	spans   []span
 	sorted  bool
 	version int
+	// mem is what spans take of the process's memory budget
+	// (internal/budget).
+	mem budget.Meter
 }
+
+// spanSize is the size of a span, for the memory budget.
+const spanSize = int64(unsafe.Sizeof(span{}))
 
 // span is where a program is in the file, and when it was loaded
 // (LoadedBetween).
@@ -184,6 +192,7 @@ func (s *File) read(sp span) (*bpfprog.Program, error) {
 
 // Close closes the file the snapshot is read from.
 func (s *File) Close() error {
+	s.mem.Close()
 	if s.closer != nil {
 		return s.closer.Close()
 	}
@@ -284,7 +293,7 @@ func spool(r io.Reader) (*os.File, int64, error) {
 // then reads the program it is asked for. The File uses f until it is
 // closed (closing it closes f, if f is an io.Closer).
 func Read(f io.ReaderAt, size int64) (*File, error) {
-	s := &File{file: f, sorted: true}
+	s := &File{file: f, sorted: true, mem: budget.Meter{What: "snapshot index"}}
 	if c, ok := f.(io.Closer); ok {
 		s.closer = c
 	}
@@ -301,6 +310,9 @@ func Read(f io.ReaderAt, size int64) (*File, error) {
 	if err == nil {
 		err = s.sortSpans()
 	}
+	if err != nil {
+		s.mem.Close()
+	}
 	return s, err
 }
 
@@ -314,7 +326,11 @@ func (s *File) readLines(size int64) error {
 	if err != nil {
 		return fmt.Errorf("snapshot: %w", err)
 	}
-	s.spans = make([]span, 0, min(n, maxSnapshotPrograms+1))
+	n = min(n, maxSnapshotPrograms+1)
+	if err := s.mem.Set(int64(n) * spanSize); err != nil {
+		return fmt.Errorf("snapshot: an index of %d programs: %w", n, err)
+	}
+	s.spans = make([]span, 0, n)
 	br := bufio.NewReaderSize(io.NewSectionReader(s.file, 0, size), bufSize)
 	var off int64
 	lineNo := 0
@@ -432,6 +448,16 @@ func (s *File) add(p *bpfprog.Program, sp span, where int) error {
 		return fmt.Errorf("snapshot: more than %d programs (bpfmeta reads at most that many)", maxSnapshotPrograms)
 	}
 	sp.id, sp.load = p.ID, p.LoadTime
+	if n := len(s.spans); n == cap(s.spans) {
+		// grown here, so that the budget has the old array and the new
+		// while both are held
+		grown := max(1024, n+n/4)
+		if err := s.mem.Set(int64(n+grown) * spanSize); err != nil {
+			return fmt.Errorf("snapshot: line %d: an index of %d programs: %w", where, n, err)
+		}
+		s.spans = slices.Grow(s.spans, grown-n)
+		s.mem.Set(int64(cap(s.spans)) * spanSize)
+	}
 	s.spans = append(s.spans, sp)
 	return nil
 }

@@ -34,7 +34,7 @@ Examples:
    bpfmeta dump -i perf.data
    perf record -o - -a -- sleep 1 | bpfmeta dump --stats`,
 		Flags: []cli.Flag{
-			inputFlag(),
+			inputFlag(), maxExpansionFlag(),
 			&cli.BoolFlag{Name: "stats", Usage: "print the number of records of each type instead, as perf report --stats does"},
 			&cli.BoolFlag{Name: "no-decompress", Usage: "do not decode the records inside compressed records"},
 			quietFlag(),
@@ -94,6 +94,9 @@ func dumpRecords(w io.Writer, in *cliutil.Input, hex bool) error {
 		if hex {
 			hexDump(w, indent, rec.Raw)
 		}
+		if err := malformed(rec, bo); err != nil {
+			return fmt.Errorf("%s: %w", in.Name, err)
+		}
 	}
 	if err := in.Err(); err != nil {
 		return fmt.Errorf("%s: %w", in.Name, err)
@@ -117,6 +120,26 @@ func orderName(bo binary.ByteOrder) string {
 		return "big-endian"
 	}
 	return "little-endian"
+}
+
+// malformed refuses a KSYMBOL or BPF_EVENT record too short for its
+// fields, as inject and show do (bpftrack): a stream of them is no
+// recording, and a listing of it could go on for gigabytes (issue 37).
+func malformed(rec *perfdata.Record, bo binary.ByteOrder) error {
+	var err error
+	switch rec.Header.Type {
+	case perfdata.RecordKSymbol:
+		_, err = perfdata.DecodeKSymbol(rec.Raw, bo)
+	case perfdata.RecordBPFEvent:
+		_, err = perfdata.DecodeBPFEvent(rec.Raw, bo)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case rec.Compressed():
+		return fmt.Errorf("%w at decompressed offset %#x (data of the compressed record at %#x)", err, rec.Offset, rec.Outer)
+	}
+	return fmt.Errorf("%w at %#x", err, rec.Offset)
 }
 
 // describe says what a record holds, for the records bpfmeta cares about.

@@ -17,6 +17,13 @@ func inputFlag() cli.Flag {
 		Usage: "read the recording from `FILE`, or from the directory perf record --threads wrote (- for stdin; without -i or FILE, stdin, or ./perf.data when stdin is a terminal)"}
 }
 
+// maxExpansionFlag is --max-expansion of every command that reads a
+// recording (reader.Options.MaxExpansion; openInput reads it).
+func maxExpansionFlag() cli.Flag {
+	return &cli.IntFlag{Name: "max-expansion", Value: reader.DefaultMaxExpansion,
+		Usage: "read compressed records that expand up to `N` times their size (perf record -z writes 5 to 20; more is taken for a zstd bomb once past 64 MiB; 0: no limit)"}
+}
+
 func outputFlag(what string) cli.Flag {
 	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", TakesFile: true,
 		Usage: "write the " + what + " to `FILE` (- for stdout)"}
@@ -69,6 +76,14 @@ func openInput(c *cli.Context, opts reader.Options) (*cliutil.Input, error) {
 	path, given, err := inputPath(c)
 	if err != nil {
 		return nil, err
+	}
+	switch n := c.Int("max-expansion"); {
+	case n < 0:
+		return nil, cliutil.Usagef("--max-expansion %d: give a number of times, or 0 for no limit", n)
+	case n == 0:
+		opts.MaxExpansion = -1 // no limit
+	default:
+		opts.MaxExpansion = n
 	}
 	return sessionOf(c).OpenInput(path, given, opts)
 }

@@ -72,7 +72,7 @@ Examples:
    bpfmeta inject --snapshot progs.jsonl -i old.data -o old.meta.data
    bpfmeta inject -i threads.data -o threads.meta.data     # perf record --threads`,
 		Flags: []cli.Flag{
-			inputFlag(),
+			inputFlag(), maxExpansionFlag(),
 			outputFlag("recording"),
 			forceFlag(),
 			syncFlag(),

@@ -56,7 +56,7 @@ Examples:
    bpfmeta show perf.meta.data
    bpfmeta show --prog 97 -i perf.meta.data
    perf record -o - -a -- sleep 1 | bpfmeta inject | bpfmeta show --json`,
-		Flags: []cli.Flag{inputFlag(),
+		Flags: []cli.Flag{inputFlag(), maxExpansionFlag(),
 			&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the README's JSON section)"},
 			&cli.StringFlag{Name: "prog", Usage: "only the records of program `NAME|ID`"},
 			quietFlag(), verboseFlag("say what was read")},

@@ -28,6 +28,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/bpfmeta/bpfmeta/internal/budget"
 )
 
 // Size is the size of a block: the x86-64 and arm64 (4 KiB pages) huge
@@ -59,6 +61,9 @@ func Get() []byte {
 				pool.mapped = make(map[*byte]bool)
 			}
 			pool.mapped[&b[0]] = true
+			// the process's memory budget counts it, as long as the
+			// process lives
+			budget.Process().Take(Size, "read buffers")
 			return b
 		}
 	}

@@ -53,7 +53,14 @@ func (s *Stream) CompressedBomb(n int64) {
 
 func (s *Stream) compress(write func(*zstd.Encoder)) []byte {
 	if s.zenc == nil {
-		s.zenc, _ = zstd.NewWriter(&s.zout, zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1))
+		opts := []zstd.EOption{zstd.WithEncoderLevel(zstd.SpeedBetterCompression), zstd.WithEncoderConcurrency(1)}
+		if s.ZstdWindow > 0 {
+			opts = append(opts, zstd.WithWindowSize(s.ZstdWindow))
+		}
+		var err error
+		if s.zenc, err = zstd.NewWriter(&s.zout, opts...); err != nil {
+			panic(err)
+		}
 	}
 	write(s.zenc)
 	if err := s.zenc.Flush(); err != nil {

@@ -19,6 +19,9 @@ const StreamIDHeaderSize = 16
 type Stream struct {
 	bytes.Buffer
 	Order binary.ByteOrder
+	// ZstdWindow is the window the stream's zstd frame declares (0: the
+	// encoder's default), set before the first Compressed.
+	ZstdWindow int
 
 	zenc *zstd.Encoder // the stream's one zstd stream (Compressed)
 	zout bytes.Buffer
