@@ -36,9 +36,10 @@ func (h *heapWatch) sample() {
 }
 
 // TestZstdBomb: one COMPRESSED record of a few KiB that decompresses to
-// 200 MiB of FINISHED_ROUND records is read in bounded memory, every
-// record handed out (perf 6.1 fails it for its 528 KiB buffer; there is no
-// reason to fail what can be streamed).
+// 200 MiB of FINISHED_ROUND records is read in bounded memory with no
+// limit of expansion, every record handed out (perf 6.1 fails it for its
+// 528 KiB buffer); with the default limit, it is refused once past 64 MiB
+// (TestZstdBombRefused).
 func TestZstdBomb(t *testing.T) {
 	const decoded = 200 << 20
 	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
@@ -50,7 +51,7 @@ func TestZstdBomb(t *testing.T) {
 			runtime.GC()
 			var h heapWatch
 			h.sample()
-			r := rectest.Stream(t, in, reader.Options{Decompress: true})
+			r := rectest.Stream(t, in, reader.Options{Decompress: true, MaxExpansion: -1})
 			rounds := 0
 			for r.Next() {
 				if r.Record().Header.Type == perfdata.RecordFinishedRound {
@@ -71,6 +72,39 @@ func TestZstdBomb(t *testing.T) {
 			}
 			t.Logf("peak heap %.1f MiB", float64(h.peak)/(1<<20))
 		})
+	}
+}
+
+// TestZstdBombRefused: compressed records that expand far beyond what
+// perf record -z writes are refused, with the ratio measured, once past
+// 64 MiB (records counted as 32 bytes at least: 2 Mi FINISHED_ROUNDs), and
+// read to the end under a limit raised above their ratio.
+func TestZstdBombRefused(t *testing.T) {
+	s := testkit.NewStream(binary.LittleEndian)
+	s.CompressedBomb(200 << 20)
+	for _, c := range []struct {
+		most int
+		want int // records handed out, -1 for all
+	}{{0, 64 << 20 / 32}, {50, 64 << 20 / 32}, {1 << 20, -1}} {
+		r := rectest.Stream(t, s.Bytes(), reader.Options{Decompress: true, MaxExpansion: c.most})
+		rounds := 0
+		for r.Next() {
+			rounds++
+		}
+		err := r.Err()
+		if c.want < 0 {
+			if err != nil {
+				t.Errorf("MaxExpansion %d: %v", c.most, err)
+			}
+			continue
+		}
+		if !errors.Is(err, reader.ErrExpansion) || !strings.Contains(err.Error(), "expand ") {
+			t.Errorf("MaxExpansion %d: error %v, want ErrExpansion with the ratio", c.most, err)
+		}
+		// the check is made per block decoded (128 KiB)
+		if rounds < c.want || rounds > c.want+1<<20 {
+			t.Errorf("MaxExpansion %d: %d records handed out, want about %d", c.most, rounds, c.want)
+		}
 	}
 }
 

@@ -235,3 +235,79 @@ func (c *countWriter) Write(p []byte) (int, error) {
 	*c += countWriter(len(p))
 	return len(p), nil
 }
+
+// headerOnly writes records of type t and no fields, n bytes of them in
+// all, as COMPRESSED records of 64 MiB each: a few KiB per GiB.
+func headerOnly(t testing.TB, dir string, typ perfdata.RecordType, n int64) string {
+	t.Helper()
+	path, ok := cached(dir, fmt.Sprintf("header-only-%d-%d.data", typ, n))
+	if ok {
+		return path
+	}
+	s := testkit.NewStream(binary.LittleEndian)
+	for left := n; left > 0; left -= 64 << 20 {
+		s.CompressedBombOf(typ, min(left, 64<<20))
+	}
+	if err := os.WriteFile(path, s.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d bytes for %d MiB", filepath.Base(path), s.Len(), n>>20)
+	return path
+}
+
+// cpuBound is the CPU time a run may take for an input of size bytes:
+// 10 s and 1 s per 100 MB (README, Bounded memory and time).
+func cpuBound(size int64) time.Duration {
+	return hostileCPU + time.Duration(size)*time.Second/100e6
+}
+
+// TestBudgetCPU: records that expand from a few KiB to GiBs are refused
+// within the CPU time their input's size allows: a KSYMBOL or BPF_EVENT
+// of a header alone at the first, a stream of well-formed ones once it
+// expands far beyond any recording's. The sizes are smaller than issue
+// 37's (1 GiB and 30 GiB) and show the same: each took from 10 s to
+// minutes, and ended in success (or 2.5 GB of listing).
+func TestBudgetCPU(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	ksyms := headerOnly(t, dir, perfdata.RecordKSymbol, 1<<30)
+	events := headerOnly(t, dir, perfdata.RecordBPFEvent, 256<<20)
+	rounds := headerOnly(t, dir, perfdata.RecordFinishedRound, 4<<30)
+	snap := emptySnapshot(t)
+	for _, c := range []struct {
+		name string
+		args []string
+		fail string
+	}{
+		{"1 GiB of 8-byte KSYMBOLs, inject", []string{"inject", "-q", "--snapshot", snap, "-i", ksyms, "-o", "OUT"}, "KSYMBOL record of 8 bytes"},
+		{"1 GiB of 8-byte KSYMBOLs, show", []string{"show", "-i", ksyms}, "KSYMBOL record of 8 bytes"},
+		{"1 GiB of 8-byte KSYMBOLs, dump", []string{"dump", "-i", ksyms}, "KSYMBOL record of 8 bytes"},
+		{"256 MiB of 8-byte BPF_EVENTs, show", []string{"show", "-i", events}, "BPF_EVENT record of 8 bytes"},
+		{"4 GiB of FINISHED_ROUNDs, inject", []string{"inject", "-q", "--snapshot", snap, "-i", rounds, "-o", "OUT"}, "expand"},
+		{"4 GiB of FINISHED_ROUNDs, dump --stats", []string{"dump", "--stats", "-i", rounds}, "expand"},
+		{"4 GiB of FINISHED_ROUNDs, strip", []string{"strip", "-q", "-i", rounds, "-o", "OUT"}, "expand"},
+		{"4 GiB of FINISHED_ROUNDs, convert", []string{"convert", "-q", "-i", rounds, "-o", "OUT"}, "expand"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			st, err := os.Stat(c.args[len(c.args)-1])
+			if c.args[len(c.args)-1] == "OUT" {
+				st, err = os.Stat(c.args[len(c.args)-3])
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkBounded(t, bin, nil, c.args, c.fail, cpuBound(st.Size()))
+		})
+	}
+	// --max-expansion raises the limit: the same stream is read further
+	// (a bomb still, refused later), or to its end with no limit.
+	t.Run("--max-expansion", func(t *testing.T) {
+		r := checkBounded(t, bin, nil, []string{"dump", "--stats", "--max-expansion", "200", "-i", rounds}, "at most 200", cpuBound(1<<20))
+		if !strings.Contains(r.stderr, "compressed records expand") {
+			t.Errorf("the message does not say the ratio: %s", r.stderr)
+		}
+		small := headerOnly(t, dir, perfdata.RecordFinishedRound, 128<<20)
+		checkBounded(t, bin, nil, []string{"dump", "--stats", "-i", small}, "expand", cpuBound(1<<20))
+		checkBounded(t, bin, nil, []string{"dump", "--stats", "--max-expansion", "0", "-i", small}, "", cpuBound(1<<20))
+	})
+}

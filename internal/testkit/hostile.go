@@ -38,10 +38,14 @@ func (s *Stream) Compressed(records []byte, cut bool) {
 // CompressedBomb writes one COMPRESSED record whose payload decompresses
 // to n bytes of FINISHED_ROUND records: a few KiB that claim hundreds of
 // MiB.
-func (s *Stream) CompressedBomb(n int64) {
+func (s *Stream) CompressedBomb(n int64) { s.CompressedBombOf(perfdata.RecordFinishedRound, n) }
+
+// CompressedBombOf is CompressedBomb of records of type t, a header alone
+// each.
+func (s *Stream) CompressedBombOf(t perfdata.RecordType, n int64) {
 	round := make([]byte, 64<<10)
 	for i := 0; i < len(round); i += perfdata.EventHeaderSize {
-		perfdata.EventHeader{Type: perfdata.RecordFinishedRound, Size: perfdata.EventHeaderSize}.Encode(round[i:], s.Order)
+		perfdata.EventHeader{Type: t, Size: perfdata.EventHeaderSize}.Encode(round[i:], s.Order)
 	}
 	payload := s.compress(func(enc *zstd.Encoder) {
 		for left := n; left > 0; left -= int64(len(round)) {
