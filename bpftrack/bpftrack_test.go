@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/bpftrack"
@@ -669,7 +670,7 @@ func TestReadMetadataByTag(t *testing.T) {
 }
 
 // ReadMetadata counts the programs the recording loads, with records or
-// not (a PROG_UNLOAD or a BPF_EVENT it cannot decode is none), and
+// not (a PROG_UNLOAD is none; a BPF_EVENT it cannot decode is an error), and
 // OfProgram keeps the records of one by id or by function name.
 func TestMetadataLoadsAndOfProgram(t *testing.T) {
 	s := testkit.NewStream(binary.LittleEndian)
@@ -687,10 +688,17 @@ func TestMetadataLoadsAndOfProgram(t *testing.T) {
 		}
 	}
 	s.BPFEvent(perfdata.BPFEventProgUnload, 3, c, true)
-	s.Record(perfdata.RecordBPFEvent, []byte{1, 0}) // too short to decode
 	m, err := bpftrack.ReadMetadata(rectest.Stream(t, s.Bytes(), reader.Options{}))
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A BPF_EVENT too short for its fields is refused: a stream of them
+	// is no recording, and took minutes to skip (issue 37).
+	short := testkit.NewStream(binary.LittleEndian)
+	short.Write(s.Bytes()[short.Len():])
+	short.Record(perfdata.RecordBPFEvent, []byte{1, 0})
+	if _, err := bpftrack.ReadMetadata(rectest.Stream(t, short.Bytes(), reader.Options{})); err == nil || !strings.Contains(err.Error(), "BPF_EVENT record of 10 bytes") {
+		t.Errorf("a BPF_EVENT of 10 bytes: %v, want it refused", err)
 	}
 	if len(m.Records) != 2 || m.Loads != 3 {
 		t.Fatalf("%d records, %d loads; want 2 records, 3 loads", len(m.Records), m.Loads)
