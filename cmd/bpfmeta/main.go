@@ -116,7 +116,7 @@ var manSections = []cliapp.ManSection{
 	}},
 	{Title: "Environment", Items: [][2]string{
 		{"TMPDIR", "where a file-format recording read from a pipe, a snapshot read from a pipe, and the output --strict holds back are kept while bpfmeta runs (unnamed files, gone when it ends)"},
-		{"GOMEMLIMIT", "the Go heap's soft limit (default 40MiB): what bpfmeta keeps is bounded well under it; a malformed value stops the Go runtime, with its trace, before bpfmeta starts"},
+		{"GOMEMLIMIT", "the Go heap's soft limit (default 40MiB): what bpfmeta keeps is bounded by its memory budget of 40 MiB; a malformed value stops the Go runtime, with its trace, before bpfmeta starts"},
 	}},
 	{Title: "Files", Items: [][2]string{
 		{"./perf.data", "the recording a reading command reads when stdin is a terminal and no FILE is given, as perf report does"},
