@@ -32,8 +32,12 @@
 // History keeps, beside those, the functions of programs loaded during the
 // recording and gone since (a BPF_METADATA record at the end may be one's):
 // MaxRecordFuncs of each name, the others counted; the MaxHistory gone last,
-// within MaxNameBytes, and the older ones counted as Forgotten. A name is
-// at most perfdata.KSymNameLen-1 bytes. WalkMetadata reads a
+// within MaxNameBytes, and the older ones counted as Forgotten. All of it,
+// with the records WalkMetadata keeps waiting, is within the process's
+// memory budget (internal/budget), shared with what else the process
+// keeps. A name is at most perfdata.KSymNameLen-1 bytes. A KSYMBOL or
+// BPF_EVENT too short for its fields is an error: the kernel writes none,
+// and a stream of them is no recording (issue 37). WalkMetadata reads a
 // whole recording for the BPF_METADATA records it has and what they
 // belong to, handing each out as soon as that is known (bpfmeta show;
 // MarshalJSON is show --json's form of one).
