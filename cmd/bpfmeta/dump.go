@@ -35,10 +35,10 @@ Examples:
    bpfmeta dump -i perf.data
    perf record -o - -a -- sleep 1 | bpfmeta dump --stats`,
 		Flags: []cli.Flag{
-			inputFlag(), maxExpansionFlag(),
+			inputFlag(),
 			&cli.BoolFlag{Name: "stats", Usage: "print the number of records of each type instead, as perf report --stats does"},
 			&cli.BoolFlag{Name: "no-decompress", Usage: "do not decode the records inside compressed records"},
-			quietFlag(),
+			maxExpansionFlag(), quietFlag(),
 			verboseFlag("print every record's bytes in hex too, and say what was read"),
 		},
 		Action: func(c *cli.Context) error {

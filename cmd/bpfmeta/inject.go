@@ -72,7 +72,7 @@ Examples:
    bpfmeta inject --snapshot progs.jsonl -i old.data -o old.meta.data
    bpfmeta inject -i threads.data -o threads.meta.data     # perf record --threads`,
 		Flags: []cli.Flag{
-			inputFlag(), maxExpansionFlag(),
+			inputFlag(),
 			outputFlag("recording"),
 			forceFlag(),
 			syncFlag(),
@@ -81,7 +81,7 @@ Examples:
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program with samples gets no metadata perf would have written"},
 			&cli.BoolFlag{Name: "perf-names", Usage: "name the records as perf record does, not after the function they belong to (see the README)"},
 			&cli.BoolFlag{Name: "recorded-only", Usage: "add metadata only for programs the recording has a record of (see above)"},
-			quietFlag(),
+			maxExpansionFlag(), quietFlag(),
 			verboseFlag("list every program that got no metadata, and why"),
 		},
 		Action: runInject,

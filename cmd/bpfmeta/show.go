@@ -56,10 +56,10 @@ Examples:
    bpfmeta show perf.meta.data
    bpfmeta show --prog 97 -i perf.meta.data
    perf record -o - -a -- sleep 1 | bpfmeta inject | bpfmeta show --json`,
-		Flags: []cli.Flag{inputFlag(), maxExpansionFlag(),
+		Flags: []cli.Flag{inputFlag(),
 			&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the README's JSON section)"},
 			&cli.StringFlag{Name: "prog", Usage: "only the records of program `NAME|ID`"},
-			quietFlag(), verboseFlag("say what was read")},
+			maxExpansionFlag(), quietFlag(), verboseFlag("say what was read")},
 		Action: runShow,
 	}
 }
