@@ -28,23 +28,25 @@ var ErrTooMany = errors.New("more BPF_METADATA records to write at the end than 
 
 // atEndRecord settles a record of the recording's that follows no
 // BPF_EVENT: one of those perf writes at the end.
-func (j *injector) atEndRecord(name string) {
+func (j *injector) atEndRecord(name string) error {
 	if j.cancelAtEnd(name) {
-		return
+		return nil
 	}
 	// A program that cannot claim the name now never can: each is asked
 	// once per name.
 	for ps := j.claimable[name]; len(ps) > 0; ps = ps[1:] {
 		if j.claim(ps[0], name) {
 			j.claimable[name] = ps[1:]
-			return
+			return nil
 		}
 	}
 	delete(j.claimable, name)
 	if j.nOrphans < MaxAtEnd { // more stand for nothing inject would write
 		j.orphans[maphash.String(j.seed, name)]++
 		j.nOrphans++
+		return j.charge()
 	}
+	return nil
 }
 
 // cancelAtEnd drops the first record to write at the end that the
@@ -108,7 +110,9 @@ func (j *injector) finish() error {
 		return err
 	}
 	for _, name := range j.deferred {
-		j.atEndRecord(name)
+		if err := j.atEndRecord(name); err != nil {
+			return err
+		}
 	}
 	j.deferred, j.deferredBytes = nil, 0
 	if err := j.unrecorded(); err != nil {

@@ -265,7 +265,7 @@ const (
 // with what it keeps.
 func (j *injector) charge() error {
 	size := (len(j.byTP)+len(j.listed)+len(j.unrecordedProgs))*programCost + len(j.atEnd)*pendingCost + j.atEndBytes +
-		(len(j.known)+len(j.claimable))*knownCost + len(j.orphans)*orphanCost + j.deferredBytes
+		(len(j.known)+len(j.claimable))*knownCost + len(j.orphans)*orphanCost + j.deferredBytes + len(j.deferred)*16
 	return j.mem.Set(int64(size))
 }
 

@@ -57,10 +57,9 @@ func (j *injector) existing(name string) error {
 		}
 		j.deferred = append(j.deferred, name)
 		j.deferredBytes += len(name)
-		return nil
+		return j.charge()
 	}
-	j.atEndRecord(name)
-	return nil
+	return j.atEndRecord(name)
 }
 
 // stands notes that the recording's record named name is one of
