@@ -190,7 +190,9 @@ func TestCLIUsageErrors(t *testing.T) {
 			with(c.args, "-i", in, "help"),
 			with(c.args, "-i", in, "h"),
 			with(c.args, "stray", "-i", in),
-			with(c.args, "-i"))
+			with(c.args, "-i"),
+			with(c.args, "-i", in, "--max-expansion", "-1"),
+			with(c.args, "-i", in, "--max-expansion", "many"))
 		if c.writes {
 			cases = append(cases, with(c.args, "-i", in, "-o", out, "stray"), with(c.args, "-i", in, "-o"))
 		}
