@@ -91,10 +91,14 @@ const zstdBlockBuffers = 2 * zstdMaxBlock
 // chargeWindow takes the window of the frames so far from the memory
 // budget (internal/budget).
 func (r *Reader) chargeWindow() error {
-	w := r.zs.frame.window
-	if w == 0 {
+	w := min(r.zs.frame.window, maxZstdWindow)
+	if w <= r.zwindow {
 		return nil
 	}
 	r.zmem.What = "zstd window"
-	return r.zmem.Set(min(w, maxZstdWindow) + zstdBlockBuffers)
+	if err := r.zmem.Set(w + zstdBlockBuffers); err != nil {
+		return err
+	}
+	r.zwindow = w
+	return nil
 }

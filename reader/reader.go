@@ -83,9 +83,11 @@ type Reader struct {
 	innerCleanup runtime.Cleanup
 	// expansion counts the compressed bytes and what they expanded to
 	// (Options.MaxExpansion); zmem is the zstd window's share of the
-	// process's memory budget.
+	// process's memory budget, for the largest window so far (zwindow):
+	// the decoder keeps its history from one stream to the next.
 	expansion expansion
 	zmem      budget.Meter
+	zwindow   int64
 
 	trailing    []byte
 	trailingOff int64
@@ -378,6 +380,7 @@ func (r *Reader) stopDecoder() {
 		r.zs = nil
 	}
 	r.zmem.Close()
+	r.zwindow = 0
 }
 
 // finish checks the state at the end of the stream.
