@@ -386,11 +386,27 @@ func (r *Reader) stopDecoder() {
 // finish checks the state at the end of the stream.
 func (r *Reader) finish() error {
 	r.originDone = true
+	if r.zs != nil {
+		if have, short, ok := r.zs.frame.unfinished(); ok {
+			// perf's zstd_decompress_stream() keeps the block's start and
+			// waits for the rest, which never comes: it loses the records
+			// in the block without a word. So does a recording cut short.
+			msg := fmt.Sprintf("the compressed data ends inside a zstd block that starts in this record: %d bytes of it are here and %d are missing", have, short)
+			if short == 0 {
+				msg = fmt.Sprintf("the compressed data ends inside a zstd block or frame header that starts in this record (%d bytes of it)", have)
+			}
+			if left := len(r.inner) - r.innerR; left > 0 {
+				msg += fmt.Sprintf(", after %d bytes of a record decompressed before it", left)
+			}
+			return &FormatError{Offset: r.zs.frame.at, Outer: -1, Err: ErrTruncated,
+				Msg: msg + "; the records compressed in that block are lost (perf loses them too, and says nothing)"}
+		}
+	}
 	if left := len(r.inner) - r.innerR; left > 0 {
 		// perf drops such a tail silently (its decomp_last_rem is never
 		// delivered); it means the recording stopped mid-record.
 		return &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrTruncated,
-			Msg: fmt.Sprintf("compressed data ends %d bytes into a record", left)}
+			Msg: fmt.Sprintf("compressed data ends %d bytes into a record, which is lost (perf loses it too, and says nothing)", left)}
 	}
 	if r.zs != nil {
 		r.zs.restart() // the next data file of a directory recording starts a new stream
@@ -570,7 +586,7 @@ func (r *Reader) topLevel(rec *perfdata.Record) error {
 		if r.zs == nil {
 			r.zs = &zstdStream{}
 		}
-		if err := r.zs.feed(p); err != nil {
+		if err := r.zs.feed(p, rec.Offset); err != nil {
 			return corrupt(rec.Offset, "%v record: %v", t, err)
 		}
 		r.expansion.in += int64(len(p))

@@ -106,16 +106,23 @@ const maxIdleReads = 1000
 var errStreamClosed = errors.New("zstd stream closed")
 
 // feed starts decompressing the next payload. The output follows from next.
-// It checks first that the payload ends where perf record ends one, at the
-// end of a zstd block: a payload that stops inside a block lost data.
-func (z *zstdStream) feed(payload []byte) error {
+// The payload may end anywhere, inside a block or a block header: perf
+// 6.1's zstd_compress_stream_to_records() caps a record at
+// max_record_size and leaves what ZSTD_flushStream() could not write in
+// the compressor, to start the next COMPRESSED record, whatever perf
+// writes between the two; perf's zstd_decompress_stream() reads on, as
+// the decoder here does (it waits inside the block for the next payload).
+// Only a stream that ends inside a block was cut: see unfinished.
+//
+// at is where the payload's record is, for what unfinished says.
+func (z *zstdStream) feed(payload []byte, at int64) error {
 	if z.err != nil {
 		return z.err
 	}
 	if z.busy {
 		return errors.New("zstd: payload fed before the previous one's output was read")
 	}
-	if err := z.frame.walk(payload); err != nil {
+	if err := z.frame.walk(payload, at); err != nil {
 		z.err = err
 		return err
 	}
@@ -254,15 +261,20 @@ func (p *payloadSource) Read(b []byte) (int, error) {
 // zstdFramer follows the frame and block structure of the compressed stream
 // (RFC 8878, sections 3.1.1 and 3.1.1.2) without decoding it: the block
 // headers say how long every block is. perf record flushes the stream at
-// the end of every record (ZSTD_flushStream() ends the current block), so a
-// payload must end between blocks; one that ends inside a block, or inside
-// a header, was cut.
+// the end of every record (ZSTD_flushStream() ends the current block), so
+// a payload usually ends between blocks; one capped at perf's
+// max_record_size ends inside one, which the next payload completes. A
+// stream that ends inside a block, or inside a header, was cut.
 type zstdFramer struct {
 	state framerState
 	head  [18]byte // the header being read
 	have  int      // bytes of it read
 	want  int      // bytes it has
 	skip  int64    // content bytes left of the current block or skippable frame
+	size  int64    // content bytes of the current block
+	// at is the walk's at when the current header started: where the
+	// record its block starts in is.
+	at int64
 	last  bool     // the current block is its frame's last
 	sum   bool     // the frame has a content checksum
 	// window is the largest window a frame declared (frameWindow): the
@@ -291,14 +303,15 @@ const (
 
 var errZstdFraming = errors.New("zstd framing")
 
-// walk follows the structure through p and checks that it ends between
-// blocks (or frames).
-func (f *zstdFramer) walk(p []byte) error {
+// walk follows the structure through p, which may end anywhere; at is
+// where p's record is.
+func (f *zstdFramer) walk(p []byte, at int64) error {
 	for len(p) > 0 {
 		switch f.state {
 		case frameMagic, frameHeader, blockHeader, skippableSize:
 			if f.have == 0 {
 				f.want = f.headerLen(p[0])
+				f.at = at
 			}
 			n := copy(f.head[f.have:f.want], p)
 			f.have += n
@@ -318,15 +331,27 @@ func (f *zstdFramer) walk(p []byte) error {
 			}
 		}
 	}
+	return nil
+}
+
+// unfinished says whether the stream walked so far stops inside a block
+// (or a frame or block header), and if so how many bytes of it the stream
+// holds and how many it lacks (0 when a header's length is not known); its
+// header started in the payload walked with f.at.
+// perf record ends every record's output with ZSTD_flushStream(), so a
+// stream it finished ends between blocks.
+func (f *zstdFramer) unfinished() (have, short int64, ok bool) {
 	switch f.state {
+	case blockContent:
+		return f.size - f.skip, f.skip, true
 	case frameMagic, blockHeader:
 		if f.have == 0 {
-			return nil
+			return 0, 0, false
 		}
-	case blockContent:
-		return fmt.Errorf("%w: the data ends inside a zstd block, %d bytes short of its end: cut, or damaged", errZstdFraming, f.skip)
+	case skippableData, frameChecksum:
+		return 0, f.skip, true
 	}
-	return fmt.Errorf("%w: the data ends inside a zstd frame or block header: cut, or damaged", errZstdFraming)
+	return int64(f.have), int64(f.want - f.have), true
 }
 
 // headerLen is the size of the header that starts with byte b in the
@@ -406,6 +431,7 @@ func (f *zstdFramer) header() error {
 		if size > zstdMaxBlock {
 			return fmt.Errorf("%w: a zstd block of %d bytes (at most %d)", errZstdFraming, size, zstdMaxBlock)
 		}
+		f.size = f.skip
 		f.state = blockContent
 		if f.skip == 0 {
 			f.endContent()

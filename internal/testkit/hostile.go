@@ -10,6 +10,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 
 	"github.com/klauspost/compress/zstd"
@@ -33,6 +34,73 @@ func (s *Stream) Compressed(records []byte, cut bool) {
 		payload = payload[:len(payload)/2]
 	}
 	s.compressedRecord(payload)
+}
+
+// MaxCompressedPayload is perf 6.1's max_record_size for a COMPRESSED
+// record's payload: PERF_SAMPLE_MAX_SIZE (65,536) less the header, less 1,
+// so that the record's size, 65,535 bytes at most, fits its u16 (and is
+// then not a multiple of 8).
+const MaxCompressedPayload = 65536 - perfdata.EventHeaderSize - 1
+
+// CompressedCapped writes records as perf 6.1's
+// zstd_compress_stream_to_records() does when they compress to more than
+// one record holds: COMPRESSED records of MaxCompressedPayload bytes, and
+// what ZSTD_flushStream() could not write into them stays in the
+// compressor, carried to the start of the next call's first record
+// (whatever records the caller writes in between). It says whether it
+// carried anything: the last record it wrote ends inside a zstd block.
+// Output that fits one record is written as Compressed writes it.
+// FlushCompressed writes what is carried.
+func (s *Stream) CompressedCapped(records []byte) (carried bool) {
+	out := append(s.zcarry, s.compress(func(enc *zstd.Encoder) { enc.Write(records) })...)
+	s.zcarry = nil
+	if len(out) <= MaxCompressedPayload {
+		s.compressedRecord(out)
+		return false
+	}
+	for len(out) >= MaxCompressedPayload {
+		s.compressedRecord(out[:MaxCompressedPayload])
+		out = out[MaxCompressedPayload:]
+	}
+	s.zcarry = out
+	return len(out) > 0
+}
+
+// FlushCompressed writes the compressed bytes CompressedCapped carried, if
+// any, as one COMPRESSED record.
+func (s *Stream) FlushCompressed() {
+	if len(s.zcarry) > 0 {
+		s.compressedRecord(s.zcarry)
+		s.zcarry = nil
+	}
+}
+
+// BusyCompressed writes rounds rounds of what a busy perf 6.1 -z recording
+// holds: per round, 8,000 SAMPLEs of random ips and times (256 KB that
+// compress to more than a record holds) through CompressedCapped, then a
+// FINISHED_ROUND between the COMPRESSED records, so that every round's
+// last zstd block starts in one COMPRESSED record and ends in the next,
+// after the FINISHED_ROUND. With finish, the last carried bytes are
+// written too (perf writes them with the next ring-buffer flush); without,
+// the stream ends inside a block, as one cut there does. It returns the
+// number of SAMPLEs written (without finish, the last ones are lost).
+func (s *Stream) BusyCompressed(rounds int, finish bool) (samples int) {
+	rnd := rand.New(rand.NewPCG(36, 1))
+	for range rounds {
+		recs := NewRecords(s.Order)
+		for range 8000 {
+			recs.SampleAt(0xffffffffc0000000|rnd.Uint64()>>24, rnd.Uint64())
+		}
+		if !s.CompressedCapped(recs.Bytes()) {
+			panic("testkit: BusyCompressed's records fit one COMPRESSED record")
+		}
+		s.Record(perfdata.RecordFinishedRound, nil)
+		samples += 8000
+	}
+	if finish {
+		s.FlushCompressed()
+	}
+	return samples
 }
 
 // CompressedBomb writes one COMPRESSED record whose payload decompresses

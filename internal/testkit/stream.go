@@ -23,8 +23,9 @@ type Stream struct {
 	// encoder's default), set before the first Compressed.
 	ZstdWindow int
 
-	zenc *zstd.Encoder // the stream's one zstd stream (Compressed)
-	zout bytes.Buffer
+	zenc   *zstd.Encoder // the stream's one zstd stream (Compressed)
+	zout   bytes.Buffer
+	zcarry []byte // compressed bytes CompressedCapped carries to the next record
 }
 
 // NewStream starts a recording as a machine of byte order bo writes it: the
