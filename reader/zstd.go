@@ -274,9 +274,9 @@ type zstdFramer struct {
 	size  int64    // content bytes of the current block
 	// at is the walk's at when the current header started: where the
 	// record its block starts in is.
-	at int64
-	last  bool     // the current block is its frame's last
-	sum   bool     // the frame has a content checksum
+	at   int64
+	last bool // the current block is its frame's last
+	sum  bool // the frame has a content checksum
 	// window is the largest window a frame declared (frameWindow): the
 	// history the decoder keeps.
 	window int64
