@@ -83,6 +83,28 @@ func (r *Reader) PartName(part int) string {
 	return perfdata.DataFileName(r.dir.files[part-1])
 }
 
+// MissingDataFiles returns the N of the data.N files a directory recording
+// lacks (the first few) and how many it lacks: perf record --threads
+// writes data.0 to data.(threads-1), and perf_data__open_dir() reads
+// whatever is there, so a gap is a recording thread's records lost,
+// without a word from perf. Which files follow the last one, the recording
+// does not say.
+func (r *Reader) MissingDataFiles() (first []int, n int) {
+	if r.dir == nil {
+		return nil, 0
+	}
+	next := 0
+	for _, f := range r.dir.files {
+		for ; next < f; next++ {
+			if n++; len(first) < maxOthers {
+				first = append(first, next)
+			}
+		}
+		next = f + 1
+	}
+	return first, n
+}
+
 // maxOthers is how many names of other entries a directory recording's
 // reader keeps.
 const maxOthers = 8

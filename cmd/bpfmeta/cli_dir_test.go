@@ -351,6 +351,43 @@ func TestDirOthers(t *testing.T) {
 	}
 }
 
+// TestDirGap: a directory recording without data.0 but with data.1 lost a
+// recording thread's records; perf reads what is there without a word,
+// every bpfmeta command reads it and warns.
+func TestDirGap(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.data")
+	if err := os.Mkdir(in, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range testkit.DirNames(t, testkit.ThreadsDir(threads61)) {
+		if n == "data.0" {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(testkit.ThreadsDir(threads61), n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(in, n), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := "bpfmeta: warning: " + in + ": no data.0: perf record --threads writes data.0, data.1, ... with no gap, so the records of 1 recording thread are lost (perf reads what is there, and says nothing)\n"
+	snap := emptySnapshot(t)
+	for _, args := range [][]string{
+		{"strip", "-o", filepath.Join(dir, "strip.data")},
+		{"inject", "--snapshot", snap, "-o", filepath.Join(dir, "inject.data")},
+		{"convert", "-o", filepath.Join(dir, "convert.data")},
+		{"dump", "--stats"},
+		{"show"},
+	} {
+		r := bpfmeta(t, nil, append(args, "-i", in)...)
+		if r.code != exitOK || strings.Count(r.stderr, want) != 1 {
+			t.Errorf("%s: %v, want one warning %q", args[0], r, want)
+		}
+	}
+}
+
 // TestDirShowFile: show --json names the data file each record's offset
 // is in, and a BPF_METADATA record is there.
 func TestDirShowFile(t *testing.T) {

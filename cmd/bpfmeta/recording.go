@@ -48,10 +48,23 @@ func warnTrailingDropped(w io.Writer, in *cliutil.Input, wr *writer.Writer) {
 }
 
 // warnUnfinished warns, as perf does, about a file whose header says its
-// data section is empty (perfdata.FileLayout.Unfinished).
+// data section is empty (perfdata.FileLayout.Unfinished), and, as perf
+// does not, about a directory recording that lacks a data file.
 func warnUnfinished(w io.Writer, in *cliutil.Input) {
 	if l := in.Layout(); l != nil && l.Unfinished() {
 		fmt.Fprintf(w, "bpfmeta: warning: %s: the data size field is 0, which is unexpected: %s\n", in.Name, cliutil.UnfinishedQuestion)
+	}
+	if first, n := in.MissingDataFiles(); n > 0 {
+		names := make([]string, len(first))
+		for i, f := range first {
+			names[i] = perfdata.DataFileName(f)
+		}
+		more := ""
+		if n > len(first) {
+			more = fmt.Sprintf(" and %d more", n-len(first))
+		}
+		fmt.Fprintf(w, "bpfmeta: warning: %s: no %s%s: perf record --threads writes data.0, data.1, ... with no gap, so the records of %s are lost (perf reads what is there, and says nothing)\n",
+			in.Name, strings.Join(names, ", "), more, plural(n, "recording thread"))
 	}
 }
 
