@@ -24,7 +24,15 @@
 //   - perf writes the records it synthesizes with an all-zero sample_id
 //     trailer; the kernel's carry the loader's pid and a time, and only the
 //     kernel's can be inside COMPRESSED records. Without a sample_id
-//     trailer, FINISHED_INIT (perf >= 5.19) separates the two.
+//     trailer, FINISHED_INIT (perf >= 5.19) separates the two: perf's come
+//     before it, or, in a pipe stream synthesized at its tail (perf record
+//     --tail-synthesize or --overwrite, whose HEADER_ATTRs come at the
+//     tail too), after it.
+//   - perf record --overwrite reads the kernel's records newest first
+//     (backward ring buffers): a program's KSYMBOLs come after its
+//     BPF_EVENT there. The tracker does not reorder them; package inject
+//     matches a program to its functions by their addresses once the
+//     KSYMBOLs that follow its BPF_EVENT have come.
 //
 // It keeps the programs that are loaded and the functions that are
 // registered, so its memory follows what is loaded at one time, not the
@@ -275,6 +283,13 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 	switch rec.Header.Type {
 	case perfdata.RecordFinishedInit:
 		t.finishedInit = true
+		// A BPF_EVENT after it is never of the KSYMBOLs before it: perf
+		// writes FINISHED_INIT between what it synthesizes and what the
+		// kernel writes (write_finished_init()), and in a recording
+		// synthesized at its tail (perf record --tail-synthesize, implied
+		// by --overwrite) the kernel's records, read newest first from a
+		// backward ring buffer, end in KSYMBOLs whose BPF_EVENT came before.
+		clear(t.pending)
 	case perfdata.RecordSample:
 		if !t.opts.Samples {
 			return Update{}, nil
@@ -455,6 +470,14 @@ func (t *Tracker) synthesized(rec *perfdata.Record) bool {
 	}
 	n := t.rec.IDHeaderSize()
 	if n == 0 {
+		if len(t.rec.Events().Attrs()) == 0 {
+			// A pipe stream whose HEADER_ATTRs have not come: perf record
+			// --tail-synthesize writes them with the rest of what it
+			// synthesizes (perf_event__synthesize_for_pipe() in
+			// record__synthesize(rec, true)), after FINISHED_INIT; what
+			// comes before is the kernel's.
+			return t.finishedInit
+		}
 		return !t.finishedInit
 	}
 	// The sample_id follows the record's fields; it is not always at the

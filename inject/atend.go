@@ -103,23 +103,46 @@ func entryBytes(entries []perfdata.BPFMetadataEntry) int {
 	return n
 }
 
-// finish writes the records of programs loaded during the recording, in
-// ascending program id as perf walks its bpf_prog_info tree.
+// finish writes the records still to write: those right after the last
+// BPF_EVENT, and those of the programs loaded during the recording unless
+// they were written before its tail synthesis (tailInit).
 func (j *injector) finish() error {
 	if err := j.flushAfter(); err != nil {
 		return err
 	}
+	if err := j.writeAtEnd(); err != nil {
+		return err
+	}
+	// Settle the unlisted programs that were not yet: those still loaded.
+	for _, p := range j.byTP {
+		if !p.listed && !p.atEnd {
+			j.unlisted(p)
+		}
+	}
+	return nil
+}
+
+// writeAtEnd writes the records of programs loaded during the recording,
+// in ascending program id as perf walks its bpf_prog_info tree
+// (perf_event__synthesize_final_bpf_metadata()): at the end of the
+// recording, or before the FINISHED_INIT that starts its tail synthesis.
+// A load the recording has after that (none that perf writes) has its
+// records at the end.
+func (j *injector) writeAtEnd() error {
 	for _, name := range j.deferred {
 		if err := j.atEndRecord(name); err != nil {
 			return err
 		}
 	}
 	j.deferred, j.deferredBytes = nil, 0
-	if err := j.unrecorded(); err != nil {
-		return err
+	if !j.unrecordedDone {
+		j.unrecordedDone = true
+		if err := j.unrecorded(); err != nil {
+			return err
+		}
 	}
 	slices.SortStableFunc(j.atEnd, func(a, b pending) int { return cmp.Compare(a.prog.ID, b.prog.ID) })
-	j.atEndByName = nil // the indexes are the order's before the sort
+	j.atEndByName = map[string][]int{} // the indexes are the order's before the sort
 	for _, p := range j.atEnd {
 		if p.done {
 			continue
@@ -128,20 +151,17 @@ func (j *injector) finish() error {
 			return err
 		}
 	}
-	// Settle the unlisted programs that were not yet: those still loaded,
-	// and those with records at the end.
-	for _, p := range j.byTP {
-		if !p.listed && !p.atEnd {
-			j.unlisted(p)
-		}
-	}
+	// Settle the unlisted programs with records at the end.
 	for i, pr := range j.atEnd {
 		if p := pr.prog; !p.listed && !p.Unrecorded && (i == 0 || j.atEnd[i-1].prog != p) {
 			j.unlisted(p)
 		}
 	}
-	j.atEnd = nil
+	j.atEnd, j.atEndBytes = nil, 0
 	for _, p := range j.unrecordedProgs {
+		// perf's tree of bpf_prog_info has it: a load of its id in the
+		// tail synthesis gets no metadata (Duplicate)
+		j.known[p.ID] = true
 		if len(j.listed) < MaxListed {
 			p.listed = true
 			j.listed = append(j.listed, p)
@@ -150,7 +170,7 @@ func (j *injector) finish() error {
 		}
 	}
 	j.unrecordedProgs = nil
-	return nil
+	return j.charge()
 }
 
 // unrecorded adds the programs the source says were loaded while the

@@ -153,7 +153,7 @@ func (j *injector) run() error {
 	for {
 		// The records only passed through go a run at a time, when
 		// nothing is pending that record does first.
-		if j.runs != nil && j.cur == nil && len(j.after) == 0 && (j.originChecked || j.opts.OtherMachine == nil) {
+		if j.runs != nil && j.cur == nil && len(j.after) == 0 && j.loading == nil && len(j.held) == 0 && (j.originChecked || j.opts.OtherMachine == nil) {
 			if err := j.passRun(); err != nil {
 				return err
 			}
@@ -168,6 +168,12 @@ func (j *injector) run() error {
 	}
 	j.checkOrigin()
 	if err := j.r.Err(); err != nil {
+		return err
+	}
+	if err := j.settleLoad(); err != nil {
+		return err
+	}
+	if err := j.releaseInit(); err != nil {
 		return err
 	}
 	return j.finish()
@@ -245,6 +251,24 @@ type injector struct {
 	deferredBytes int // their names' bytes, within MaxAtEndBytes
 	// originChecked: Options.OtherMachine had its answer.
 	originChecked bool
+	// sawData: a record that perf writes only while it records came (a
+	// SAMPLE, FINISHED_ROUND, COMPRESSED or the kernel's BPF_EVENT): a
+	// FINISHED_INIT after it starts a tail synthesis (tailInit).
+	sawData bool
+	// endWritten: the records at the end were written, before the tail
+	// synthesis; unrecordedDone: the programs the recording has no record
+	// of were looked for.
+	endWritten, unrecordedDone bool
+	// held are the FINISHED_INIT that starts the tail synthesis of a pipe
+	// stream and the records after it, held back until the stream's first
+	// HEADER_ATTR tells the size of the records' sample_id trailer
+	// (holds); heldBytes their bytes.
+	held      []*perfdata.Record
+	heldBytes int
+	// loading is the program of the kernel's PROG_LOAD BPF_EVENT that is
+	// the last record: inject matches it to the source's program once the
+	// KSYMBOLs that follow have come (settleLoad).
+	loading *bpftrack.Program
 	// mem is what the above takes of the process's memory budget
 	// (internal/budget), the tracker's aside.
 	mem budget.Meter
@@ -265,7 +289,8 @@ const (
 // with what it keeps.
 func (j *injector) charge() error {
 	size := (len(j.byTP)+len(j.listed)+len(j.unrecordedProgs))*programCost + len(j.atEnd)*pendingCost + j.atEndBytes +
-		(len(j.known)+len(j.claimable))*knownCost + len(j.orphans)*orphanCost + j.deferredBytes + len(j.deferred)*16
+		(len(j.known)+len(j.claimable))*knownCost + len(j.orphans)*orphanCost + j.deferredBytes + len(j.deferred)*16 +
+		j.heldBytes
 	return j.mem.Set(int64(size))
 }
 
@@ -284,7 +309,24 @@ type pending struct {
 
 func (j *injector) record(rec *perfdata.Record) error {
 	t := rec.Header.Type
+	if j.loading != nil && !j.registers(rec) {
+		if err := j.settleLoad(); err != nil {
+			return err
+		}
+	}
+	if len(j.held) > 0 {
+		if j.holds(rec) {
+			return nil
+		}
+		if err := j.releaseInit(); err != nil {
+			return err
+		}
+	}
 	j.part = rec.Part
+	switch t {
+	case perfdata.RecordFinishedRound, perfdata.RecordCompressed, perfdata.RecordCompressed2, perfdata.RecordSample:
+		j.sawData = true
+	}
 	if t == perfdata.RecordBPFMetadata && !rec.Compressed() {
 		if m, err := perfdata.DecodeBPFMetadata(rec.Raw, j.r.ByteOrder()); err == nil {
 			if err := j.existing(m.ProgName); err != nil {
@@ -297,6 +339,11 @@ func (j *injector) record(rec *perfdata.Record) error {
 	if j.cur == nil && len(j.after) > 0 {
 		// the records right after the last BPF_EVENT end before this one
 		if err := j.flushAfter(); err != nil {
+			return err
+		}
+	}
+	if t == perfdata.RecordFinishedInit && j.sawData && !j.endWritten && !rec.Compressed() {
+		if held, err := j.tailInit(rec); held || err != nil {
 			return err
 		}
 	}
@@ -321,7 +368,10 @@ func (j *injector) record(rec *perfdata.Record) error {
 			return err
 		}
 		if u.Loaded != nil {
-			if err := j.load(u.Loaded); err != nil {
+			if !u.Loaded.Synthesized {
+				// the KSYMBOLs of its functions may follow (settleLoad)
+				j.loading, j.sawData = u.Loaded, true
+			} else if err := j.load(u.Loaded); err != nil {
 				return err
 			}
 		}
@@ -375,6 +425,7 @@ func (j *injector) passRun() error {
 		raw := u.Take(h)
 		switch {
 		case h.Type == perfdata.RecordSample:
+			j.sawData = true
 			if timed || counting {
 				j.sample(j.events.Sample(raw))
 			}
