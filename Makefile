@@ -16,7 +16,7 @@ FISHDIR  := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 FUZZTIME ?= 30s
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: help build install uninstall test deps demo fuzz bench golden vet man clean
+.PHONY: help build install uninstall test deps demo fuzz bench soak golden vet man clean
 
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -61,6 +61,10 @@ fuzz: ## run every fuzz target for FUZZTIME (default 30s) each, minimizing new i
 
 bench: build ## time bpfmeta against cp, cat and perf inject on big recordings, with peak RSS (root)
 	./scripts/bench.sh
+
+# Not part of make test: minutes of recording that load the machine.
+soak: build deps ## record for minutes (SOAK_SECONDS) with perf 6.1 and 7.2 in production modes while programs come and go; check every command against perf (root)
+	./scripts/soak.sh
 
 golden: build deps ## regenerate the golden files (go test ./... -update; root)
 	$(GO) test -count=1 ./... -update
