@@ -28,6 +28,11 @@ var flightModes = []struct {
 	{"overwrite", testkit.RecordFile, []string{"--overwrite"}},
 	{"pipe-tail-synthesize", testkit.RecordPipe, []string{"--tail-synthesize"}},
 	{"pipe-overwrite", testkit.RecordPipe, []string{"--overwrite"}},
+	// Not --overwrite --threads: perf 6.1 then has, in about half of
+	// the recordings, no record of a load but its own in the tail
+	// synthesis (the kernel's are in no data.N), and inject takes the
+	// program for one loaded before the recording.
+	{"threads-tail-synthesize", testkit.RecordFile, []string{"--tail-synthesize", "--threads"}},
 }
 
 // TestFlightRecorder: perf record --tail-synthesize and --overwrite (the
@@ -53,13 +58,18 @@ func TestFlightRecorder(t *testing.T) {
 		t.Run(m.name, func(t *testing.T) {
 			record := func(perf, who string) (string, []uint32) {
 				out := filepath.Join(dir, who+"-"+m.name+".data")
-				opts := testkit.PerfOptions{Mode: m.mode, SystemWide: true, Args: append([]string{"-F", "99"}, m.args...)}
+				opts := testkit.PerfOptions{Mode: m.mode, SystemWide: true, Args: append([]string{"-F", "99", "-m", "512"}, m.args...)}
 				return out, recordWhileLoading(t, perf, out, opts, filepath.Join(bpffs, "flight-"+who+"-"+strings.ReplaceAll(m.name, "-", "")), objects...)
 			}
 			stock, during := record(perfStock, "stock")
+			S := readRecording(t, stock)
+			if lost := slices.IndexFunc(during, func(id uint32) bool { i := progLoad(S, id); return i < 0 || i > tailInit(t, S) }); lost >= 0 {
+				t.Fatalf("perf 6.1 has no record of the load of program %d before its tail synthesis", during[lost])
+			}
 			modern, _ := record(perfModern, "modern")
-			out, _ := mustInject(t, stock, dir, live, inject.Options{PerfNames: true, RecordedOnly: true})
-			S, O, M := readRecording(t, stock), readRecording(t, out), readRecording(t, modern)
+			opts := inject.Options{PerfNames: true, RecordedOnly: true}
+			out, _ := mustInject(t, stock, dir, live, opts)
+			O, M := readRecording(t, out), readRecording(t, modern)
 			checkFlight(t, live, before, during, S, O, M)
 			// perf 7.2 reads the injected file and sees exactly these
 			// records, if it reads the input: not a system-wide pipe stream
@@ -72,8 +82,10 @@ func TestFlightRecorder(t *testing.T) {
 				t.Errorf("perf-modern script -D shows %d BPF_METADATA records, not the %d the file has", len(got), len(want))
 			}
 			// injecting again changes nothing
-			again, _ := mustInject(t, out, dir, live, inject.Options{PerfNames: true, RecordedOnly: true})
-			if !bytes.Equal(testkit.ReadFile(t, again), testkit.ReadFile(t, out)) {
+			again, _ := mustInject(t, out, dir, live, opts)
+			if len(S.DataFiles) > 0 {
+				testkit.SameDir(t, again, out)
+			} else if !bytes.Equal(testkit.ReadFile(t, again), testkit.ReadFile(t, out)) {
 				t.Errorf("injecting the injected file again changed it")
 			}
 		})
@@ -139,8 +151,9 @@ func checkFlight(t *testing.T, live *live.Kernel, before, during []uint32, S, O,
 }
 
 // tailInit returns the index in r.Top() of the FINISHED_INIT that starts
-// the tail synthesis: the first after a SAMPLE or FINISHED_ROUND; -1 if
-// there is none.
+// the tail synthesis: the first after a SAMPLE or FINISHED_ROUND (in a
+// directory recording, the reader hands out data's tail after the data
+// files); -1 if there is none.
 func tailInit(t *testing.T, r *recording) int {
 	t.Helper()
 	data := false
@@ -158,7 +171,7 @@ func tailInit(t *testing.T, r *recording) int {
 }
 
 // finalMetadata returns the BPF_METADATA records right before the tail's
-// FINISHED_INIT.
+// FINISHED_INIT in its file.
 func finalMetadata(t *testing.T, r *recording) [][]byte {
 	t.Helper()
 	top := r.Top()
@@ -166,14 +179,17 @@ func finalMetadata(t *testing.T, r *recording) [][]byte {
 	if end < 0 {
 		t.Fatalf("%s: no FINISHED_INIT after the recorded data", filepath.Base(r.Path))
 	}
-	i := end
-	for i > 0 && top[i-1].Type == perfdata.RecordBPFMetadata {
-		i--
-	}
 	var ms [][]byte
-	for _, x := range top[i:end] {
-		ms = append(ms, x.Raw)
+	for i := end - 1; i >= 0; i-- {
+		if top[i].Part != top[end].Part {
+			continue
+		}
+		if top[i].Type != perfdata.RecordBPFMetadata {
+			break
+		}
+		ms = append(ms, top[i].Raw)
 	}
+	slices.Reverse(ms)
 	return ms
 }
 

@@ -56,6 +56,15 @@ type dirParts struct {
 	// record --kcore's kcore_dir), nOthers how many there are
 	others  []string
 	nOthers int
+	// tail is the offset of data's FINISHED_INIT when it starts the tail
+	// synthesis (perf record --tail-synthesize --threads, or --overwrite
+	// --threads), else -1; resumed says data is read again from it, after
+	// the data files (tailCut); synthesized, that data has records perf
+	// synthesized at the start before it; workload counts the records perf
+	// writes for its workload whatever it synthesizes.
+	tail                 int64
+	resumed, synthesized bool
+	workload             int
 }
 
 // IsDirRecording reports whether the recording was read from a directory.
@@ -160,7 +169,7 @@ func openDir(dir *os.File, opts Options) (*Reader, error) {
 		return nil, partError("data", err)
 	}
 	r.files = append(r.files, data)
-	r.dir = &dirParts{dir: dir}
+	r.dir = &dirParts{dir: dir, tail: -1}
 	if err := r.dir.list(); err != nil {
 		r.dir = nil
 		r.Close()
@@ -293,7 +302,10 @@ func partError(name string, err error) error {
 // with its own zstd stream (perf compresses each thread's records apart).
 func (r *Reader) nextPart() (bool, error) {
 	d := r.dir
-	if d == nil || r.part >= len(d.files) {
+	if d != nil && r.part >= len(d.files) && d.tail >= 0 && !d.resumed {
+		return true, r.resumeTail()
+	}
+	if d == nil || r.part >= len(d.files) || d.resumed {
 		return false, nil
 	}
 	if err := r.finish(); err != nil {
@@ -314,6 +326,64 @@ func (r *Reader) nextPart() (bool, error) {
 	r.end = size
 	r.s.restart(io.NewSectionReader(f, 0, size), 0)
 	return true, nil
+}
+
+// tailCut tells whether rec, just read from a directory recording's data,
+// is the FINISHED_INIT that starts its tail synthesis: perf record
+// --tail-synthesize --threads (and --overwrite --threads) synthesizes
+// nothing at the start, writes the data.N files while it records, and at
+// the end the BPF_METADATA of the programs loaded meanwhile, FINISHED_INIT
+// and the tail synthesis into data (record__synthesize_final_bpf_metadata(),
+// write_finished_init(rec, true), record__synthesize(rec, true)). The
+// reader hands out data's records from that FINISHED_INIT on after the
+// data files', as perf wrote them: data is cut there, and read again from
+// it once the data files are read (resumeTail). A FINISHED_INIT after other
+// records of data is the one of a recording synthesized at its start.
+func (r *Reader) tailCut(rec *perfdata.Record) bool {
+	d := r.dir
+	if d == nil || r.part != 0 || d.synthesized || rec.Outer >= 0 {
+		return false
+	}
+	switch rec.Header.Type {
+	case perfdata.RecordBPFMetadata:
+		// perf's (or bpfmeta's) records of the programs loaded during
+		// the recording, right before FINISHED_INIT
+		return false
+	case perfdata.RecordComm, perfdata.RecordNamespaces:
+		// __cmd_record() writes its workload's COMM (and NAMESPACES)
+		// before it synthesizes anything, at the start or the tail
+		if d.workload++; d.workload <= 2 {
+			return false
+		}
+	case perfdata.RecordFinishedInit:
+		d.synthesized = true
+		if len(d.files) == 0 {
+			return false
+		}
+		d.tail = rec.Offset
+		r.s.drop()
+		return true
+	}
+	d.synthesized = true
+	return false
+}
+
+// resumeTail goes back to data's tail synthesis, after the data files.
+func (r *Reader) resumeTail() error {
+	d := r.dir
+	if err := r.finish(); err != nil {
+		return err
+	}
+	r.inner, r.innerR, r.innerOff = r.inner[:0], 0, 0
+	if d.cur != nil {
+		d.cur.Close()
+		d.cur = nil
+	}
+	d.resumed = true
+	r.part = 0
+	r.end = r.layout.DataEnd()
+	r.s.restart(io.NewSectionReader(r.src, d.tail, r.end-d.tail), d.tail)
+	return nil
 }
 
 // closeDir closes what a directory recording's reader opened.

@@ -345,6 +345,9 @@ func (r *Reader) next() bool {
 		r.inInner = false
 	}
 	ok, err := r.nextTop()
+	if ok && r.dir != nil && r.tailCut(&r.rec) {
+		ok = false // data's tail synthesis comes after the data files
+	}
 	for err == nil && !ok {
 		// the end of a file; a directory recording's next one, if any
 		var more bool

@@ -97,6 +97,13 @@ func (s *scanner) restart(src io.Reader, off int64) {
 	s.src, s.off, s.eof = src, off, false
 }
 
+// drop consumes the bytes read and not handed out: the stream is left
+// there, to be restarted elsewhere.
+func (s *scanner) drop() {
+	s.off += int64(s.w - s.r)
+	s.r = s.w
+}
+
 // buffered is the number of bytes available without reading.
 func (s *scanner) buffered() int { return s.w - s.r }
 
