@@ -29,7 +29,8 @@ func injectCommand() *cli.Command {
 program in it whose .rodata has bpf_metadata_* variables, the
 PERF_RECORD_BPF_METADATA record perf record >= 6.17 writes, where it writes it:
 right after the program's BPF_EVENT for a program loaded when the recording
-started, at the end for one loaded during it. Everything else is copied
+started, at the end for one loaded during it (before the tail synthesis of
+perf record --tail-synthesize and --overwrite). Everything else is copied
 unchanged, in the input's format. The metadata comes from the running kernel
 (the programs must still be loaded), or from a snapshot (bpfmeta snapshot, or
 bpfmeta watch around the recording) for programs that are gone or recordings
