@@ -29,10 +29,12 @@
 //     --tail-synthesize or --overwrite, whose HEADER_ATTRs come at the
 //     tail too), after it.
 //   - perf record --overwrite reads the kernel's records newest first
-//     (backward ring buffers): a program's KSYMBOLs come after its
-//     BPF_EVENT there. The tracker does not reorder them; package inject
-//     matches a program to its functions by their addresses once the
-//     KSYMBOLs that follow its BPF_EVENT have come.
+//     (backward ring buffers: its attrs have write_backward): there a
+//     program's functions are the KSYMBOLs right after its PROG_LOAD
+//     BPF_EVENT, main function last, until the stream's next BPF_EVENT,
+//     unregistering KSYMBOL or FINISHED_INIT. A pipe stream's attrs come
+//     at its tail then: the tracker cannot tell, and takes them as written
+//     forward.
 //
 // It keeps the programs that are loaded and the functions that are
 // registered, so its memory follows what is loaded at one time, not the
@@ -234,6 +236,10 @@ type Tracker struct {
 	// mem is what all of the above takes, from the process's memory
 	// budget (internal/budget).
 	mem budget.Meter
+	// open are, per stream of a recording read newest first (backward),
+	// the program the kernel loaded whose BPF_EVENT came last, which the
+	// KSYMBOLs that follow are functions of.
+	open map[int]*Program
 }
 
 // What a Tracker keeps, in bytes, beside the names (for the memory
@@ -267,7 +273,7 @@ func (t *Tracker) Close() { t.mem.Close() }
 // New returns a tracker of recording r.
 func New(r Recording, opts Options) *Tracker {
 	return &Tracker{rec: r, opts: opts, pending: map[int][]*Func{}, loaded: map[uint32]*Program{},
-		history: map[string][]*Func{}, called: map[string][]*Func{}, goneKept: map[string]int{}, extra: map[string]goneTally{},
+		history: map[string][]*Func{}, called: map[string][]*Func{}, goneKept: map[string]int{}, extra: map[string]goneTally{}, open: map[int]*Program{},
 		mem: budget.Meter{What: "BPF functions and programs"}}
 }
 
@@ -290,6 +296,7 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 		// by --overwrite) the kernel's records, read newest first from a
 		// backward ring buffer, end in KSYMBOLs whose BPF_EVENT came before.
 		clear(t.pending)
+		clear(t.open)
 	case perfdata.RecordSample:
 		if !t.opts.Samples {
 			return Update{}, nil
@@ -311,15 +318,40 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 			return Update{}, nil
 		}
 		if k.Unregister() {
+			delete(t.open, stream)
 			f := t.unregister(k)
 			t.charge(0, 0) // what moves to the history was counted: no more
 			return Update{Func: f}, nil
 		}
 		f := &Func{Addr: k.Addr, Len: k.Len, Name: k.Name, Offset: rec.Offset, Part: rec.Part}
+		p := t.open[stream]
+		if p != nil && !isTrampoline(k.Name) {
+			// a function of the program whose BPF_EVENT came before
+			switch {
+			case t.loadedFuncs+1 > MaxFuncs:
+				return Update{}, fmt.Errorf("KSYMBOL at %#x: %w (%d functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxFuncs)
+			case t.loadedNames+len(f.Name) > MaxNameBytes:
+				return Update{}, fmt.Errorf("KSYMBOL at %#x: %w (%d MiB of names of the functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxNameBytes>>20)
+			case len(p.Funcs) >= maxPending:
+				p = nil
+			}
+		}
 		if err := t.register(f); err != nil {
 			return Update{}, fmt.Errorf("KSYMBOL at %#x: %w", rec.Offset, err)
 		}
-		if !isTrampoline(k.Name) {
+		if p != nil && !isTrampoline(k.Name) {
+			p.Funcs = slices.Insert(p.Funcs, 0, f) // the main function comes last
+			f.Program = p
+			t.loadedFuncs++
+			t.loadedNames += len(f.Name)
+			if t.opts.History {
+				t.keep(f)
+			}
+			t.calledCache = nil
+			if err := t.charge(0, 0); err != nil {
+				return Update{}, fmt.Errorf("KSYMBOL at %#x: %w", rec.Offset, err)
+			}
+		} else if !isTrampoline(k.Name) {
 			p := append(t.pending[stream], f)
 			if len(p) > maxPending {
 				p = slices.Delete(p, 0, len(p)-maxPending)
@@ -334,6 +366,11 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 		}
 		funcs := t.pending[stream]
 		delete(t.pending, stream)
+		delete(t.open, stream)
+		backward := !t.synthesized(rec) && t.backward()
+		if backward {
+			funcs = nil // the KSYMBOLs before are a later load's
+		}
 		switch e.Type {
 		case perfdata.BPFEventProgLoad:
 			old := t.loaded[e.ID] // a load of an id not unloaded replaces it
@@ -370,6 +407,9 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 				}
 			}
 			t.calledCache = nil
+			if backward {
+				t.open[stream] = p
+			}
 			return Update{Loaded: p, Replaced: old}, nil
 		case perfdata.BPFEventProgUnload:
 			p := t.loaded[e.ID]
@@ -460,6 +500,17 @@ func (t *Tracker) unregister(k perfdata.KSymbol) *Func {
 		t.retire(f)
 	}
 	return f
+}
+
+// backward tells a recording whose kernel records perf read newest first
+// (an event with write_backward: perf record --overwrite).
+func (t *Tracker) backward() bool {
+	for _, a := range t.rec.Events().Attrs() {
+		if a.WriteBackward() {
+			return true
+		}
+	}
+	return false
 }
 
 // synthesized tells a BPF_EVENT perf synthesized for a program it found

@@ -717,3 +717,57 @@ func TestMetadataLoadsAndOfProgram(t *testing.T) {
 		}
 	}
 }
+
+// TestBackward: perf record --overwrite reads the kernel's records newest
+// first, from ring buffers written backward (write_backward in its attr):
+// a program's functions are the KSYMBOLs right after its PROG_LOAD
+// BPF_EVENT, main function last. The KSYMBOLs and BPF_EVENT perf
+// synthesizes at the tail, after FINISHED_INIT, come in its own order.
+func TestBackward(t *testing.T) {
+	bo := binary.LittleEndian
+	s := &testkit.Stream{Order: bo}
+	s.Write(perfdata.PipeHeader(bo))
+	attr := testkit.StreamAttr(bo)
+	bo.PutUint64(attr[40:], bo.Uint64(attr[40:])|1<<27) // write_backward
+	s.Record(perfdata.RecordHeaderAttr, attr)
+	a, b, c := tag(0xa), tag(0xb), tag(0xc)
+	// b loaded after a: its records first
+	s.BPFEvent(perfdata.BPFEventProgLoad, 8, b, true)
+	s.KSymbol(0x4000, 0x40, name(b, "main_b"), false, true)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 7, a, true)
+	s.KSymbol(0x2000, 0x40, name(a, "sub_a"), false, true)
+	s.KSymbol(0x1000, 0x40, name(a, "main_a"), false, true)
+	s.Sample(0x1010)
+	s.Record(perfdata.RecordFinishedRound, nil)
+	s.Record(perfdata.RecordFinishedInit, nil)
+	s.KSymbol(0x6000, 0x40, name(c, "main_c"), false, false)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 9, c, false)
+
+	var loads []*bpftrack.Program
+	tr := feed(t, s, bpftrack.Options{}, func(_ *bpftrack.Tracker, _ *perfdata.Record, u bpftrack.Update) {
+		if u.Loaded != nil {
+			loads = append(loads, u.Loaded)
+		}
+	})
+	if len(loads) != 3 {
+		t.Fatalf("%d loads, want 3", len(loads))
+	}
+	funcs := func(p *bpftrack.Program) []string {
+		var ns []string
+		for _, f := range p.Funcs {
+			ns = append(ns, f.Name)
+		}
+		return ns
+	}
+	for i, want := range [][]string{{name(b, "main_b")}, {name(a, "main_a"), name(a, "sub_a")}, {name(c, "main_c")}} {
+		if got := funcs(loads[i]); !slices.Equal(got, want) {
+			t.Errorf("program %d: functions %q, want %q", loads[i].ID, got, want)
+		}
+	}
+	if loads[2].Synthesized != true || loads[0].Synthesized || loads[1].Synthesized {
+		t.Errorf("synthesized: %v %v %v, want false false true", loads[0].Synthesized, loads[1].Synthesized, loads[2].Synthesized)
+	}
+	if f := tr.FuncAt(0x2010); f == nil || f.Program != loads[1] {
+		t.Errorf("the function at 0x2010 is %+v, want program 7's", f)
+	}
+}

@@ -60,6 +60,9 @@ const (
 	attrClockIDOffset  = 92
 )
 
+// attrFlagWriteBackward is perf_event_attr.write_backward's bit number.
+const attrFlagWriteBackward = 27
+
 // Attr is the part of struct perf_event_attr a rewriter needs, plus the raw
 // bytes it came from (in the recording's byte order).
 type Attr struct {
@@ -125,6 +128,11 @@ func (a *Attr) Clock() (ClockID, bool) {
 	}
 	return ClockID(int32(binary.LittleEndian.Uint32(a.Raw[attrClockIDOffset:]))), true
 }
+
+// WriteBackward reports perf_event_attr.write_backward: the kernel writes
+// the event's ring buffer from its end (perf record --overwrite), and perf
+// reads it newest record first.
+func (a *Attr) WriteBackward() bool { return a.flag(attrFlagWriteBackward) }
 
 // IDHeaderSize is the size of the sample_id trailer this attr gives
 // non-SAMPLE records, as perf's evsel__id_hdr_size() computes it (0 without
