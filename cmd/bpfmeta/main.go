@@ -185,6 +185,7 @@ func commands() []*cli.Command {
 	return []*cli.Command{
 		injectCommand(),
 		showCommand(),
+		annotateCommand(),
 		stripCommand(),
 		snapshotCommand(),
 		watchCommand(),

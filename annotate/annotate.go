@@ -1,0 +1,241 @@
+package annotate
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// MaxLine is the longest line read whole. perf script's lines are far
+// shorter (a frame: an address, a symbol of at most KSYM_NAME_LEN, a dso
+// path); a longer line is passed on a piece at a time, unchanged and
+// counted as not parsed, so that memory does not grow with the input.
+const MaxLine = 64 << 10
+
+// Stats counts what Run read.
+type Stats struct {
+	Lines     int64 // lines read
+	Annotated int64 // frames given a label
+	// Unparsed counts the lines that are not perf script output: not a
+	// comment, an empty line, a sample's first line or a frame.
+	Unparsed int64
+}
+
+// LineWriter takes lines as Run reads them (the folded stacks' Folder).
+type LineWriter interface {
+	Line(line []byte) error
+}
+
+// Run reads perf script text from r and writes it to w with every BPF
+// function frame labelled (Annotate). Every other byte is written as read.
+func Run(r io.Reader, w io.Writer, t *Table) (Stats, error) {
+	return run(r, bufio.NewWriterSize(w, 64<<10), nil, t)
+}
+
+// Fold reads perf script text from r and hands f its lines, every BPF
+// function frame labelled.
+func Fold(r io.Reader, f *Folder, t *Table) (Stats, error) {
+	return run(r, nil, f, t)
+}
+
+func run(r io.Reader, bw *bufio.Writer, lw LineWriter, t *Table) (Stats, error) {
+	var st Stats
+	br := bufio.NewReaderSize(r, MaxLine)
+	var out []byte
+	long := false // within a line longer than MaxLine
+	for {
+		line, err := br.ReadSlice('\n')
+		if len(line) > 0 {
+			switch {
+			case errors.Is(err, bufio.ErrBufferFull) || long:
+				// a piece of a long line: passed on as it is
+				if !long {
+					st.Lines++
+					st.Unparsed++
+				}
+				long = errors.Is(err, bufio.ErrBufferFull)
+				if lw != nil {
+					// stackcollapse-perf.pl has no frame this long; the
+					// folder sees none of it
+				} else if _, werr := bw.Write(line); werr != nil {
+					return st, werr
+				}
+			default:
+				st.Lines++
+				var ok, labelled bool
+				out, ok, labelled = t.annotate(out[:0], line)
+				if !ok {
+					st.Unparsed++
+				}
+				if labelled {
+					st.Annotated++
+				}
+				if lw != nil {
+					if werr := lw.Line(out); werr != nil {
+						return st, werr
+					}
+				} else if _, werr := bw.Write(out); werr != nil {
+					return st, werr
+				}
+			}
+		}
+		switch {
+		case err == nil || errors.Is(err, bufio.ErrBufferFull):
+		case err == io.EOF:
+			if bw != nil {
+				return st, bw.Flush()
+			}
+			return st, nil
+		default:
+			return st, err
+		}
+	}
+}
+
+// Annotate returns line (with its newline, if any) with the label of its
+// BPF function frame, appended to dst, whether the line is perf script
+// output, and whether it got a label.
+//
+// A frame is what perf's sample__fprintf_callchain() and
+// sample__fprintf_sym() print: [ip ]sym[+0xoff][ (dso)], the symbol after
+// the address (and a space), or first on the line after blanks when -F has
+// no ip. The label goes right after the symbol, before +0x..., which
+// stackcollapse-perf.pl strips from the end of a symbol. A frame whose
+// symbol is [unknown] and whose dso is a BPF function (perf names the dso
+// of a JITed function as its symbol) gets the label inside the dso's
+// parentheses, so that stackcollapse-perf.pl's [dso] frame carries it.
+func (t *Table) Annotate(dst, line []byte) ([]byte, bool) {
+	out, _, labelled := t.annotate(dst, line)
+	return out, labelled
+}
+
+var (
+	bpfProg = []byte("bpf_prog_")
+	unknown = []byte("[unknown] (")
+)
+
+func (t *Table) annotate(dst, line []byte) (out []byte, parsed, labelled bool) {
+	body := bytes.TrimSuffix(line, []byte("\n"))
+	parsed = perfScriptLine(body)
+	for off := 0; ; {
+		i := bytes.Index(body[off:], bpfProg)
+		if i < 0 {
+			break
+		}
+		p := off + i
+		off = p + len(bpfProg)
+		if !progSymbol(body[p:]) {
+			continue
+		}
+		var end int // where the symbol (without +0x...) ends
+		switch {
+		case p > 0 && body[p-1] == '(' && p >= len(unknown) && bytes.Equal(body[p-len(unknown):p], unknown) && symbolAt(body, p-len(unknown)):
+			e := bytes.IndexByte(body[p:], ')')
+			if e < 0 {
+				continue
+			}
+			end = p + e
+		case symbolAt(body, p):
+			e := bytes.IndexAny(body[p:], " \t")
+			if e < 0 {
+				e = len(body) - p
+			}
+			end = p + trimOffset(body[p:p+e])
+		default:
+			continue
+		}
+		l := t.Label(string(body[p:end]))
+		if l == "" {
+			break
+		}
+		dst = append(dst, line[:end]...)
+		dst = append(dst, l...)
+		return append(dst, line[end:]...), parsed, true
+	}
+	return append(dst, line...), parsed, false
+}
+
+// progSymbol reports whether b starts with bpf_prog_<16 hex digits>, as
+// perf's synthesize_bpf_prog_name() and the kernel's bpf_get_prog_name()
+// name a JITed function, followed by _<name> or nothing.
+func progSymbol(b []byte) bool {
+	n := len(bpfProg)
+	if len(b) < n+16 {
+		return false
+	}
+	for _, c := range b[n : n+16] {
+		if !isHex(c) {
+			return false
+		}
+	}
+	return len(b) == n+16 || b[n+16] == '_' || b[n+16] == '+' || b[n+16] == ' ' || b[n+16] == '\t'
+}
+
+// symbolAt reports whether a symbol starts at p: after an address and a
+// space, or after nothing but blanks.
+func symbolAt(b []byte, p int) bool {
+	if p == 0 || b[p-1] != ' ' && b[p-1] != '\t' {
+		return false
+	}
+	q := p - 1
+	for q > 0 && (b[q-1] == ' ' || b[q-1] == '\t') {
+		q--
+	}
+	if q == 0 {
+		return true // only blanks before it
+	}
+	if b[p-1] != ' ' {
+		return false
+	}
+	h := p - 1
+	for h > 0 && isHex(b[h-1]) {
+		h--
+	}
+	return h < p-1 && (h == 0 || b[h-1] == ' ' || b[h-1] == '\t')
+}
+
+// trimOffset returns the length of sym without a +0x<hex> suffix (perf
+// script -F +symoff, and its default with callchains).
+func trimOffset(sym []byte) int {
+	i := bytes.LastIndex(sym, []byte("+0x"))
+	if i < 0 || i+3 == len(sym) {
+		return len(sym)
+	}
+	for _, c := range sym[i+3:] {
+		if !isHex(c) {
+			return len(sym)
+		}
+	}
+	return i
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' }
+
+// perfScriptLine reports whether line (without its newline) is a line of
+// perf script output: empty, a comment (perf script --header), a frame
+// (blanks, an address, a space and more; or blanks and a symbol), or a
+// sample's first line, as stackcollapse-perf.pl tells it (a name, then a
+// pid or pid/tid).
+func perfScriptLine(line []byte) bool {
+	if len(line) == 0 || line[0] == '#' {
+		return true
+	}
+	if isBlank(line[0]) {
+		i := 0
+		for i < len(line) && isBlank(line[i]) {
+			i++
+		}
+		h := i
+		for h < len(line) && isHex(line[h]) {
+			h++
+		}
+		if h > i && h+1 < len(line) && line[h] == ' ' {
+			return true // a frame: ip sym...
+		}
+		return stackRE.Match(line) // a frame without an address: sym (dso)
+	}
+	return headerRE.Match(line)
+}

@@ -1,0 +1,196 @@
+package annotate
+
+import (
+	"bufio"
+	"bytes"
+	"io"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/bpfmeta/bpfmeta/internal/budget"
+)
+
+// The regular expressions of FlameGraph's stackcollapse-perf.pl (commit
+// 41fee1f, 2024), with Perl's \s, \S of a byte string ([\t\n\v\f\r ]).
+var (
+	// a sample's first line: comm, pid[/tid]
+	headerRE = regexp.MustCompile(`^([^\t\n\v\f\r ].+?)[\t\n\v\f\r ]+(\d+)/*(\d+)*[\t\n\v\f\r ]+`)
+	// its end: [period] event:
+	eventRE = regexp.MustCompile(`:[\t\n\v\f\r ]*(\d+)*[\t\n\v\f\r ]+([^\t\n\v\f\r ]+):[\t\n\v\f\r ]*$`)
+	// a frame: pc, symbol, (dso)
+	stackRE = regexp.MustCompile(`^[\t\n\v\f\r ]*(\w+)[\t\n\v\f\r ]*(.+) \((.*)\)`)
+	offRE   = regexp.MustCompile(`\+0x[\da-f]+$`)
+	goRE    = regexp.MustCompile(`\.\(.*\)\.`)
+)
+
+// A Folder folds perf script text into stacks as stackcollapse-perf.pl
+// does with its defaults (process names, tidied symbols, the first event
+// seen; no addresses, inlining or annotations): one line per distinct
+// stack, comm;outermost;...;innermost and the sum of its samples' periods,
+// sorted. Like stackcollapse-perf.pl it keeps every distinct stack until
+// the end, which is what the output is; it draws them from the process's
+// memory budget, so that input with endless distinct stacks is refused
+// rather than taking the machine's memory.
+type Folder struct {
+	stacks map[string]uint64
+	size   int64
+	mem    budget.Meter
+
+	stack       []string // innermost first... as read: outermost last
+	pname       string
+	havePname   bool
+	period      uint64
+	eventFilter string
+}
+
+// NewFolder returns an empty Folder.
+func NewFolder() *Folder {
+	return &Folder{stacks: map[string]uint64{}, mem: budget.Meter{What: "folded stacks"}}
+}
+
+// stackCost is what a stack costs beside its bytes: its map entry.
+const stackCost = 64
+
+// Line takes one line of perf script output (its newline, if any,
+// included), as stackcollapse-perf.pl's main loop does.
+func (f *Folder) Line(line []byte) error {
+	if bytes.HasPrefix(line, []byte("#")) {
+		return nil
+	}
+	line = bytes.TrimSuffix(line, []byte("\n")) // chomp
+	if len(line) == 0 {
+		if !f.named() {
+			return nil
+		}
+		// unshift @stack, $pname; join(";", @stack)
+		var b strings.Builder
+		b.WriteString(f.pname)
+		for i := len(f.stack) - 1; i >= 0; i-- {
+			b.WriteByte(';')
+			b.WriteString(f.stack[i])
+		}
+		key := b.String()
+		if _, ok := f.stacks[key]; !ok {
+			f.size += int64(len(key)) + stackCost
+			if err := f.mem.Set(f.size); err != nil {
+				return err
+			}
+		}
+		f.stacks[key] += f.period
+		f.stack = f.stack[:0]
+		f.pname, f.havePname = "", false
+		return nil
+	}
+	if m := headerRE.FindSubmatch(line); m != nil {
+		comm := string(m[1])
+		period := ""
+		if e := eventRE.FindSubmatch(line); e != nil {
+			period = string(e[1])
+			event := string(e[2])
+			if f.eventFilter == "" {
+				f.eventFilter = event
+			} else if event != f.eventFilter {
+				return nil
+			}
+		}
+		// if (not $period) { $period = 1 }
+		p, err := strconv.ParseUint(period, 10, 64)
+		if err != nil || p == 0 {
+			p = 1
+		}
+		f.period = p
+		f.pname, f.havePname = strings.ReplaceAll(comm, " ", "_"), true
+		return nil
+	}
+	m := stackRE.FindSubmatch(line)
+	if m == nil {
+		return nil // warn "Unrecognized line"
+	}
+	if !f.named() {
+		return nil
+	}
+	rawfunc := offRE.ReplaceAllString(string(m[2]), "")
+	mod := string(m[3])
+	if strings.HasPrefix(rawfunc, "(") {
+		return nil
+	}
+	parts := strings.Split(rawfunc, "->")
+	for len(parts) > 0 && parts[len(parts)-1] == "" { // Perl's split drops trailing empty fields
+		parts = parts[:len(parts)-1]
+	}
+	var inline []string
+	for _, fn := range parts {
+		if fn == "[unknown]" {
+			if mod != "[unknown]" {
+				fn = mod
+				if i := strings.LastIndexByte(fn, '/'); i >= 0 {
+					fn = fn[i+1:]
+				}
+			} else {
+				fn = "unknown"
+			}
+			fn = "[" + fn + "]"
+		}
+		// $tidy_generic
+		fn = strings.ReplaceAll(fn, ";", ":")
+		if !goRE.MatchString(fn) {
+			fn = cutParen(fn)
+		}
+		fn = strings.Map(func(r rune) rune {
+			if r == '"' || r == '\'' {
+				return -1
+			}
+			return r
+		}, fn)
+		// $tidy_java
+		if strings.HasPrefix(f.pname, "java") && strings.Contains(fn, "/") {
+			fn = strings.TrimPrefix(fn, "L")
+		}
+		if len(inline) > 0 && !strings.Contains(fn, "_[i]") {
+			fn += "_[i]"
+		}
+		inline = append(inline, fn)
+	}
+	// unshift @stack, @inline: kept reversed, outermost last
+	for i := len(inline) - 1; i >= 0; i-- {
+		f.stack = append(f.stack, inline[i])
+	}
+	return nil
+}
+
+// named is Perl's truth of $pname: defined, not "" and not "0".
+func (f *Folder) named() bool { return f.havePname && f.pname != "" && f.pname != "0" }
+
+// cutParen is s/\((?!anonymous namespace\)).*//: s up to its first "("
+// that does not open "(anonymous namespace)".
+func cutParen(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] == '(' && !strings.HasPrefix(s[i+1:], "anonymous namespace)") {
+			return s[:i]
+		}
+	}
+	return s
+}
+
+// WriteTo writes the folded stacks, sorted as Perl's sort { $a cmp $b }
+// sorts them (by bytes), and gives back their memory.
+func (f *Folder) WriteTo(w io.Writer) (int64, error) {
+	defer f.mem.Close()
+	keys := make([]string, 0, len(f.stacks))
+	for k := range f.stacks {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	bw := bufio.NewWriter(w)
+	var n int64
+	for _, k := range keys {
+		m, _ := bw.WriteString(k)
+		bw.WriteByte(' ')
+		c, _ := bw.WriteString(strconv.FormatUint(f.stacks[k], 10))
+		bw.WriteByte('\n')
+		n += int64(m + c + 2)
+	}
+	return n, bw.Flush()
+}

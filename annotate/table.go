@@ -1,0 +1,156 @@
+// Package annotate puts BPF programs' metadata on their frames in perf
+// script output: a frame whose symbol is a JITed BPF function,
+// bpf_prog_<tag>_<name> as perf names it (from its KSYMBOL), gets the
+// program's metadata right after the symbol, in a form that
+// FlameGraph's stackcollapse-perf.pl and inferno keep as part of the frame
+// name. It also folds perf script output into stacks itself, as
+// stackcollapse-perf.pl does.
+//
+// It reads text, not recordings: which program a symbol names, and its
+// metadata, come from a Table the caller fills (bpfmeta annotate fills it
+// from a recording's BPF_METADATA records, through bpftrack).
+package annotate
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// Ambiguous is the label of a symbol that names functions of several loads
+// with different metadata: which load a sample was in cannot be told from
+// the text, so none is guessed.
+const Ambiguous = "[bpfmeta:ambiguous]"
+
+// MetadataPrefix is what perf's key names start with in the program's
+// .rodata (bpf_metadata_version); keys are matched with or without it.
+const MetadataPrefix = "bpf_metadata_"
+
+// Table maps BPF function symbols to the label their frames get. Its size
+// is bounded by the programs added to it, never by the text annotated.
+type Table struct {
+	keys   []string // chosen keys, in order; nil: every key, in the record's order
+	labels map[string]*label
+}
+
+type label struct {
+	entries   []perfdata.BPFMetadataEntry
+	ambiguous bool
+	text      string // the label, made once
+}
+
+// NewTable returns a table whose labels carry keys, in that order (their
+// names without bpf_metadata_), or every entry when keys is empty.
+func NewTable(keys []string) *Table {
+	t := &Table{labels: map[string]*label{}}
+	for _, k := range keys {
+		t.keys = append(t.keys, strings.TrimPrefix(k, MetadataPrefix))
+	}
+	return t
+}
+
+// Len is the number of symbols the table knows.
+func (t *Table) Len() int { return len(t.labels) }
+
+// Add says that the function sym has the metadata entries. A symbol added
+// twice with other entries (two loads of one program, of other builds)
+// becomes ambiguous.
+func (t *Table) Add(sym string, entries []perfdata.BPFMetadataEntry) {
+	if l, ok := t.labels[sym]; ok {
+		if !l.ambiguous && !slices.Equal(l.entries, entries) {
+			t.SetAmbiguous(sym)
+		}
+		return
+	}
+	l := &label{entries: slices.Clone(entries)}
+	l.text = t.format(l.entries)
+	t.labels[sym] = l
+}
+
+// SetAmbiguous marks sym as a function of several loads whose metadata
+// differ, or that a record cannot be told to belong to.
+func (t *Table) SetAmbiguous(sym string) {
+	t.labels[sym] = &label{ambiguous: true, text: Ambiguous}
+}
+
+// Label returns the label of the function sym, "" when sym has none (not
+// a BPF function the table knows, or none of the chosen keys).
+func (t *Table) Label(sym string) string {
+	if l, ok := t.labels[sym]; ok {
+		return l.text
+	}
+	return ""
+}
+
+// format makes the label of entries: [key=value,key=value], keys without
+// bpf_metadata_, a string's quotes dropped, and every byte that
+// stackcollapse-perf.pl or a flame graph would cut, change or split a
+// frame at written as %XX (see safe).
+func (t *Table) format(entries []perfdata.BPFMetadataEntry) string {
+	var b strings.Builder
+	add := func(k, v string) {
+		if b.Len() == 0 {
+			b.WriteByte('[')
+		} else {
+			b.WriteByte(',')
+		}
+		escape(&b, k)
+		b.WriteByte('=')
+		// btf_dump writes a string as "..." (and a cut one without its
+		// closing quote, as perf cuts values to 255 bytes)
+		v = strings.TrimPrefix(v, `"`)
+		v = strings.TrimSuffix(v, `"`)
+		escape(&b, v)
+	}
+	if t.keys == nil {
+		for _, e := range entries {
+			add(strings.TrimPrefix(e.Key, MetadataPrefix), e.Value)
+		}
+	} else {
+		for _, k := range t.keys {
+			for _, e := range entries {
+				if strings.TrimPrefix(e.Key, MetadataPrefix) == k {
+					add(k, e.Value)
+					break
+				}
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// escape writes s with the bytes that are not safe as %XX.
+func escape(b *strings.Builder, s string) {
+	const hex = "0123456789ABCDEF"
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; safe(c) {
+			b.WriteByte(c)
+		} else {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+		}
+	}
+}
+
+// safe reports whether c stays as it is in a label. stackcollapse-perf.pl
+// splits a line's symbol from its dso at " (", cuts a frame at its first
+// "(" and at "->" (inlined frames), turns ";" (the folded format's frame
+// separator) into ":", and deletes quotes; flame graphs end a frame's
+// name at whitespace before the count. The label's own [ , = ] and % are
+// escaped within it, and everything outside printable ASCII.
+func safe(c byte) bool {
+	if c <= ' ' || c >= 0x7f {
+		return false
+	}
+	switch c {
+	case '(', ')', ';', '"', '\'', '>', '[', ']', ',', '=', '%', '+':
+		return false
+	}
+	return true
+}

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/bpfmeta/bpfmeta/annotate"
+	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/reader"
+)
+
+func annotateCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "annotate",
+		Usage: "put each BPF program's metadata on its frames in perf script output, or fold it for a flame graph",
+		Description: `Reads perf script output on stdin and writes it to stdout with every frame of
+a BPF program (bpf_prog_<tag>_<name>, as perf names a JITed function) followed
+by that program's metadata, taken from the recording -i the text was made
+from: bpf_prog_<tag>_<name>[version=1.4.2,build=abc]+0x2a. The label goes
+right after the symbol, before +0x..., with no spaces, parentheses, quotes or
+semicolons (a string's quotes are dropped; such bytes in a value are written
+%XX), so that FlameGraph's stackcollapse-perf.pl and inferno keep it as part
+of the frame's name. --keys chooses and orders the keys. perf script's
+default output, with and without callchains (-g), and -F field sets with sym
+(ip,sym; ip,sym,dso; +symoff) are read; every other line, and every other
+byte, is written as read. A frame whose symbol is [unknown] in a BPF
+program's dso gets the label in the dso.
+
+--folded writes folded stacks instead (comm;frame;...;frame count), as
+stackcollapse-perf.pl makes them from the annotated text, for flamegraph.pl
+or inferno-flamegraph. It keeps one line per distinct stack until the end,
+as stackcollapse-perf.pl does.
+
+The metadata comes from the recording's BPF_METADATA records (perf >= 6.17,
+or bpfmeta inject); for a recording without them, from the running kernel
+(its programs still loaded) or --snapshot, as bpfmeta inject would add
+them. A function whose name several loads with other metadata share, or
+that a record cannot be told to belong to, is labelled [bpfmeta:ambiguous],
+never given one of them. Memory grows with the programs, not the text.
+
+Examples:
+   perf script -i perf.data | bpfmeta annotate -i perf.data
+   perf script -i perf.data | bpfmeta annotate -i perf.data --keys version,build
+   perf script -i perf.data | bpfmeta annotate -i perf.data --folded | flamegraph.pl > perf.svg`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, TakesFile: true,
+				Usage: "the recording `FILE` (or directory) the perf script text was made from"},
+			&cli.StringFlag{Name: "keys", Usage: "label frames with these metadata `KEYS`, in this order (comma-separated, with or without bpf_metadata_; default: all)"},
+			&cli.BoolFlag{Name: "folded", Usage: "write folded stacks (comm;frame;...;frame count), as stackcollapse-perf.pl does"},
+			&cli.StringFlag{Name: "snapshot", TakesFile: true,
+				Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch) instead of the recording's records or the running kernel"},
+			maxExpansionFlag(), quietFlag(),
+			verboseFlag("count the frames labelled and the lines that are not perf script output"),
+		},
+		Action: runAnnotate,
+	}
+}
+
+func runAnnotate(c *cli.Context) error {
+	start := time.Now()
+	if err := noArgs(c, "the recording is -i FILE; the text comes on stdin"); err != nil {
+		return err
+	}
+	path := c.String("input")
+	switch {
+	case path == "" || path == "-":
+		return cliutil.Usagef("annotate reads perf script text on stdin: name the recording it was made from with -i FILE")
+	case c.String("snapshot") == "-":
+		return cliutil.Usagef("annotate reads perf script text on stdin: name the snapshot's file (--snapshot FILE)")
+	}
+	var keys []string
+	for _, k := range strings.Split(c.String("keys"), ",") {
+		if k = strings.TrimSpace(k); k != "" {
+			keys = append(keys, k)
+		}
+	}
+	if c.IsSet("keys") && len(keys) == 0 {
+		return cliutil.Usagef("--keys %s: give the keys, comma-separated (--keys version,build)", safetext.Quote(c.String("keys")))
+	}
+	t := annotate.NewTable(keys)
+	name, err := fillTable(c, t)
+	if err != nil {
+		return err
+	}
+	var st annotate.Stats
+	if c.Bool("folded") {
+		f := annotate.NewFolder()
+		if st, err = annotate.Fold(c.App.Reader, f, t); err == nil {
+			_, err = f.WriteTo(c.App.Writer)
+		}
+	} else {
+		st, err = annotate.Run(c.App.Reader, c.App.Writer, t)
+	}
+	if err != nil {
+		return err
+	}
+	if verbose(c) {
+		fmt.Fprintf(notes(c), "bpfmeta: %s: %s of %s labelled; %s read, %d not perf script output, in %.3fs\n",
+			name, plural(int(st.Annotated), "frame"), plural(t.Len(), "BPF function"),
+			plural(int(st.Lines), "line"), st.Unparsed, time.Since(start).Seconds())
+	}
+	return nil
+}
+
+// fillTable fills t with the metadata of the recording's programs: its
+// BPF_METADATA records, or, with --snapshot or when it has none, those
+// bpfmeta inject would add from the snapshot or the running kernel (the
+// same source inject opens).
+func fillTable(c *cli.Context, t *annotate.Table) (string, error) {
+	s := sessionOf(c)
+	in, err := openInput(c, reader.Options{Decompress: true})
+	if err != nil {
+		return "", err
+	}
+	defer func() { in.Close() }()
+	name := in.Name
+	fromSource := func() error {
+		src, closeSrc, err := openSource(s, c)
+		if err != nil {
+			return err
+		}
+		defer closeSrc()
+		inj := annotate.NewInjected(in, src, inject.Options{})
+		defer inj.Close()
+		_, err = annotate.Fill(t, inj)
+		return err
+	}
+	if c.String("snapshot") != "" {
+		err = fromSource()
+	} else {
+		var sum bpftrack.MetadataSummary
+		sum, err = annotate.Fill(t, in)
+		if err == nil && sum.Records == 0 && sum.Loads > 0 {
+			if in.File == nil && in.Dir == "" {
+				fmt.Fprintf(notes(c), "bpfmeta: warning: %s has no BPF_METADATA records and is read as a stream, which cannot be read again for the running kernel's: give it as a file, or --snapshot\n", name)
+				return name, nil
+			}
+			in.Close()
+			if in, err = openInput(c, reader.Options{Decompress: true}); err != nil {
+				return name, err
+			}
+			err = fromSource()
+		}
+	}
+	if err != nil {
+		return name, fmt.Errorf("%s: %w", name, err)
+	}
+	return name, nil
+}
