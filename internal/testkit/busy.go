@@ -1,27 +1,24 @@
-package annotate_test
+package testkit
 
 import (
 	"net"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/cilium/ebpf"
 	"golang.org/x/sys/unix"
-
-	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
 
-// busyFilter loads testdata/bpf/meta.bpf.o with cilium/ebpf, attaches its
+// BusyFilter loads testdata/bpf/meta.bpf.o with cilium/ebpf, attaches its
 // bpfprogt_multi_function_main as the socket filter of a UDP socket on the
 // loopback and returns a function that sends datagrams to it in a tight
 // loop for d: every datagram runs the program (and its two subprograms)
 // once, so a profile of the loop has samples inside them.
-func busyFilter(t testing.TB) (progs []testkit.Loaded, busy func(d time.Duration) int) {
+func BusyFilter(t testing.TB) (progs []Loaded, busy func(d time.Duration) int) {
 	t.Helper()
-	testkit.BPF(t)
-	spec, err := ebpf.LoadCollectionSpec(testkit.Fixture("meta"))
+	BPF(t)
+	spec, err := ebpf.LoadCollectionSpec(Fixture("meta"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +28,7 @@ func busyFilter(t testing.TB) (progs []testkit.Loaded, busy func(d time.Duration
 	}
 	t.Cleanup(coll.Close)
 	for name, p := range coll.Programs {
-		progs = append(progs, testkit.Loaded{Loader: "cilium", Object: "meta", Name: name, ID: testkit.ProgramID(t, p)})
+		progs = append(progs, Loaded{Loader: "cilium", Object: "meta", Name: name, ID: ProgramID(t, p)})
 	}
 	rx, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
@@ -75,21 +72,5 @@ func busyFilter(t testing.TB) (progs []testkit.Loaded, busy func(d time.Duration
 			}
 		}
 		return n
-	}
-}
-
-func TestBusyExperiment(t *testing.T) {
-	dir := os.Getenv("BUSY_DIR")
-	if dir == "" {
-		t.Skip("experiment")
-	}
-	progs, busy := busyFilter(t)
-	t.Log(progs)
-	os.WriteFile(dir+"/ready", nil, 0o644)
-	for {
-		if _, err := os.Stat(dir + "/stop"); err == nil {
-			break
-		}
-		busy(100 * time.Millisecond)
 	}
 }

@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+)
+
+// The label annotate --keys version,build gives testdata/bpf/meta.bpf.o's
+// functions.
+const metaLabel = "[version=3.14159,build=abc]"
+
+// A real recording with samples inside BPF programs (perf 6.1, -a -g,
+// a loop whose every datagram runs a socket filter), its perf script text
+// from perf 6.1 on a stripped copy and from perf 7.2 on the injected
+// file, through annotate: the filter's frames carry its metadata, every
+// other byte is unchanged, and --folded is stackcollapse-perf.pl's output
+// of the annotated text. A recording without records gets the same from
+// the running kernel.
+func TestAnnotateRecording(t *testing.T) {
+	testkit.Root(t)
+	stock := perfPath(t, stockPerf)
+	progs, busy := testkit.BusyFilter(t)
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "busy.data")
+	r := testkit.StartPerf(t, stock, rec, testkit.PerfOptions{SystemWide: true, Workload: "sleep 1.5", Args: []string{"-g", "-F", "2000"}})
+	r.WaitReady(t)
+	if n := busy(1200 * time.Millisecond); n == 0 {
+		t.Fatal("no datagram sent")
+	}
+	r.Wait(t)
+	meta := filepath.Join(dir, "busy.meta.data")
+	if res := bpfmeta(t, nil, "inject", "-q", "-i", rec, "-o", meta); res.code != 0 {
+		t.Fatalf("inject: %v", res)
+	}
+	stripped := filepath.Join(dir, "busy.stripped.data")
+	if res := bpfmeta(t, nil, "strip", "-q", "-i", meta, "-o", stripped); res.code != 0 {
+		t.Fatalf("strip: %v", res)
+	}
+	var ours []string // our programs' function names' tags, as a frame has them
+	for _, p := range progs {
+		ours = append(ours, "_"+p.Name)
+	}
+	ours = append(ours, "_bpfprogt_sub_add", "_bpfprogt_sub_mul")
+	script := func(perf, in string) string {
+		out, err := exec.Command(perf, "script", "-i", in).Output()
+		if err != nil {
+			t.Fatalf("%s script -i %s: %v", perf, in, err)
+		}
+		return string(out)
+	}
+	texts := map[string]string{"perf 6.1, stripped": script(stock, stripped)}
+	if modern := perfPath(t, modernPerf); modern != "" {
+		texts["perf 7.2, injected"] = script(modern, meta)
+	}
+	for what, text := range texts {
+		for _, in := range []string{meta, rec} { // the records; the kernel
+			res := annotateText(t, text, "-v", "--keys", "version,build", "-i", in)
+			if res.code != 0 {
+				t.Fatalf("%s, -i %s: %v", what, in, res)
+			}
+			n := checkLabels(t, text, res.stdout, ours)
+			t.Logf("%s, -i %s: %d frames of the filter labelled", what, filepath.Base(in), n)
+			if n == 0 {
+				t.Errorf("%s, -i %s: no frame of the filter labelled (%s)", what, in, res.stderr)
+			}
+			if !strings.Contains(res.stderr, " 0 not perf script output") {
+				t.Errorf("%s: %s", what, res.stderr)
+			}
+			folded := annotateText(t, text, "--folded", "--keys", "version,build", "-i", in)
+			want := stackcollapse(t, res.stdout)
+			if folded.stdout != want {
+				t.Errorf("%s: --folded differs from stackcollapse-perf.pl's:\n%s", what, testkit.Diff([]byte(want), []byte(folded.stdout)))
+			}
+			if !strings.Contains(folded.stdout, "bpfprogt_multi_function_main"+metaLabel) {
+				t.Errorf("%s: --folded has no labelled frame", what)
+			}
+		}
+	}
+}
+
+// annotateText runs bpfmeta annotate with text on stdin.
+func annotateText(t testing.TB, text string, args ...string) result {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "script")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	f.WriteString(text)
+	f.Seek(0, 0)
+	return bpfmeta(t, f, append([]string{"annotate"}, args...)...)
+}
+
+// labelRE is a label annotate adds.
+var labelRE = regexp.MustCompile(`\[[^][ ()]*\]`)
+
+// checkLabels checks that out is in but for labels after BPF symbols: a
+// frame of one of ours has metaLabel, any other changed line one label
+// more (another program's, on a shared machine). It returns how many of
+// ours were labelled.
+func checkLabels(t testing.TB, in, out string, ours []string) int {
+	t.Helper()
+	il, ol := strings.SplitAfter(in, "\n"), strings.SplitAfter(out, "\n")
+	if len(il) != len(ol) {
+		t.Fatalf("%d lines in, %d out", len(il), len(ol))
+	}
+	n := 0
+	for i := range il {
+		mine := false
+		for _, o := range ours {
+			mine = mine || strings.Contains(il[i], o+"+0x") || strings.Contains(il[i], o+" (")
+		}
+		switch {
+		case mine:
+			if strings.Replace(ol[i], metaLabel, "", 1) != il[i] || ol[i] == il[i] {
+				t.Errorf("line %d: %q became %q, not labelled %s", i+1, il[i], ol[i], metaLabel)
+			}
+			n++
+		case il[i] != ol[i]:
+			loc := labelRE.FindStringIndex(ol[i])
+			if loc == nil || ol[i][:loc[0]]+ol[i][loc[1]:] != il[i] || !bytes.Contains([]byte(il[i]), []byte(" bpf_prog_")) {
+				t.Errorf("line %d: %q became %q", i+1, il[i], ol[i])
+			}
+		}
+	}
+	return n
+}
+
+// stackcollapse is FlameGraph's stackcollapse-perf.pl's output for text.
+func stackcollapse(t testing.TB, text string) string {
+	t.Helper()
+	perl := testkit.Command(t, "perl")
+	cmd := exec.Command(perl, testkit.RepoPath("annotate", "testdata", "stackcollapse-perf.pl"))
+	cmd.Stdin = strings.NewReader(text)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("stackcollapse-perf.pl: %v", err)
+	}
+	return string(out)
+}
