@@ -98,7 +98,7 @@ func TestAnnotatePassThrough(t *testing.T) {
 }
 
 // busyTable is the table of testdata/busy.meta.data's records.
-func busyTable(t *testing.T, keys ...string) *annotate.Table {
+func busyTable(t testing.TB, keys ...string) *annotate.Table {
 	r, err := reader.Open(filepath.Join("testdata", "busy.meta.data"), reader.Options{Decompress: true})
 	if err != nil {
 		t.Fatal(err)
