@@ -146,3 +146,30 @@ func stackcollapse(t testing.TB, text string) string {
 	}
 	return string(out)
 }
+
+// Text that is not perf script output passes through unchanged, -v counts
+// its lines; the recording must be named, and not be stdin.
+func TestAnnotateCLI(t *testing.T) {
+	rec := testkit.RepoPath("annotate", "testdata", "busy.meta.data")
+	text := "not\tperf script\n\x1b[31m bpf_prog_5d126c929afd31f7_bpfprogt_multi_function_main\n\n# a comment\nlast line"
+	r := annotateText(t, text, "-v", "-i", rec)
+	if r.code != 0 || r.stdout != text {
+		t.Fatalf("%v: stdout %q, want the input", r, r.stdout)
+	}
+	if !strings.Contains(r.stderr, "5 lines read, 3 not perf script output") {
+		t.Errorf("-v says %q", r.stderr)
+	}
+	script, err := os.ReadFile(testkit.RepoPath("annotate", "testdata", "busy.perf61.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r = annotateText(t, string(script), "--keys", "version,build", "-i", rec)
+	if n := checkLabels(t, string(script), r.stdout, []string{"_bpfprogt_multi_function_main", "_bpfprogt_sub_mul", "_bpfprogt_sub_add", "_bpfprogt_second", "_bpfprogt_single_function"}); r.code != 0 || n == 0 {
+		t.Errorf("%v: %d frames labelled", r, n)
+	}
+	for _, args := range [][]string{{"annotate"}, {"annotate", "-i", "-"}, {"annotate", "-i", rec, "--snapshot", "-"}, {"annotate", "-i", rec, "--keys", ","}, {"annotate", "-i", rec, "x"}} {
+		if r := bpfmeta(t, nil, args...); r.code != exitUsage {
+			t.Errorf("%q: %v, want a usage error", args, r)
+		}
+	}
+}
