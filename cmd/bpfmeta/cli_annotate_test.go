@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cilium/ebpf"
+	"github.com/cilium/ebpf/asm"
+
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 // The label annotate --keys version,build gives testdata/bpf/meta.bpf.o's
@@ -171,5 +176,61 @@ func TestAnnotateCLI(t *testing.T) {
 		if r := bpfmeta(t, nil, args...); r.code != exitUsage {
 			t.Errorf("%q: %v, want a usage error", args, r)
 		}
+	}
+}
+
+// loadAsmVersion loads testkit's asm program (bpfprogt_asm) with its
+// .rodata's bpf_metadata_version = version: loads of other versions have
+// the same tag and name, so the same symbol in perf script.
+func loadAsmVersion(t testing.TB, version string) (uint32, perfdata.BPFTag) {
+	t.Helper()
+	m := testkit.MetadataRodata(t, 12, version, "build_num", 1)
+	t.Cleanup(func() { m.Close() })
+	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: testkit.AsmProgName, Type: ebpf.SocketFilter, License: "GPL",
+		Instructions: asm.Instructions{asm.LoadMapPtr(asm.R1, m.FD()), asm.Mov.Imm(asm.R0, 0), asm.Return()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	id, info := testkit.ProgramInfo(t, p)
+	return id, testkit.Tag(t, info.Tag)
+}
+
+// Two loads of one function: with the same metadata, labelled; with
+// other metadata, ambiguous, never one of them; from the records, and from
+// the kernel for a recording without them.
+func TestAnnotateAmbiguous(t *testing.T) {
+	testkit.Root(t)
+	testkit.BPF(t)
+	stock := perfPath(t, stockPerf)
+	for _, tc := range []struct {
+		versions []string
+		want     string
+	}{
+		{[]string{"v1", "v1"}, "[version=v1,build_num=1]"},
+		{[]string{"v1", "v2"}, "[bpfmeta:ambiguous]"},
+	} {
+		t.Run(strings.Join(tc.versions, ","), func(t *testing.T) {
+			var tag perfdata.BPFTag
+			for _, v := range tc.versions {
+				_, tag = loadAsmVersion(t, v)
+			}
+			dir := t.TempDir()
+			rec := filepath.Join(dir, "two.data")
+			r := testkit.StartPerf(t, stock, rec, testkit.PerfOptions{SystemWide: true, Workload: "sleep 0.2", Args: []string{"-F", "99"}})
+			r.Wait(t)
+			meta := filepath.Join(dir, "two.meta.data")
+			if res := bpfmeta(t, nil, "inject", "-q", "-i", rec, "-o", meta); res.code != 0 {
+				t.Fatalf("inject: %v", res)
+			}
+			sym := fmt.Sprintf("bpf_prog_%s_%s", tag, testkit.AsmProgName)
+			line := "\tffffffffc0001234 " + sym + "+0x4 (" + sym + ")\n"
+			for _, in := range []string{meta, rec} {
+				res := annotateText(t, line, "-i", in)
+				if want := "\tffffffffc0001234 " + sym + tc.want + "+0x4 (" + sym + ")\n"; res.code != 0 || res.stdout != want {
+					t.Errorf("-i %s: %v: %q, want %q", filepath.Base(in), res, res.stdout, want)
+				}
+			}
+		})
 	}
 }
