@@ -26,37 +26,40 @@ func Fill(t *Table, r bpftrack.Records) (bpftrack.MetadataSummary, error) {
 		if len(m.Funcs) == 0 {
 			// no KSYMBOL of it: perf script names no frame after it
 			// but, were it the recording's, its own name
-			add(t, records, loads, m.Metadata.ProgName, 1, m.Metadata.Entries)
-			return nil
+			return add(t, records, loads, m.Metadata.ProgName, 1, m.Metadata.Entries)
 		}
 		n := len(m.Funcs) + m.MoreFuncs
 		if m.Matched == bpftrack.MatchAmbiguous {
 			for _, f := range m.Funcs {
-				t.SetAmbiguous(f.Name)
+				if err := t.SetAmbiguous(f.Name); err != nil {
+					return err
+				}
 			}
 			return nil
 		}
 		seen := ""
 		for _, f := range m.Funcs {
 			if f.Name != seen {
-				add(t, records, loads, f.Name, n, m.Metadata.Entries)
+				if err := add(t, records, loads, f.Name, n, m.Metadata.Entries); err != nil {
+					return err
+				}
 				seen = f.Name
 			}
 		}
 		return nil
 	})
 	for name, n := range loads {
-		if records[name] < n {
-			t.SetAmbiguous(name)
+		if records[name] < n && err == nil {
+			err = t.SetAmbiguous(name)
 		}
 	}
 	return sum, err
 }
 
-func add(t *Table, records, loads map[string]int, name string, n int, entries []perfdata.BPFMetadataEntry) {
+func add(t *Table, records, loads map[string]int, name string, n int, entries []perfdata.BPFMetadataEntry) error {
 	records[name]++
 	loads[name] = max(loads[name], n)
-	t.Add(name, entries)
+	return t.Add(name, entries)
 }
 
 // Injected is a recording read as inject.Run writes it: r's records with

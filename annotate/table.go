@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -32,7 +33,16 @@ const MetadataPrefix = "bpf_metadata_"
 type Table struct {
 	keys   []string // chosen keys, in order; nil: every key, in the record's order
 	labels map[string]*label
+	// size is what the labels take, drawn from the process's memory
+	// budget: a recording's records are bounded by their number, and each
+	// may be labelled with up to 202 entries of 255-byte values.
+	size int64
+	mem  budget.Meter
 }
+
+// labelCost is what a label costs beside its strings: its map entry and
+// struct.
+const labelCost = 128
 
 type label struct {
 	entries   []perfdata.BPFMetadataEntry
@@ -43,7 +53,7 @@ type label struct {
 // NewTable returns a table whose labels carry keys, in that order (their
 // names without bpf_metadata_), or every entry when keys is empty.
 func NewTable(keys []string) *Table {
-	t := &Table{labels: map[string]*label{}}
+	t := &Table{labels: map[string]*label{}, mem: budget.Meter{What: "annotate's labels"}}
 	for _, k := range keys {
 		t.keys = append(t.keys, strings.TrimPrefix(k, MetadataPrefix))
 	}
@@ -55,23 +65,45 @@ func (t *Table) Len() int { return len(t.labels) }
 
 // Add says that the function sym has the metadata entries. A symbol added
 // twice with other entries (two loads of one program, of other builds)
-// becomes ambiguous.
-func (t *Table) Add(sym string, entries []perfdata.BPFMetadataEntry) {
+// becomes ambiguous. The error is the memory budget's, when the labels
+// would take more than it has left.
+func (t *Table) Add(sym string, entries []perfdata.BPFMetadataEntry) error {
 	if l, ok := t.labels[sym]; ok {
 		if !l.ambiguous && !slices.Equal(l.entries, entries) {
 			t.SetAmbiguous(sym)
 		}
-		return
+		return nil
 	}
 	l := &label{entries: slices.Clone(entries)}
 	l.text = t.format(l.entries)
+	size := int64(len(sym)+len(l.text)) + labelCost
+	for _, e := range entries {
+		size += int64(len(e.Key)+len(e.Value)) + 32
+	}
+	if err := t.mem.Set(t.size + size); err != nil {
+		return err
+	}
+	t.size += size
 	t.labels[sym] = l
+	return nil
 }
 
+// Close gives back the memory the labels drew from the budget.
+func (t *Table) Close() { t.mem.Close() }
+
 // SetAmbiguous marks sym as a function of several loads whose metadata
-// differ, or that a record cannot be told to belong to.
-func (t *Table) SetAmbiguous(sym string) {
+// differ, or that a record cannot be told to belong to. The error is the
+// memory budget's, for a symbol it did not know.
+func (t *Table) SetAmbiguous(sym string) error {
+	if _, ok := t.labels[sym]; !ok {
+		size := int64(len(sym)) + labelCost
+		if err := t.mem.Set(t.size + size); err != nil {
+			return err
+		}
+		t.size += size
+	}
 	t.labels[sym] = &label{ambiguous: true, text: Ambiguous}
+	return nil
 }
 
 // Label returns the label of the function sym, "" when sym has none (not

@@ -84,6 +84,7 @@ func runAnnotate(c *cli.Context) error {
 		return cliutil.Usagef("--keys %s: give the keys, comma-separated (--keys version,build)", safetext.Quote(c.String("keys")))
 	}
 	t := annotate.NewTable(keys)
+	defer t.Close()
 	name, err := fillTable(c, t)
 	if err != nil {
 		return err
