@@ -202,3 +202,62 @@ func TestTableAmbiguous(t *testing.T) {
 		t.Errorf("%d labels", tab.Len())
 	}
 }
+
+// The folder against stackcollapse-perf.pl on the forms its rules are
+// for: comm with spaces, pid/tid, events filtered, periods, [unknown],
+// inlined frames, Go methods, C++ and Java names, quotes and semicolons,
+// a frame without a dso, lines it does not recognize, a stack not ended.
+func TestFoldLikeStackcollapse(t *testing.T) {
+	text := `# cmdline : /usr/bin/perf record -g ./prog
+V8 WorkerThread 24636/25607 [000] 94564.109216: 100 cycles: 
+	ffffffff8103ce3b native_safe_halt+0x2b ([kernel.kallsyms])
+	7f722d142778 Ljava/io/PrintStream;::print (/tmp/perf-19982.map)
+	4069f5 main+0x935 (/full/path/to/a.out)
+
+java 12688 [002] 6544038.708352: 235 cycles: 
+	7f722d142778 Lorg/mozilla/Context;.call(Lorg/mozilla/Action;)V (/tmp/perf-1.map)
+	4c1d2 [unknown] (/usr/lib/libc.so.6)
+	4c1d3 [unknown] ([unknown])
+	4c1d4 net/http.(*Client).Do+0x10 (/bin/go)
+	4c1d5 foo(int, char)->bar->baz+0x4 (/bin/cc)
+	4c1d6 (anonymous namespace)::f(int) (/bin/cc)
+	4c1d7 a"b'c;d (/bin/cc)
+	4c1d8 ->x-> (/bin/cc)
+
+prog 1 [000] 1.0: 0 cycles: 
+	1 f (/bin/prog)
+
+prog 1 [000] 1.0: 7 instructions: 
+	1 notcounted (/bin/prog)
+
+prog 1 [000] 1.0: cycles: 
+	1 g (/bin/prog)
+	nothing here
+	1 noDso
+
+0 2 [000] 1.0: 5 cycles: 
+	1 zero (/bin/x)
+
+prog 1 [000] 1.0: 9 cycles: 
+	1 g (/bin/prog)
+	2 ` + mainSym + "+0x5 (" + mainSym + `)
+
+prog 1 [000] 1.0: 3 cycles: 
+	1 unfinished (/bin/prog)`
+	tab := testTable()
+	var ann bytes.Buffer
+	if _, err := annotate.Run(strings.NewReader(text), &ann, tab); err != nil {
+		t.Fatal(err)
+	}
+	f := annotate.NewFolder()
+	if _, err := annotate.Fold(strings.NewReader(text), f, tab); err != nil {
+		t.Fatal(err)
+	}
+	var folded bytes.Buffer
+	f.WriteTo(&folded)
+	compareStackcollapse(t, ann.Bytes(), folded.Bytes())
+	t.Logf("folded:\n%s", folded.Bytes())
+	if !strings.Contains(folded.String(), "[version=1.4.2,build=abc,value=42]") {
+		t.Errorf("no label in\n%s", folded.String())
+	}
+}
