@@ -223,6 +223,10 @@ java 12688 [002] 6544038.708352: 235 cycles:
 	4c1d6 (anonymous namespace)::f(int) (/bin/cc)
 	4c1d7 a"b'c;d (/bin/cc)
 	4c1d8 ->x-> (/bin/cc)
+	4c1d9 +0x5 (/bin/cc)
+	4c1da x +0x5 (/bin/cc)
+	4c1db abc (x) y (z)
+	abc (x)
 
 prog 1 [000] 1.0: 0 cycles: 
 	1 f (/bin/prog)

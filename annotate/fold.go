@@ -21,7 +21,6 @@ var (
 	eventRE = regexp.MustCompile(`:[\t\n\v\f\r ]*(\d+)*[\t\n\v\f\r ]+([^\t\n\v\f\r ]+):[\t\n\v\f\r ]*$`)
 	// a frame: pc, symbol, (dso)
 	stackRE = regexp.MustCompile(`^[\t\n\v\f\r ]*(\w+)[\t\n\v\f\r ]*(.+) \((.*)\)`)
-	offRE   = regexp.MustCompile(`\+0x[\da-f]+$`)
 	goRE    = regexp.MustCompile(`\.\(.*\)\.`)
 )
 
@@ -104,21 +103,25 @@ func (f *Folder) Line(line []byte) error {
 		f.pname, f.havePname = strings.ReplaceAll(comm, " ", "_"), true
 		return nil
 	}
-	m := stackRE.FindSubmatch(line)
-	if m == nil {
+	rawfunc, mod, ok := stackLine(line)
+	if !ok {
 		return nil // warn "Unrecognized line"
 	}
 	if !f.named() {
 		return nil
 	}
-	rawfunc := offRE.ReplaceAllString(string(m[2]), "")
-	mod := string(m[3])
+	rawfunc = rawfunc[:trimOffset([]byte(rawfunc))] // s/\+0x[\da-f]+$//
 	if strings.HasPrefix(rawfunc, "(") {
 		return nil
 	}
-	parts := strings.Split(rawfunc, "->")
-	for len(parts) > 0 && parts[len(parts)-1] == "" { // Perl's split drops trailing empty fields
-		parts = parts[:len(parts)-1]
+	parts := []string{rawfunc}
+	if rawfunc == "" {
+		parts = nil // Perl's split of "" is an empty list
+	} else if strings.Contains(rawfunc, "->") {
+		parts = strings.Split(rawfunc, "->")
+		for len(parts) > 0 && parts[len(parts)-1] == "" { // Perl's split drops trailing empty fields
+			parts = parts[:len(parts)-1]
+		}
 	}
 	var inline []string
 	for _, fn := range parts {
@@ -135,15 +138,17 @@ func (f *Folder) Line(line []byte) error {
 		}
 		// $tidy_generic
 		fn = strings.ReplaceAll(fn, ";", ":")
-		if !goRE.MatchString(fn) {
+		if strings.IndexByte(fn, '(') >= 0 && !goRE.MatchString(fn) {
 			fn = cutParen(fn)
 		}
-		fn = strings.Map(func(r rune) rune {
-			if r == '"' || r == '\'' {
-				return -1
-			}
-			return r
-		}, fn)
+		if strings.ContainsAny(fn, `"'`) {
+			fn = strings.Map(func(r rune) rune {
+				if r == '"' || r == '\'' {
+					return -1
+				}
+				return r
+			}, fn)
+		}
 		// $tidy_java
 		if strings.HasPrefix(f.pname, "java") && strings.Contains(fn, "/") {
 			fn = strings.TrimPrefix(fn, "L")
@@ -158,6 +163,49 @@ func (f *Folder) Line(line []byte) error {
 		f.stack = append(f.stack, inline[i])
 	}
 	return nil
+}
+
+// stackLine matches stackRE, ^\s*(\w+)\s*(.+) \((.*)\), and returns its
+// symbol and dso: by hand for what perf script prints (the greedy (.+)
+// ends at the last " (" before the last ")"), by the regular expression
+// where Perl would backtrack into the \w+.
+func stackLine(line []byte) (rawfunc, mod string, ok bool) {
+	i := 0
+	for i < len(line) && isPerlSpace(line[i]) {
+		i++
+	}
+	j := i
+	for j < len(line) && isWord(line[j]) {
+		j++
+	}
+	if j == i {
+		return "", "", false
+	}
+	k := j
+	for k < len(line) && isPerlSpace(line[k]) {
+		k++
+	}
+	closing := bytes.LastIndexByte(line, ')')
+	if closing < 0 {
+		return "", "", false
+	}
+	p := bytes.LastIndex(line[:closing], []byte(" ("))
+	if p <= k || bytes.IndexByte(line, '\n') >= 0 {
+		m := stackRE.FindSubmatch(line)
+		if m == nil {
+			return "", "", false
+		}
+		return string(m[2]), string(m[3]), true
+	}
+	return string(line[k:p]), string(line[p+2 : closing]), true
+}
+
+func isPerlSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+func isWord(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
 }
 
 // named is Perl's truth of $pname: defined, not "" and not "0".
