@@ -235,7 +235,9 @@ func perfScriptLine(line []byte) bool {
 		if h > i && h+1 < len(line) && line[h] == ' ' {
 			return true // a frame: ip sym...
 		}
-		return stackRE.Match(line) // a frame without an address: sym (dso)
+		// a frame without an address, sym (dso); or a sample's first line,
+		// which perf script right-aligns (comm in %16s)
+		return stackRE.Match(line) || headerRE.Match(line[i:])
 	}
 	return headerRE.Match(line)
 }
