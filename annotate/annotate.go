@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"regexp"
 )
 
 // MaxLine is the longest line read whole. perf script's lines are far
@@ -217,8 +218,7 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 // perfScriptLine reports whether line (without its newline) is a line of
 // perf script output: empty, a comment (perf script --header), a frame
 // (blanks, an address, a space and more; or blanks and a symbol), or a
-// sample's first line, as stackcollapse-perf.pl tells it (a name, then a
-// pid or pid/tid).
+// sample's first line (a name, then a pid or pid/tid).
 func perfScriptLine(line []byte) bool {
 	if len(line) == 0 || line[0] == '#' {
 		return true
@@ -237,7 +237,11 @@ func perfScriptLine(line []byte) bool {
 		}
 		// a frame without an address, sym (dso); or a sample's first line,
 		// which perf script right-aligns (comm in %16s)
-		return stackRE.Match(line) || headerRE.Match(line[i:])
+		return stackRE.Match(line) || sampleRE.Match(line[i:])
 	}
-	return headerRE.Match(line)
+	return sampleRE.Match(line)
 }
+
+// sampleRE is a sample's first line: comm, then pid or pid/tid, -1 where
+// perf knows none (perf script's ":-1    -1" for a sample of no thread).
+var sampleRE = regexp.MustCompile(`^[^ \t].*?[ \t]+-?\d+(/-?\d+)?([ \t]|$)`)
