@@ -46,6 +46,41 @@ type LoadLister interface {
 	LoadedBetween(from, to time.Duration) iter.Seq2[*Program, error]
 }
 
+// A Describer is a Source that says, in its user's words, what it is and
+// why it lacks a program: inject's summary and warnings name a source only
+// through it, so that a new kind of source needs nothing in the command
+// line but the flag that opens it.
+type Describer interface {
+	Source
+	// Describe names the source: "the running kernel", "the snapshot".
+	Describe() string
+	// WhyNot says why the source has no program for a load of a
+	// recording, or another: err is the error the lookup returned (it
+	// wraps ErrNotFound or ErrTagMismatch) or the one that says the
+	// program's functions are not the recording's; unloaded reports
+	// whether the recording saw the program unloaded.
+	WhyNot(err error, unloaded bool) string
+	// Hint says how the metadata of a program the source lacks can be
+	// had another time.
+	Hint() string
+}
+
+// A Noter is a Source with something to say before it is used (a
+// snapshot whose writer did not finish). Each note is a predicate of the
+// name the caller gives the source: "is an incomplete snapshot: ...".
+type Noter interface {
+	Source
+	Notes() []string
+}
+
+// A Reporter is a Source with something to say once it was used (how many
+// programs came from where, which it no longer had): sentences a summary
+// prints after its own.
+type Reporter interface {
+	Source
+	Report() []string
+}
+
 // System identifies a machine and one boot of it.
 type System struct {
 	KernelRelease string `json:"kernel_release"` // uname -r, as perf's HEADER_OSRELEASE

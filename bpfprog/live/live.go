@@ -97,6 +97,26 @@ func (l *Kernel) Lookup(id uint32, tag perfdata.BPFTag) (*bpfprog.Program, error
 	return l.read(id, &tag)
 }
 
+// Describe names the source in messages.
+func (l *Kernel) Describe() string { return "the running kernel" }
+
+// WhyNot says why the kernel has no program, or another, for a load of a
+// recording: it has only what is loaded now.
+func (l *Kernel) WhyNot(err error, unloaded bool) string {
+	switch {
+	case errors.Is(err, bpfprog.ErrNotFound) && unloaded:
+		return "unloaded during the recording"
+	case errors.Is(err, bpfprog.ErrNotFound):
+		return "no longer loaded"
+	}
+	return "its id is another program's now (it was unloaded, and the id reused)"
+}
+
+// Hint says how to keep the metadata of programs unloaded before inject.
+func (l *Kernel) Hint() string {
+	return "the metadata of a program unloaded before inject needs a snapshot: bpfmeta watch -o snap.jsonl -- perf record ..., then inject --snapshot snap.jsonl"
+}
+
 // Program reads the program with id now, whatever its tag.
 //
 // libbpf binds .rodata to a program (BPF_PROG_BIND_MAP) only after loading

@@ -137,6 +137,31 @@ func (s *File) Lookup(id uint32, tag perfdata.BPFTag) (*bpfprog.Program, error) 
 	return p, nil
 }
 
+// Describe names the source in messages.
+func (s *File) Describe() string { return "the snapshot" }
+
+// WhyNot says why the snapshot has no program, or another, for a load of a
+// recording.
+func (s *File) WhyNot(err error, unloaded bool) string {
+	if errors.Is(err, bpfprog.ErrNotFound) {
+		return "not in the snapshot"
+	}
+	return "the snapshot's program with this id is another one (a snapshot of another boot?)"
+}
+
+// Hint says how to take a snapshot that has every program of a recording.
+func (s *File) Hint() string {
+	return "a program not in the snapshot was loaded after it was taken, or unloaded before: bpfmeta watch -o snap.jsonl -- perf record ... takes one that has every program the recording saw"
+}
+
+// Notes says that the snapshot is incomplete, if it is.
+func (s *File) Notes() []string {
+	if s.Incomplete == "" {
+		return nil
+	}
+	return []string{"is an incomplete snapshot: " + s.Incomplete + "; it holds the programs read before"}
+}
+
 // All yields every program of the snapshot, in ascending id order.
 func (s *File) All() iter.Seq2[*bpfprog.Program, error] {
 	return s.all(func(span) bool { return true })

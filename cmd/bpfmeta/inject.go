@@ -94,13 +94,15 @@ func runInject(c *cli.Context) error {
 		return err
 	}
 	s := sessionOf(c)
-	src, closeSrc, err := openSource(s, c)
+	src, srcName, closeSrc, err := openSource(s, c)
 	if err != nil {
 		return err
 	}
 	defer closeSrc()
-	if f, ok := src.(*snapshot.File); ok && f.Incomplete != "" {
-		fmt.Fprintf(notes(c), "bpfmeta: warning: %s is an incomplete snapshot: %s; it holds the programs read before\n", snapshotName(c.String("snapshot")), f.Incomplete)
+	if n, ok := src.(bpfprog.Noter); ok {
+		for _, note := range n.Notes() {
+			fmt.Fprintf(notes(c), "bpfmeta: warning: %s %s\n", srcName, safetext.Clean(note))
+		}
 	}
 	in, out, err := openInOut(c, true)
 	if err != nil {
@@ -120,7 +122,7 @@ func runInject(c *cli.Context) error {
 	}
 	defer w.Abort() // stops the writer when an error ends the command early
 	opts := inject.Options{PerfNames: c.Bool("perf-names"), RecordedOnly: c.Bool("recorded-only"),
-		OtherMachine: func(m *inject.OtherMachine) { warnOtherMachine(notes(c), in.Name, m, c.String("snapshot") != "") }}
+		OtherMachine: func(m *inject.OtherMachine) { warnOtherMachine(notes(c), in.Name, m, sourceName(src)) }}
 	prog := newProgress(s, in, c.Bool("quiet"))
 	if prog.Active() {
 		opts.Progress = prog.Update
@@ -137,13 +139,18 @@ func runInject(c *cli.Context) error {
 	if err := w.Close(); err != nil {
 		return writerError(in, out, err)
 	}
-	rep := summarize(sum, c.String("snapshot") != "")
+	rep := summarize(sum, src)
 	strictFails := c.Bool("strict") && rep.tally.Missing[inject.MissingWithSamples] > 0
 	if !c.Bool("quiet") {
 		if c.Bool("verbose") || strictFails {
 			rep.print(notes(c), in.Name, c.Bool("verbose"))
 		} else {
 			rep.printLine(notes(c), in.Name)
+		}
+		if r, ok := src.(bpfprog.Reporter); ok {
+			for _, line := range r.Report() {
+				fmt.Fprintf(notes(c), "bpfmeta: %s: %s\n", in.Name, safetext.Clean(line))
+			}
 		}
 		warnTrailingDropped(notes(c), in, w)
 		if sum.ClockUnplaced {
@@ -184,18 +191,19 @@ func oldPerfMayRead(s *cliutil.Session, out *outfile.Output, path string) bool {
 
 // openSource returns the snapshot --snapshot names ("-": standard input,
 // when the recording is not read from it), or the running kernel (checked
-// first: a run that can read no program fails before it writes anything).
-func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, func(), error) {
+// first: a run that can read no program fails before it writes anything),
+// and how messages name it.
+func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, string, func(), error) {
 	path := c.String("snapshot")
 	if path == "" {
 		k, err := live.New()
 		if err != nil {
-			return nil, nil, err
+			return nil, "", nil, err
 		}
 		if err := k.Check(); err != nil {
-			return nil, nil, fmt.Errorf("the running kernel: %w; or inject from a snapshot taken as root (--snapshot)", err)
+			return nil, "", nil, fmt.Errorf("the running kernel: %w; or inject from a snapshot taken as root (--snapshot)", err)
 		}
-		return k, func() {}, nil
+		return k, k.Describe(), func() {}, nil
 	}
 	var snap *snapshot.File
 	var err error
@@ -203,24 +211,24 @@ func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, func(), err
 		in, given, err := inputPath(c)
 		switch {
 		case err != nil:
-			return nil, nil, err
+			return nil, "", nil, err
 		case in == "-" && (given || !s.StdinTerminal):
-			return nil, nil, cliutil.Usagef("--snapshot - and the recording cannot both be read from stdin: name the recording with -i FILE")
+			return nil, "", nil, cliutil.Usagef("--snapshot - and the recording cannot both be read from stdin: name the recording with -i FILE")
 		case s.StdinTerminal:
-			return nil, nil, cliutil.Usagef("--snapshot -: stdin is a terminal; give a snapshot on a pipe, or name its file")
+			return nil, "", nil, cliutil.Usagef("--snapshot -: stdin is a terminal; give a snapshot on a pipe, or name its file")
 		}
 		f, ok := s.Stdin.(*os.File)
 		if !ok {
-			return nil, nil, cliutil.Usagef("--snapshot -: stdin is not a file")
+			return nil, "", nil, cliutil.Usagef("--snapshot -: stdin is not a file")
 		}
 		snap, err = snapshot.OpenFile(f)
 	} else {
 		snap, err = snapshot.Open(path)
 	}
 	if err != nil {
-		return nil, nil, cliutil.FileError(snapshotName(path), err)
+		return nil, "", nil, cliutil.FileError(snapshotName(path), err)
 	}
-	return snap, func() { snap.Close() }, nil
+	return snap, snapshotName(path), func() { snap.Close() }, nil
 }
 
 // snapshotName is how messages name the snapshot --snapshot gives.
@@ -233,19 +241,27 @@ func snapshotName(path string) string {
 
 // report is what the summary says about an injection.
 type report struct {
-	sum      *inject.Summary
-	snapshot bool
-	tally    inject.Tally
+	sum   *inject.Summary
+	src   bpfprog.Source // where the metadata came from
+	tally inject.Tally
 	// missing are the listed programs the output has no metadata for that
 	// perf would have written, by id; transient those of them loaded and
 	// unloaded during the recording without a sample (libbpf's probes).
 	missing, transient []inject.Program
 }
 
-func summarize(sum *inject.Summary, snapshot bool) *report {
-	return &report{sum: sum, snapshot: snapshot, tally: sum.Tally(),
+func summarize(sum *inject.Summary, src bpfprog.Source) *report {
+	return &report{sum: sum, src: src, tally: sum.Tally(),
 		missing:   sum.Missing(inject.MissingWithSamples, inject.MissingOther),
 		transient: sum.Missing(inject.MissingTransient)}
+}
+
+// sourceName names src in messages, as it names itself (bpfprog.Describer).
+func sourceName(src bpfprog.Source) string {
+	if d, ok := src.(bpfprog.Describer); ok {
+		return d.Describe()
+	}
+	return "the source"
 }
 
 // printLine is the summary without -v: one line, counts only.
@@ -318,33 +334,17 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 	default:
 		fmt.Fprintf(w, "bpfmeta: ... and %d more, not listed: the recording loads more than %d programs\n", all-len(list), inject.MaxListed)
 	}
-	if withSamples > 0 {
-		if r.snapshot {
-			fmt.Fprintln(w, "bpfmeta: hint: a program not in the snapshot was loaded after it was taken, or unloaded before: bpfmeta watch -o snap.jsonl -- perf record ... takes one that has every program the recording saw")
-		} else {
-			fmt.Fprintln(w, "bpfmeta: hint: the metadata of a program unloaded before inject needs a snapshot: bpfmeta watch -o snap.jsonl -- perf record ..., then inject --snapshot snap.jsonl")
-		}
+	if d, ok := r.src.(bpfprog.Describer); ok && withSamples > 0 {
+		fmt.Fprintln(w, "bpfmeta: hint:", safetext.Clean(d.Hint()))
 	}
 }
 
 // why says why p has no metadata, in the user's terms: for a program the
-// source does not have, or has another of, in those of where the metadata
-// came from (--snapshot or the running kernel).
+// source does not have, or has another of, in the source's own
+// (bpfprog.Describer).
 func (r *report) why(p inject.Program) string {
-	switch p.Outcome {
-	case inject.NotFound:
-		switch {
-		case r.snapshot:
-			return "not in the snapshot"
-		case p.Unloaded:
-			return "unloaded during the recording"
-		}
-		return "no longer loaded"
-	case inject.Mismatch:
-		if r.snapshot {
-			return "the snapshot's program with this id is another one (a snapshot of another boot?)"
-		}
-		return "its id is another program's now (it was unloaded, and the id reused)"
+	if d, ok := r.src.(bpfprog.Describer); ok && (p.Outcome == inject.NotFound || p.Outcome == inject.Mismatch) {
+		return d.WhyNot(p.Err, p.Unloaded)
 	}
 	return p.Why()
 }

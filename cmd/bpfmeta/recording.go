@@ -97,11 +97,7 @@ func printSummary(w io.Writer, in *cliutil.Input, start time.Time) {
 
 // warnOtherMachine warns that the recording was made on another machine
 // or kernel than the metadata comes from, which says why nothing matched.
-func warnOtherMachine(w io.Writer, name string, m *inject.OtherMachine, snapshot bool) {
-	from := "the running kernel"
-	if snapshot {
-		from = "the snapshot"
-	}
+func warnOtherMachine(w io.Writer, name string, m *inject.OtherMachine, from string) {
 	fmt.Fprintf(w, "bpfmeta: warning: %s was recorded on %s; %s is of %s: programs of another machine do not match\n",
 		name, machine(m.Recording.Hostname, m.Recording.OSRelease), from, machine(m.Source.Hostname, m.Source.KernelRelease))
 }
