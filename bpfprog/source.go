@@ -81,6 +81,32 @@ type Reporter interface {
 	Report() []string
 }
 
+// A Load is what a recording says of one load of a program, for a source
+// that keeps loads of several boots or machines (a journal), whose id and
+// tag alone do not tell them apart.
+type Load struct {
+	ID  uint32
+	Tag perfdata.BPFTag
+	// Addrs are the addresses of the program's functions, from the
+	// recording's KSYMBOLs, main function first.
+	Addrs []uint64
+	// Host is the recording's HEADER_HOSTNAME; "" if it has none.
+	Host string
+	// Time is when the record that names the load was written, on perf's
+	// clock; 0 if it has no time (perf's synthesized records).
+	Time uint64
+}
+
+// A Finder is a Source that finds a program by the whole of a recording's
+// load (Load), not only by id and tag: it returns the one program that is
+// that load, or an error wrapping ErrNotFound (none, or more than one that
+// could be: it does not guess) or ErrTagMismatch. inject asks a source
+// that is one through Find instead of Lookup.
+type Finder interface {
+	Source
+	Find(l Load) (*Program, error)
+}
+
 // System identifies a machine and one boot of it.
 type System struct {
 	KernelRelease string `json:"kernel_release"` // uname -r, as perf's HEADER_OSRELEASE

@@ -1,0 +1,5 @@
+package journal
+
+import "syscall"
+
+const syscallNoFollow = syscall.O_NOFOLLOW

@@ -1,0 +1,442 @@
+package journal
+
+import (
+	"cmp"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"iter"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// MaxIndexed bounds the loads (and dropped loads) of one host's journal
+// that Find indexes, 40 bytes each: a journal of DefaultMaxSize holds
+// about 130,000.
+const MaxIndexed = 1 << 19
+
+// Journal is a journal directory read (Open): one host's, or a tree of
+// hosts' (DIR/HOST/...).
+type Journal struct {
+	Path  string
+	hosts map[string]*Host
+}
+
+// Host is one host's journal.
+type Host struct {
+	Name string // the directory's name: the hostname its writer had
+	Dir  string
+	// boot is the boot of the loads Find found, once it found one: the
+	// recording's, which all its programs share.
+	boot  string
+	index *index
+	err   error
+}
+
+// Open reads the directory of a journal: one host's (it holds segment
+// files), or a tree with a directory per host. Only names are read here;
+// a host's segments are indexed when a program is first looked for in
+// them. Symlinks are not followed.
+func Open(dir string) (*Journal, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	j := &Journal{Path: dir, hosts: map[string]*Host{}}
+	for _, e := range ents {
+		if _, ok := parseSegmentName(e.Name()); ok && e.Type().IsRegular() {
+			// one host's directory: its name is the hostname of its segments
+			h := &Host{Dir: dir}
+			for e, err := range h.Records() {
+				if err != nil {
+					return nil, err
+				}
+				h.Name = e.System.Hostname
+				break
+			}
+			if h.Name == "" {
+				return nil, fmt.Errorf("%s: %w (a segment without a header)", dir, ErrFormat)
+			}
+			j.hosts[h.Name] = h
+			return j, nil
+		}
+	}
+	for _, e := range ents {
+		if e.IsDir() && checkHost(e.Name()) == nil {
+			j.hosts[e.Name()] = &Host{Name: e.Name(), Dir: filepath.Join(dir, e.Name())}
+		}
+	}
+	return j, nil
+}
+
+// Hosts are the names of the hosts the journal has, sorted.
+func (j *Journal) Hosts() []string {
+	return slices.Sorted(func(yield func(string) bool) {
+		for n := range j.hosts {
+			if !yield(n) {
+				return
+			}
+		}
+	})
+}
+
+// Host is the journal of host, nil if it has none.
+func (j *Journal) Host(name string) *Host { return j.hosts[name] }
+
+// segments are the host's segment files, oldest first.
+func (h *Host) segments() ([]uint64, error) {
+	ents, err := os.ReadDir(h.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var seqs []uint64
+	for _, e := range ents {
+		if seq, ok := parseSegmentName(e.Name()); ok && e.Type().IsRegular() {
+			seqs = append(seqs, seq)
+		}
+	}
+	slices.Sort(seqs)
+	return seqs, nil
+}
+
+func (h *Host) open(seq uint64) (*os.File, error) {
+	return os.OpenFile(filepath.Join(h.Dir, segmentName(seq)), os.O_RDONLY|syscallNoFollow, 0)
+}
+
+// Entry is one record of a host's journal (Host.Records), with the
+// segment it is in.
+type Entry struct {
+	Seq     uint64
+	System  bpfprog.System // of the segment's writer
+	Started time.Time      // when the segment was begun
+	// DroppedSegments and DroppedLoads count what the size limit had
+	// dropped when the segment was begun.
+	DroppedSegments, DroppedLoads uint64
+	Record
+	// Torn, in the last entry of a segment that stops before its end,
+	// says where (the record is then empty).
+	Torn string
+}
+
+// Records yields every record of the host's journal, oldest first, and
+// an entry with Torn for a segment that stops before its end.
+func (h *Host) Records() iter.Seq2[Entry, error] {
+	return func(yield func(Entry, error) bool) {
+		seqs, err := h.segments()
+		if err != nil {
+			yield(Entry{}, err)
+			return
+		}
+		for _, seq := range seqs {
+			f, err := h.open(seq)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // dropped meanwhile by a running writer
+			}
+			if err != nil {
+				yield(Entry{}, err)
+				return
+			}
+			sr := NewSegmentReader(f)
+			ok := true
+			for sr.Next() {
+				hd := sr.Header()
+				if !yield(Entry{Seq: seq, System: hd.System, Started: hd.Started, DroppedSegments: hd.DroppedSegments, DroppedLoads: hd.DroppedLoads, Record: sr.Record()}, nil) {
+					ok = false
+					break
+				}
+			}
+			f.Close()
+			if !ok {
+				return
+			}
+			if err := sr.Err(); err != nil {
+				yield(Entry{}, err)
+				return
+			}
+			if t := sr.Torn(); t != "" {
+				e := Entry{Seq: seq, Torn: f.Name() + ": " + t}
+				if hd := sr.Header(); hd != nil {
+					e.System, e.Started = hd.System, hd.Started
+				}
+				if !yield(e, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// index is what Find knows of a host's journal without reading its
+// programs.
+type index struct {
+	loads   []loadRef // by id
+	dropped []droppedRef
+	boots   []string // boot ids
+	// droppedLoads counts what the size limit dropped, per the newest
+	// segment's header.
+	droppedLoads uint64
+	torn         []string
+}
+
+type loadRef struct {
+	id     uint32
+	boot   uint16
+	seq    uint64
+	off    int64
+	n      uint32
+	load   time.Duration
+	unload time.Duration // 0 if not seen
+	clock  time.Duration // its boot's PerfClockOffset
+}
+
+type droppedRef struct {
+	id   uint32
+	boot uint16
+	tag  perfdata.BPFTag
+	addr uint64
+	at   time.Time
+}
+
+// indexed indexes the host's journal once.
+func (h *Host) indexed() (*index, error) {
+	if h.index != nil || h.err != nil {
+		return h.index, h.err
+	}
+	x := &index{}
+	bootOf := map[string]uint16{}
+	boot := func(id string) (uint16, error) {
+		b, ok := bootOf[id]
+		if !ok {
+			if len(x.boots) > 1<<16-1 {
+				return 0, fmt.Errorf("%s: more than %d boots", h.Dir, 1<<16-1)
+			}
+			b = uint16(len(x.boots))
+			x.boots = append(x.boots, id)
+			bootOf[id] = b
+		}
+		return b, nil
+	}
+	type key struct {
+		boot uint16
+		id   uint32
+	}
+	live := map[key]int{} // the loads not seen unloaded, by boot and id
+	seqs, err := h.segments()
+	if err != nil {
+		h.err = err
+		return nil, err
+	}
+	for _, seq := range seqs {
+		f, err := h.open(seq)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			h.err = err
+			return nil, err
+		}
+		sr := NewSegmentReader(f)
+		sr.raw = true
+		for sr.Next() {
+			sys := sr.System()
+			if sys.Hostname != h.Name {
+				break // a segment of another host's, copied here: not used
+			}
+			x.droppedLoads = sr.Header().DroppedLoads
+			b, err := boot(sys.BootID)
+			if err != nil {
+				h.err = err
+				return nil, err
+			}
+			r := sr.Record()
+			if len(x.loads)+len(x.dropped) >= MaxIndexed {
+				f.Close()
+				h.err = fmt.Errorf("%s: more than %d loads (bpfmeta indexes at most that many of one host)", h.Dir, MaxIndexed)
+				return nil, h.err
+			}
+			switch {
+			case r.Program != nil:
+				var p struct {
+					ID       uint32        `json:"id"`
+					LoadTime time.Duration `json:"load_time_ns"`
+				}
+				if json.Unmarshal(sr.rawLoad, &p) != nil {
+					continue
+				}
+				live[key{b, p.ID}] = len(x.loads)
+				x.loads = append(x.loads, loadRef{id: p.ID, boot: b, seq: seq, off: r.Offset, n: uint32(r.Size), load: p.LoadTime, clock: sys.PerfClockOffset})
+			case r.Unload != nil:
+				k := key{b, r.Unload.ID}
+				if i, ok := live[k]; ok {
+					x.loads[i].unload = r.Unload.Time
+					delete(live, k)
+				}
+			case r.Dropped != nil:
+				db, err := boot(r.Dropped.BootID)
+				if err != nil {
+					h.err = err
+					return nil, err
+				}
+				for _, l := range r.Dropped.Loads {
+					x.dropped = append(x.dropped, droppedRef{id: l.ID, boot: db, tag: l.Tag, addr: uint64(l.Addr), at: r.Dropped.At})
+				}
+			}
+		}
+		f.Close()
+		if err := sr.Err(); err != nil {
+			h.err = err
+			return nil, err
+		}
+		if t := sr.Torn(); t != "" {
+			x.torn = append(x.torn, f.Name()+": "+t)
+		}
+	}
+	slices.SortStableFunc(x.loads, func(a, b loadRef) int { return cmp.Compare(a.id, b.id) })
+	slices.SortStableFunc(x.dropped, func(a, b droppedRef) int { return cmp.Compare(a.id, b.id) })
+	h.index = x
+	return x, nil
+}
+
+// read reads the program of a load from its segment.
+func (h *Host) read(l loadRef) (*bpfprog.Program, error) {
+	f, err := h.open(l.seq)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, l.n)
+	if _, err := f.ReadAt(b, l.off); err != nil {
+		return nil, fmt.Errorf("%s: reading the record at offset %d: %w", f.Name(), l.off, err)
+	}
+	n := binary.LittleEndian.Uint32(b[:4])
+	if int(n) != len(b)-frameHeader || crc32.Checksum(b[frameHeader:], castagnoli) != binary.LittleEndian.Uint32(b[4:8]) {
+		return nil, fmt.Errorf("%s: the record at offset %d changed since it was read", f.Name(), l.off)
+	}
+	var r record
+	if err := json.Unmarshal(b[frameHeader:], &r); err != nil || r.Load == nil {
+		return nil, fmt.Errorf("%s: the record at offset %d: %w", f.Name(), l.off, ErrFormat)
+	}
+	p := new(bpfprog.Program)
+	if err := p.UnmarshalJSON(r.Load); err != nil {
+		return nil, fmt.Errorf("%s: the record at offset %d: %w: %v", f.Name(), l.off, ErrFormat, bpfprog.JSONError(err))
+	}
+	return p, p.Check()
+}
+
+// Find returns the program of the host's journal that is the load l of a
+// recording made on host l.Host: its id, tag and every function's address
+// are l's, it was loaded before l.Time and not unloaded before it (when
+// the times can be compared), and it is of the boot of the other
+// programs Find found for the host, and of boot when that is not ""
+// (the running kernel's, when it had some of the recording's programs).
+// More than one such load is not guessed between (ErrAmbiguous); a load
+// that fell out of the journal is told (ErrDropped). Both errors wrap
+// bpfprog.ErrNotFound too.
+func (j *Journal) Find(l bpfprog.Load, boot string) (*bpfprog.Program, error) {
+	notFound := func(why string, also ...error) error {
+		return fmt.Errorf("program %d: %w%s", l.ID, errors.Join(append([]error{bpfprog.ErrNotFound}, also...)...), why)
+	}
+	if l.Host == "" {
+		return nil, notFound(": the recording names no host, so the journal's cannot be told")
+	}
+	h := j.hosts[l.Host]
+	if h == nil {
+		return nil, notFound(": the journal has no host " + safetext.Quote(l.Host))
+	}
+	x, err := h.indexed()
+	if err != nil {
+		return nil, err
+	}
+	if boot == "" {
+		boot = h.boot
+	}
+	lo, _ := slices.BinarySearchFunc(x.loads, l.ID, func(r loadRef, id uint32) int { return cmp.Compare(r.id, id) })
+	var found []*bpfprog.Program
+	var foundBoot []string
+	for i := lo; i < len(x.loads) && x.loads[i].id == l.ID; i++ {
+		r := x.loads[i]
+		if boot != "" && x.boots[r.boot] != boot {
+			continue
+		}
+		if !r.before(l.Time) {
+			continue
+		}
+		p, err := h.read(r)
+		if err != nil {
+			return nil, err
+		}
+		if p.Tag != l.Tag || !sameAddrs(p, l.Addrs) {
+			continue
+		}
+		// the same load written again (a writer started again records
+		// the programs loaded) is one load
+		if k := slices.IndexFunc(found, func(q *bpfprog.Program) bool { return q.LoadTime == p.LoadTime }); k >= 0 && foundBoot[k] == x.boots[r.boot] {
+			continue
+		}
+		found, foundBoot = append(found, p), append(foundBoot, x.boots[r.boot])
+	}
+	switch len(found) {
+	case 1:
+		h.boot = foundBoot[0]
+		return found[0], nil
+	case 0:
+	default:
+		return nil, notFound(fmt.Sprintf(": %d loads of boots %v could be it", len(found), foundBoot), ErrAmbiguous)
+	}
+	lo, _ = slices.BinarySearchFunc(x.dropped, l.ID, func(r droppedRef, id uint32) int { return cmp.Compare(r.id, id) })
+	for i := lo; i < len(x.dropped) && x.dropped[i].id == l.ID; i++ {
+		d := x.dropped[i]
+		if d.tag == l.Tag && len(l.Addrs) > 0 && d.addr == l.Addrs[0] && (boot == "" || x.boots[d.boot] == boot) {
+			return nil, notFound(fmt.Sprintf(": it fell out of the journal (dropped %s to keep it under its size limit)", d.at.Local().Format(time.DateTime)), ErrDropped)
+		}
+	}
+	if x.droppedLoads > 0 {
+		return nil, notFound(fmt.Sprintf(" in the journal (its size limit has dropped %d older loads)", x.droppedLoads))
+	}
+	return nil, notFound(" in the journal")
+}
+
+// before reports whether the load was there at perf time t: loaded before
+// it and not unloaded before it. Where either time cannot be placed on
+// perf's clock, it may have been.
+func (r loadRef) before(t uint64) bool {
+	if t == 0 || r.clock == 0 {
+		return true
+	}
+	perf := func(d time.Duration) int64 { return int64(d - r.clock) }
+	if r.load != 0 && perf(r.load) > int64(t) {
+		return false
+	}
+	return r.unload == 0 || perf(r.unload) >= int64(t)
+}
+
+// sameAddrs reports whether p's functions are at addrs, in order.
+func sameAddrs(p *bpfprog.Program, addrs []uint64) bool {
+	if len(p.Funcs) != len(addrs) {
+		return false
+	}
+	for i, f := range p.Funcs {
+		if f.Addr != addrs[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// Torn says which of the host's segments stop before their end (after
+// Find indexed them).
+func (h *Host) Torn() []string {
+	if h.index == nil {
+		return nil
+	}
+	return h.index.torn
+}

@@ -1,0 +1,138 @@
+package journal
+
+import (
+	"errors"
+	"fmt"
+	"iter"
+	"strings"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// Source is the running kernel as a bpfprog.Source, with a journal for
+// the programs it no longer has: a recording's program is taken from the
+// kernel while it is the same load (the same id, tag and function
+// addresses), and from the journal (Journal.Find) when it is gone. It
+// lists (All) what the kernel lists, and says (Report) how many programs
+// came from the journal and which had fallen out of it.
+type Source struct {
+	kernel bpfprog.Lister
+	j      *Journal // nil: the kernel alone
+	// boot is the kernel's boot id once the kernel had one of the
+	// recording's loads: the journal's must then be of that boot.
+	boot        string
+	fromJournal int
+	fellOut     []uint32 // the first maxFellOutListed
+	nFellOut    int
+}
+
+// maxFellOutListed is how many programs that fell out of the journal
+// Report names; the count is exact.
+const maxFellOutListed = 20
+
+// WithKernel is the kernel k, and the journal j for the programs k no
+// longer has (nil: none).
+func WithKernel(k bpfprog.Lister, j *Journal) *Source { return &Source{kernel: k, j: j} }
+
+// System is the kernel's.
+func (s *Source) System() bpfprog.System { return s.kernel.System() }
+
+// Lookup is the kernel's: without the load's addresses and host, the
+// journal cannot tell its loads apart (Find).
+func (s *Source) Lookup(id uint32, tag perfdata.BPFTag) (*bpfprog.Program, error) {
+	return s.kernel.Lookup(id, tag)
+}
+
+// All lists the kernel's programs.
+func (s *Source) All() iter.Seq2[*bpfprog.Program, error] { return s.kernel.All() }
+
+// Find returns the kernel's program if it is the load l, else the
+// journal's (Journal.Find), else the kernel's error, or its program of
+// l's id and tag that is another load (whose addresses the caller finds
+// are not the recording's).
+func (s *Source) Find(l bpfprog.Load) (*bpfprog.Program, error) {
+	kp, kerr := s.kernel.Lookup(l.ID, l.Tag)
+	if kerr == nil && sameAddrs(kp, l.Addrs) {
+		s.boot = s.kernel.System().BootID
+		return kp, nil
+	}
+	if s.j == nil {
+		return kp, kerr
+	}
+	jp, jerr := s.j.Find(l, s.boot)
+	switch {
+	case jerr == nil:
+		s.fromJournal++
+		return jp, nil
+	case errors.Is(jerr, ErrDropped):
+		if s.nFellOut++; len(s.fellOut) < maxFellOutListed {
+			s.fellOut = append(s.fellOut, l.ID)
+		}
+		return nil, jerr
+	case errors.Is(jerr, ErrAmbiguous), !errors.Is(jerr, bpfprog.ErrNotFound):
+		return nil, jerr
+	case kerr == nil:
+		return kp, nil // another load of the id: the caller says so
+	}
+	return nil, fmt.Errorf("%w; %v", kerr, jerr)
+}
+
+// Describe names the source in messages.
+func (s *Source) Describe() string { return "the running kernel" }
+
+// WhyNot says why neither the kernel nor the journal had the program.
+func (s *Source) WhyNot(err error, unloaded bool) string {
+	switch {
+	case errors.Is(err, ErrDropped):
+		return "unloaded, and fell out of the journal: its size limit dropped its load"
+	case errors.Is(err, ErrAmbiguous):
+		return "unloaded, and the journal has more than one load it could be"
+	case !errors.Is(err, bpfprog.ErrNotFound):
+		return "its id is another program's now (it was unloaded, and the id reused), and the journal has not this load"
+	case s.j == nil && unloaded:
+		return "unloaded during the recording"
+	case s.j == nil:
+		return "no longer loaded"
+	case unloaded:
+		return "unloaded during the recording, and not in the journal"
+	}
+	return "no longer loaded, and not in the journal"
+}
+
+// Hint says how to keep the metadata of programs that are unloaded.
+func (s *Source) Hint() string {
+	if s.j == nil {
+		return "the metadata of a program unloaded before inject is kept by the journal service (systemctl enable --now bpfmeta-watch.service), or by a snapshot: bpfmeta watch -o snap.jsonl -- perf record ..., then inject --snapshot snap.jsonl"
+	}
+	return "a program not in the journal was loaded and unloaded while the journal service was not running (or its journal is of another host: --journal DIR); bpfmeta programs --journal DIR lists what it has"
+}
+
+// Report says how many programs came from the journal, and which fell out
+// of it.
+func (s *Source) Report() []string {
+	var out []string
+	if s.fromJournal > 0 {
+		out = append(out, fmt.Sprintf("the metadata of %d unloaded %s came from the journal %s", s.fromJournal, plural(s.fromJournal, "program", "programs"), s.j.Path))
+	}
+	if s.nFellOut > 0 {
+		ids := make([]string, len(s.fellOut))
+		for i, id := range s.fellOut {
+			ids[i] = fmt.Sprint(id)
+		}
+		more := ""
+		if s.nFellOut > len(ids) {
+			more = ", ..."
+		}
+		out = append(out, fmt.Sprintf("%d %s fell out of the journal %s (dropped by its size limit, --max-size): id %s%s",
+			s.nFellOut, plural(s.nFellOut, "program", "programs"), s.j.Path, strings.Join(ids, " "), more))
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
