@@ -61,9 +61,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // DefaultMaxSize is the size the whole of a host's journal is kept under
 // when Options.MaxSize is 0: 128 MiB hold about 100,000 loads of programs
-// with metadata (a load's record is about 1 KiB), weeks of a host that
-// loads a program every minute, and inject's index of them stays under
-// 4 MiB; journald keeps up to 4 GiB, but a load is worth less than a log.
+// with metadata (a load's record is about 1 KiB), two months of a host that
+// loads a program every minute, and inject's index of them stays near
+// 5 MiB; journald keeps up to 4 GiB, but a load is worth less than a log.
 const DefaultMaxSize = 128 << 20
 
 // segmentHeader is a segment's first record.

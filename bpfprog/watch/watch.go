@@ -46,6 +46,11 @@ type Options struct {
 	// re-reads of the bind race), from the goroutine that runs the Watcher.
 	// An error stops the Watcher.
 	Emit func(*bpfprog.Program) error
+	// Unload, if not nil, gets the PROG_UNLOAD of every program Emit got
+	// (or will get: a program held is not unloaded before it is emitted),
+	// with the time of its BPF_EVENT on perfevent.Clock. An error stops
+	// the Watcher.
+	Unload func(id uint32, tag perfdata.BPFTag, time uint64) error
 }
 
 // Re-reading a program that shows no metadata yet (the libbpf bind race, see
@@ -109,10 +114,11 @@ const MaxMissedListed = 100
 //
 // A Watcher is used by one goroutine: New, Run, then Stats, then Close.
 type Watcher struct {
-	live  *live.Kernel
-	sb    *perfevent.SideBand
-	emit  func(*bpfprog.Program) error
-	track *bpftrack.Tracker
+	live   *live.Kernel
+	sb     *perfevent.SideBand
+	emit   func(*bpfprog.Program) error
+	unload func(uint32, perfdata.BPFTag, uint64) error
+	track  *bpftrack.Tracker
 
 	// known are the programs read (or being read) that are still loaded,
 	// by id, with their tag: a walk does not read them again.
@@ -220,11 +226,12 @@ func New(k *live.Kernel, opts Options) (*Watcher, error) {
 		emit = func(*bpfprog.Program) error { return nil }
 	}
 	w := &Watcher{
-		live:  k,
-		sb:    sb,
-		emit:  emit,
-		track: bpftrack.New(nativeRecords{}, bpftrack.Options{}),
-		known: make(map[uint32]perfdata.BPFTag),
+		live:   k,
+		sb:     sb,
+		emit:   emit,
+		unload: opts.Unload,
+		track:  bpftrack.New(nativeRecords{}, bpftrack.Options{}),
+		known:  make(map[uint32]perfdata.BPFTag),
 	}
 	if err := w.walk(fromStart); err != nil {
 		w.Close()
@@ -376,6 +383,9 @@ func (w *Watcher) handle(r *perfevent.Record) error {
 		if tag, ok := w.known[u.Unloaded.ID]; ok && tag == u.Unloaded.Tag {
 			delete(w.known, u.Unloaded.ID)
 			w.stats.Unloaded++
+			if w.unload != nil {
+				return w.unload(u.Unloaded.ID, u.Unloaded.Tag, r.SampleID.Time)
+			}
 		}
 	}
 	return nil

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
@@ -124,4 +129,27 @@ func newWriter(out *outfile.Output, in *cliutil.Input, opts writer.Options) (*wr
 func openSnapshotOutput(c *cli.Context, journal bool) (*outfile.Output, error) {
 	return sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
 		Given: c.IsSet("output"), Force: c.Bool("force"), Journal: journal, Sync: true})
+}
+
+// parseSize parses a size in bytes, with an optional K, M or G (KiB, MiB,
+// GiB) suffix.
+func parseSize(s string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(s, "K"):
+		mult = 1 << 10
+	case strings.HasSuffix(s, "M"):
+		mult = 1 << 20
+	case strings.HasSuffix(s, "G"):
+		mult = 1 << 30
+	}
+	num := s
+	if mult > 1 {
+		num = s[:len(s)-1]
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("%s is not a size (bytes, or a number with K, M or G)", safetext.Quote(s))
+	}
+	return n * mult, nil
 }

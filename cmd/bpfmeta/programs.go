@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
@@ -36,11 +38,20 @@ cannot be read, nothing is printed: a partial list is never taken for all.
 "JSON"): the values as perf writes them ("value") and, where their type allows,
 as JSON ("typed": strings, numbers, enumerators by name, objects, arrays).
 
+With --journal DIR it lists what the journal of bpfmeta watch --journal holds
+instead of the loaded programs: per host (DIR/HOST/), oldest first, when each
+segment was begun (boot, kernel, and what the size limit had dropped), every
+load (id, tag, name, functions, metadata) and unload with its time, the loads
+dropped by the size limit, and where a segment stops before its end (a
+record cut by a SIGKILL or a crash). Given ids, only those programs' records.
+
 Examples:
    bpfmeta programs
    bpfmeta programs 97 98
+   bpfmeta programs --journal /var/lib/bpfmeta
    bpfmeta programs --json | jq '.programs[] | select(.metadata) | .metadata.entries'`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the README's JSON section)"},
+			&cli.StringFlag{Name: "journal", TakesFile: true, Usage: "list the loads and unloads the journal in `DIR` holds (bpfmeta watch --journal)"},
 			quietFlag(), verboseFlag("say how many programs were listed, and how many have metadata")},
 		Action: runPrograms,
 	}
@@ -54,6 +65,9 @@ func runPrograms(c *cli.Context) error {
 			return cliutil.Usagef("programs: %s is not a program id", safetext.Quote(a))
 		}
 		ids = append(ids, uint32(id))
+	}
+	if c.IsSet("journal") {
+		return listJournal(c, ids)
 	}
 	k, err := live.New()
 	if err != nil {
@@ -122,4 +136,54 @@ func printProgram(w io.Writer, p *bpfprog.Program) {
 		printProgramEntries(&b, "\t", md.Entries)
 	}
 	io.WriteString(w, b.String())
+}
+
+// listJournal is programs --journal: the journal's records, a line each
+// (a load's functions and metadata as printProgram prints them).
+func listJournal(c *cli.Context, ids []uint32) error {
+	if c.Bool("json") {
+		return cliutil.Usagef("programs --journal has no --json: the journal's records are listed as text")
+	}
+	j, err := journal.Open(c.String("journal"))
+	if err != nil {
+		return cliutil.FileError(safetext.Quote(c.String("journal")), err)
+	}
+	w := bufio.NewWriter(c.App.Writer)
+	loads, unloads := 0, 0
+	want := func(id uint32) bool { return len(ids) == 0 || slices.Contains(ids, id) }
+	for _, name := range j.Hosts() {
+		var seq uint64
+		for e, err := range j.Host(name).Records() {
+			if err != nil {
+				w.Flush()
+				return err
+			}
+			host, when := safetext.Quote(name), func(t time.Time) string { return t.Local().Format(time.DateTime) }
+			if e.Seq != seq {
+				seq = e.Seq
+				fmt.Fprintf(w, "%s  %s  segment %d  boot %s  kernel %s  (%d older loads dropped by the size limit)\n",
+					host, when(e.Started), e.Seq, safetext.Clean(e.System.BootID), safetext.Quote(e.System.KernelRelease), e.DroppedLoads)
+			}
+			switch {
+			case e.Torn != "":
+				fmt.Fprintf(w, "%s  segment %d stops before its end: %s (ignored)\n", host, e.Seq, safetext.Clean(e.Torn))
+			case e.Program != nil && want(e.Program.ID):
+				loads++
+				fmt.Fprintf(w, "%s  %s  load    ", host, when(e.Program.LoadedAt))
+				printProgram(w, e.Program)
+			case e.Unload != nil && want(e.Unload.ID):
+				unloads++
+				fmt.Fprintf(w, "%s  %s  unload  %d  tag %s\n", host, when(e.Unload.At), e.Unload.ID, e.Unload.Tag)
+			case e.Dropped != nil && len(ids) == 0:
+				fmt.Fprintf(w, "%s  %s  dropped segment %d by the size limit: %s of boot %s\n", host, when(e.Dropped.At), e.Dropped.Seq, plural(len(e.Dropped.Loads), "load"), safetext.Clean(e.Dropped.BootID))
+			}
+		}
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	if verbose(c) {
+		fmt.Fprintf(notes(c), "bpfmeta: %s: %s, %d loads and %d unloads listed\n", safetext.Quote(j.Path), plural(len(j.Hosts()), "host"), loads, unloads)
+	}
+	return nil
 }
