@@ -19,7 +19,10 @@
 //
 // Programs are looked up in a bpfprog.Source by the id of their BPF_EVENT
 // and matched by tag and by the addresses of their KSYMBOLs, so a reused id
-// or a program from another boot gets no metadata. An id gets records
+// or a program from another boot gets no metadata. A source that keeps
+// loads of several boots or hosts (a journal, bpfprog.Finder) is asked by
+// the whole load: id, tag, addresses, the recording's host and the time of
+// the record that names it. An id gets records
 // once, for its first PROG_LOAD: perf keeps one bpf_prog_info per id
 // (perf_env__insert_bpf_prog_info() refuses a second, and
 // perf_event__synthesize_one_bpf_prog() then writes no metadata). Records the recording
@@ -272,6 +275,9 @@ type injector struct {
 	// mem is what the above takes of the process's memory budget
 	// (internal/budget), the tracker's aside.
 	mem budget.Meter
+	// eventTime is the time of the KSYMBOL or BPF_EVENT record being
+	// handled (0: none): a load's, for a bpfprog.Finder.
+	eventTime uint64
 }
 
 // What inject keeps, in bytes, beside the strings it counts (for the
@@ -363,6 +369,10 @@ func (j *injector) record(rec *perfdata.Record) error {
 	// passRun's runs too, as KSYMBOL and BPF_EVENT do.
 	switch t {
 	case perfdata.RecordKSymbol, perfdata.RecordBPFEvent:
+		j.eventTime = 0
+		if ts, ok := j.events.Time(rec.Raw); ok {
+			j.eventTime = ts
+		}
 		u, err := j.track.Feed(rec)
 		if err != nil {
 			return err

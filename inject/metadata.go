@@ -74,7 +74,7 @@ func (j *injector) load(tp *bpftrack.Program) error {
 // records builds the BPF_METADATA records for program tp (p), or says why
 // there are none.
 func (j *injector) records(tp *bpftrack.Program, p *program) ([]pending, Outcome, error) {
-	sp, err := j.src.Lookup(tp.ID, tp.Tag)
+	sp, err := j.lookup(tp)
 	switch {
 	case errors.Is(err, bpfprog.ErrNotFound):
 		return nil, NotFound, err
@@ -122,6 +122,24 @@ func (j *injector) records(tp *bpftrack.Program, p *program) ([]pending, Outcome
 		out = append(out, pending{prog: p, names: uniq(names[i], m.ProgNames[i], f.PerfName, f.KernelName), md: bm})
 	}
 	return out, Injected, nil
+}
+
+// lookup asks the source for program tp: by the whole of its load when
+// the source keeps loads of several boots or hosts (bpfprog.Finder), else
+// by id and tag.
+func (j *injector) lookup(tp *bpftrack.Program) (*bpfprog.Program, error) {
+	f, ok := j.src.(bpfprog.Finder)
+	if !ok {
+		return j.src.Lookup(tp.ID, tp.Tag)
+	}
+	l := bpfprog.Load{ID: tp.ID, Tag: tp.Tag, Addrs: make([]uint64, len(tp.Funcs)), Time: j.eventTime}
+	for i, fn := range tp.Funcs {
+		l.Addrs[i] = fn.Addr
+	}
+	if o, known := j.r.Origin(); known {
+		l.Host = o.Hostname
+	}
+	return f.Find(l)
 }
 
 // metadataOf returns a source program's metadata and its entries as a

@@ -54,6 +54,10 @@ const (
 	maxDroppedPerRecord = 8192
 )
 
+// DefaultDir is the journal bpfmeta-watch.service writes
+// (StateDirectory=bpfmeta), which inject reads when it exists.
+const DefaultDir = "/var/lib/bpfmeta"
+
 // Kind is bpfprog.Header's kind of a journal segment.
 const Kind = "journal"
 

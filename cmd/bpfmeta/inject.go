@@ -11,6 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/inject"
@@ -67,6 +68,14 @@ perf before 6.17 cannot read the output ("failed to process type: 84"): read it
 with perf >= 6.17, print it with bpfmeta show, or remove the records again with
 bpfmeta strip.
 
+Without --snapshot, a program no longer loaded is taken from the journal of
+bpfmeta watch --journal (bpfmeta-watch.service: /var/lib/bpfmeta, when it
+exists; --journal DIR names another, such as one copied from another host):
+only the same load (same host as the recording's HEADER_HOSTNAME, same id,
+tag and function addresses, loaded before the record that names it, of one
+boot), never a guess between two. The summary says how many came from it,
+and which programs fell out of it by its size limit.
+
 Examples:
    bpfmeta inject -i perf.data -o perf.meta.data
    perf record -o - -a -- sleep 5 | bpfmeta inject -o perf.meta.data
@@ -79,6 +88,8 @@ Examples:
 			syncFlag(),
 			&cli.StringFlag{Name: "snapshot", TakesFile: true,
 				Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch; - for stdin) instead of the running kernel"},
+			&cli.StringFlag{Name: "journal", TakesFile: true,
+				Usage: "take the metadata of programs no longer loaded from the journal in `DIR` (bpfmeta watch --journal; default " + journal.DefaultDir + " when it exists)"},
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program with samples gets no metadata perf would have written"},
 			&cli.BoolFlag{Name: "perf-names", Usage: "name the records as perf record does, not after the function they belong to (see the README)"},
 			&cli.BoolFlag{Name: "recorded-only", Usage: "add metadata only for programs the recording has a record of (see above)"},
@@ -203,7 +214,15 @@ func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, string, fun
 		if err := k.Check(); err != nil {
 			return nil, "", nil, fmt.Errorf("the running kernel: %w; or inject from a snapshot taken as root (--snapshot)", err)
 		}
-		return k, k.Describe(), func() {}, nil
+		j, err := openJournal(c)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		src := journal.WithKernel(k, j)
+		return src, src.Describe(), func() {}, nil
+	}
+	if c.IsSet("journal") {
+		return nil, "", nil, cliutil.Usagef("--journal and --snapshot: the journal is read with the running kernel, not with a snapshot")
 	}
 	var snap *snapshot.File
 	var err error
@@ -229,6 +248,23 @@ func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, string, fun
 		return nil, "", nil, cliutil.FileError(snapshotName(path), err)
 	}
 	return snap, snapshotName(path), func() { snap.Close() }, nil
+}
+
+// openJournal opens the journal --journal names, or the default one if
+// it exists; nil if neither.
+func openJournal(c *cli.Context) (*journal.Journal, error) {
+	dir := c.String("journal")
+	if dir == "" {
+		if _, err := os.Stat(journal.DefaultDir); err != nil {
+			return nil, nil
+		}
+		dir = journal.DefaultDir
+	}
+	j, err := journal.Open(dir)
+	if err != nil {
+		return nil, cliutil.FileError(safetext.Quote(dir), err)
+	}
+	return j, nil
 }
 
 // snapshotName is how messages name the snapshot --snapshot gives.
