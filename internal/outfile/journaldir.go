@@ -8,7 +8,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-
 // JournalDir opens the directory path for a journal that is written in
 // place (segment files, bpfprog/journal), making it, mode 0700, if it does
 // not exist; its parent must. The path is resolved by the rule of every
