@@ -13,6 +13,9 @@ MAN1DIR  := $(DESTDIR)$(PREFIX)/share/man/man1
 BASHDIR  := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
 ZSHDIR   := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
 FISHDIR  := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+# the journal service, where systemd looks for units under PREFIX
+# (/usr/local/lib/systemd/system for the default PREFIX)
+UNITDIR  ?= $(PREFIX)/lib/systemd/system
 FUZZTIME ?= 30s
 export PATH := $(PATH):/usr/local/go/bin
 
@@ -28,9 +31,11 @@ help: ## list the targets
 build: ## build bin/bpfmeta
 	$(GO) build -buildvcs=auto -tags urfave_cli_no_docs -o $(BIN) ./cmd/bpfmeta
 
-install: build ## install bpfmeta, its man page and bash/zsh/fish completion under PREFIX (default /usr/local)
-	install -d $(BINDIR) $(MAN1DIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR)
+install: build ## install bpfmeta, its man page, bash/zsh/fish completion and bpfmeta-watch.service under PREFIX (default /usr/local)
+	install -d $(BINDIR) $(MAN1DIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(DESTDIR)$(UNITDIR)
 	install -m 755 $(BIN) $(BINDIR)/bpfmeta
+	sed 's|@BINDIR@|$(PREFIX)/bin|' scripts/bpfmeta-watch.service.in >$(DESTDIR)$(UNITDIR)/bpfmeta-watch.service
+	chmod 644 $(DESTDIR)$(UNITDIR)/bpfmeta-watch.service
 	$(BIN) man >$(MAN1DIR)/bpfmeta.1
 	$(BIN) completion bash >$(BASHDIR)/bpfmeta
 	$(BIN) completion zsh >$(ZSHDIR)/_bpfmeta
@@ -38,7 +43,7 @@ install: build ## install bpfmeta, its man page and bash/zsh/fish completion und
 	chmod 644 $(MAN1DIR)/bpfmeta.1 $(BASHDIR)/bpfmeta $(ZSHDIR)/_bpfmeta $(FISHDIR)/bpfmeta.fish
 
 uninstall: ## remove what make install installed under PREFIX
-	rm -f $(BINDIR)/bpfmeta $(MAN1DIR)/bpfmeta.1 $(BASHDIR)/bpfmeta $(ZSHDIR)/_bpfmeta $(FISHDIR)/bpfmeta.fish
+	rm -f $(BINDIR)/bpfmeta $(MAN1DIR)/bpfmeta.1 $(BASHDIR)/bpfmeta $(ZSHDIR)/_bpfmeta $(FISHDIR)/bpfmeta.fish $(DESTDIR)$(UNITDIR)/bpfmeta-watch.service
 
 test: build deps ## every test, none skipped: unit, corpus, golden files, live BPF programs and both perfs (root)
 	$(GO) vet ./...

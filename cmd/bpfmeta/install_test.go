@@ -231,3 +231,30 @@ func TestZshFishCompletion(t *testing.T) {
 		}
 	})
 }
+
+// TestSystemdUnit: make install puts bpfmeta-watch.service where systemd
+// looks under PREFIX, running the installed binary on /var/lib/bpfmeta
+// with the capabilities it needs and no others, and systemd-analyze
+// verify accepts it (man finds its Documentation= page through PATH).
+func TestSystemdUnit(t *testing.T) {
+	analyze := testkit.Command(t, "systemd-analyze")
+	testkit.Command(t, "man")
+	prefix := makeInstall(t)
+	unit := filepath.Join(prefix, "lib", "systemd", "system", "bpfmeta-watch.service")
+	b := string(testkit.ReadFile(t, unit))
+	for _, want := range []string{
+		"ExecStart=" + filepath.Join(prefix, "bin", "bpfmeta") + " watch --journal /var/lib/bpfmeta\n",
+		"StateDirectory=bpfmeta\n", "StateDirectoryMode=0700\n",
+		"CapabilityBoundingSet=CAP_SYS_ADMIN CAP_SYSLOG CAP_PERFMON CAP_BPF\n",
+		"ProtectSystem=strict\n", "ProtectHome=yes\n", "PrivateTmp=yes\n", "NoNewPrivileges=yes\n",
+	} {
+		if !strings.Contains(b, want) {
+			t.Errorf("%s has no %q", unit, want)
+		}
+	}
+	cmd := exec.Command(analyze, "verify", unit)
+	cmd.Env = freshEnv(t, prefix)
+	if out, err := cmd.CombinedOutput(); err != nil || len(out) > 0 {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
