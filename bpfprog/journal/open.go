@@ -20,8 +20,8 @@ import (
 )
 
 // MaxIndexed bounds the loads (and dropped loads) of one host's journal
-// that Find indexes, 40 bytes each: a journal of DefaultMaxSize holds
-// about 130,000.
+// that Find indexes, 40 bytes each (20 MiB at most): a journal of
+// DefaultMaxSize holds about 130,000.
 const MaxIndexed = 1 << 19
 
 // Journal is a journal directory read (Open): one host's, or a tree of
@@ -179,6 +179,7 @@ func (h *Host) Records() iter.Seq2[Entry, error] {
 // programs.
 type index struct {
 	loads   []loadRef // by id
+	segs    []segRef  // loadRef.seg indexes them
 	dropped []droppedRef
 	boots   []string // boot ids
 	// droppedLoads counts what the size limit dropped, per the newest
@@ -190,12 +191,17 @@ type index struct {
 type loadRef struct {
 	id     uint32
 	boot   uint16
-	seq    uint64
-	off    int64
+	seg    uint32 // in index.segs
 	n      uint32
+	off    int64
 	load   time.Duration
 	unload time.Duration // 0 if not seen
-	clock  time.Duration // its boot's PerfClockOffset
+}
+
+// segRef is a segment of the index.
+type segRef struct {
+	seq   uint64
+	clock time.Duration // its writer's PerfClockOffset
 }
 
 type droppedRef struct {
@@ -246,12 +252,15 @@ func (h *Host) indexed() (*index, error) {
 		}
 		sr := NewSegmentReader(f)
 		sr.raw = true
+		seg := uint32(len(x.segs))
+		x.segs = append(x.segs, segRef{seq: seq})
 		for sr.Next() {
 			sys := sr.System()
 			if sys.Hostname != h.Name {
 				break // a segment of another host's, copied here: not used
 			}
 			x.droppedLoads = sr.Header().DroppedLoads
+			x.segs[seg].clock = sys.PerfClockOffset
 			b, err := boot(sys.BootID)
 			if err != nil {
 				h.err = err
@@ -273,7 +282,7 @@ func (h *Host) indexed() (*index, error) {
 					continue
 				}
 				live[key{b, p.ID}] = len(x.loads)
-				x.loads = append(x.loads, loadRef{id: p.ID, boot: b, seq: seq, off: r.Offset, n: uint32(r.Size), load: p.LoadTime, clock: sys.PerfClockOffset})
+				x.loads = append(x.loads, loadRef{id: p.ID, boot: b, seg: seg, off: r.Offset, n: uint32(r.Size), load: p.LoadTime})
 			case r.Unload != nil:
 				k := key{b, r.Unload.ID}
 				if i, ok := live[k]; ok {
@@ -308,7 +317,7 @@ func (h *Host) indexed() (*index, error) {
 
 // read reads the program of a load from its segment.
 func (h *Host) read(l loadRef) (*bpfprog.Program, error) {
-	f, err := h.open(l.seq)
+	f, err := h.open(h.index.segs[l.seg].seq)
 	if err != nil {
 		return nil, err
 	}
@@ -367,7 +376,7 @@ func (j *Journal) Find(l bpfprog.Load, boot string) (*bpfprog.Program, error) {
 		if boot != "" && x.boots[r.boot] != boot {
 			continue
 		}
-		if !r.before(l.Time) {
+		if !r.before(l.Time, x.segs[r.seg].clock) {
 			continue
 		}
 		p, err := h.read(r)
@@ -408,11 +417,11 @@ func (j *Journal) Find(l bpfprog.Load, boot string) (*bpfprog.Program, error) {
 // before reports whether the load was there at perf time t: loaded before
 // it and not unloaded before it. Where either time cannot be placed on
 // perf's clock, it may have been.
-func (r loadRef) before(t uint64) bool {
-	if t == 0 || r.clock == 0 {
+func (r loadRef) before(t uint64, clock time.Duration) bool {
+	if t == 0 || clock == 0 {
 		return true
 	}
-	perf := func(d time.Duration) int64 { return int64(d - r.clock) }
+	perf := func(d time.Duration) int64 { return int64(d - clock) }
 	if r.load != 0 && perf(r.load) > int64(t) {
 		return false
 	}
