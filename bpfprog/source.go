@@ -92,9 +92,10 @@ type Load struct {
 	Addrs []uint64
 	// Host is the recording's HEADER_HOSTNAME; "" if it has none.
 	Host string
-	// Time is when the record that names the load was written, on perf's
-	// clock; 0 if it has no time (perf's synthesized records).
-	Time uint64
+	// Time is when the record that names the load was written, on the
+	// recording's Clock; 0 if it has no time (perf's synthesized records).
+	Time  uint64
+	Clock RecordingClock
 }
 
 // A Finder is a Source that finds a program by the whole of a recording's

@@ -200,8 +200,8 @@ type loadRef struct {
 
 // segRef is a segment of the index.
 type segRef struct {
-	seq   uint64
-	clock time.Duration // its writer's PerfClockOffset
+	seq uint64
+	sys bpfprog.System // its writer's: its clocks
 }
 
 type droppedRef struct {
@@ -260,7 +260,7 @@ func (h *Host) indexed() (*index, error) {
 				break // a segment of another host's, copied here: not used
 			}
 			x.droppedLoads = sr.Header().DroppedLoads
-			x.segs[seg].clock = sys.PerfClockOffset
+			x.segs[seg].sys = sys
 			b, err := boot(sys.BootID)
 			if err != nil {
 				h.err = err
@@ -376,7 +376,7 @@ func (j *Journal) Find(l bpfprog.Load, boot string) (*bpfprog.Program, error) {
 		if boot != "" && x.boots[r.boot] != boot {
 			continue
 		}
-		if !r.before(l.Time, x.segs[r.seg].clock) {
+		if !r.before(l, x.segs[r.seg].sys) {
 			continue
 		}
 		p, err := h.read(r)
@@ -414,18 +414,20 @@ func (j *Journal) Find(l bpfprog.Load, boot string) (*bpfprog.Program, error) {
 	return nil, notFound(" in the journal")
 }
 
-// before reports whether the load was there at perf time t: loaded before
-// it and not unloaded before it. Where either time cannot be placed on
-// perf's clock, it may have been.
-func (r loadRef) before(t uint64, clock time.Duration) bool {
-	if t == 0 || clock == 0 {
+// before reports whether the load was there when the record naming l was
+// written: loaded before it and not unloaded before it, its times placed
+// on the recording's clock as inject places load times (System.ClockOf).
+// Where they cannot be placed, it may have been.
+func (r loadRef) before(l bpfprog.Load, sys bpfprog.System) bool {
+	c, err := sys.ClockOf(l.Clock)
+	if l.Time == 0 || err != nil {
 		return true
 	}
-	perf := func(d time.Duration) int64 { return int64(d - clock) }
-	if r.load != 0 && perf(r.load) > int64(t) {
+	if t, ok := c.LoadedAt(&bpfprog.Program{LoadTime: r.load}); ok && t > l.Time {
 		return false
 	}
-	return r.unload == 0 || perf(r.unload) >= int64(t)
+	t, ok := c.LoadedAt(&bpfprog.Program{LoadTime: r.unload})
+	return r.unload == 0 || !ok || t >= l.Time
 }
 
 // sameAddrs reports whether p's functions are at addrs, in order.
