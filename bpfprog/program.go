@@ -7,7 +7,9 @@
 // its one rule for kernel addresses (Addr).
 //
 // Programs come from a Source: the running kernel (package bpfprog/live), a
-// snapshot file (package bpfprog/snapshot), or a List held in memory. A
+// snapshot file (package bpfprog/snapshot), the kernel with the journal of
+// the programs it no longer has (package bpfprog/journal), or a List held
+// in memory. A
 // Source is asked for one program at a time, by the id and tag of a
 // PERF_RECORD_BPF_EVENT, and says whether that id is unknown (ErrNotFound) or
 // belongs to a program with another tag (ErrTagMismatch), so that a caller
