@@ -1,6 +1,7 @@
 package inject_test
 
 import (
+	"bytes"
 	"errors"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog/watch"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 )
 
 // TestOracleJournal is the flight recorder against perf 7.2: the journal
@@ -124,6 +126,86 @@ func TestOracleJournal(t *testing.T) {
 		}
 		if slices.Contains(stock.during, p.ID) && !errors.Is(p.Err, bpfprog.ErrNotFound) {
 			t.Errorf("program %d: %v", p.ID, p.Err)
+		}
+	}
+}
+
+// TestOracleJournalUnrecorded: a perf 6.1 recording of one task has no
+// record of the programs another process loads meanwhile, which perf
+// 7.2's side-band thread sees and writes the metadata of at the end; when
+// they are unloaded before inject, the journal has them (as
+// TestOracleUnrecorded, with every program gone).
+func TestOracleJournalUnrecorded(t *testing.T) {
+	perfStock, perfModern, bpffs := requireLive(t)
+	k, err := live.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	jdir := filepath.Join(t.TempDir(), "journal")
+	jw, err := journal.Create(jdir, k.System(), journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jr, err := watch.StartJournal(k, jw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer jr.Stop()
+	dir := t.TempDir()
+	// loaded before both, and still loaded: the recordings' proof of being
+	// of this boot
+	loadFixtures(t, filepath.Join(bpffs, "before"), "nometa")
+	objects := []string{"meta", "many202", "many203"}
+	record := func(perf, who string) (string, []uint32) {
+		out := filepath.Join(dir, who+".data")
+		pin := filepath.Join(bpffs, who)
+		ids := recordWhileLoading(t, perf, out, testkit.PerfOptions{Args: []string{"-F", "99"}}, pin, objects...)
+		os.RemoveAll(pin)
+		for _, id := range ids {
+			testkit.WaitUnloaded(t, id)
+		}
+		return out, ids
+	}
+	stock, stockIDs := record(perfStock, "stock")
+	modern, _ := record(perfModern, "modern")
+	if _, _, err := jr.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.Open(jdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, sum := mustInject(t, stock, dir, journal.WithKernel(k, j), inject.Options{})
+	ours := func(r *recording, ms [][]byte) [][]byte {
+		var mine [][]byte
+		for _, m := range ms {
+			if strings.Contains(r.metadata(t, rectest.Record{Raw: m}).ProgName, "_bpfprogt_") {
+				mine = append(mine, m)
+			}
+		}
+		return mine
+	}
+	O, M := readRecording(t, out), readRecording(t, modern)
+	got, want := ours(O, tailMetadata(t, O)), ours(M, tailMetadata(t, M))
+	// The same records, each object's once: other processes on the
+	// machine may load the same fixtures while either perf records.
+	distinct := func(ms [][]byte) [][]byte {
+		var out [][]byte
+		for _, m := range ms {
+			if !slices.ContainsFunc(out, func(o []byte) bool { return bytes.Equal(o, m) }) {
+				out = append(out, m)
+			}
+		}
+		slices.SortFunc(out, bytes.Compare)
+		return out
+	}
+	if len(want) == 0 || !equalRecords(distinct(got), distinct(want)) {
+		t.Errorf("the records at the end for the programs loaded elsewhere, gone by inject:\ninject   %q\nperf 7.2 %q", progNames(t, O, got), progNames(t, M, want))
+	}
+	for _, id := range stockIDs {
+		i := slices.IndexFunc(sum.Programs, func(p inject.Program) bool { return p.ID == id })
+		if i < 0 || !sum.Programs[i].Unrecorded || !sum.Programs[i].Outcome.Resolved() {
+			t.Errorf("program %d is not in the summary as loaded during the recording, from the journal", id)
 		}
 	}
 }

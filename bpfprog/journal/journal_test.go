@@ -384,3 +384,54 @@ func TestSoakMemory(t *testing.T) {
 	runtime.ReadMemStats(&ms)
 	t.Logf("index: heap in use %d MiB", ms.HeapInuse>>20)
 }
+
+// The kernel with the journal: a program the kernel has is the kernel's;
+// one gone is the journal's; the programs loaded in a span are both's, in
+// id order, once each; and once the journal answered with another boot's
+// program, the kernel's are not listed for the recording.
+func TestSourceWithKernel(t *testing.T) {
+	dir := t.TempDir()
+	now, old := system("alpha", "boot-now"), system("alpha", "boot-old")
+	kept, gone, other := program(10, 1, 5*time.Second), program(11, 1, 6*time.Second), program(12, 2, 7*time.Second)
+	for _, c := range []struct {
+		sys   bpfprog.System
+		progs []*bpfprog.Program
+	}{{old, []*bpfprog.Program{other}}, {now, []*bpfprog.Program{kept, gone}}} {
+		w := mustCreate(t, dir, c.sys, Options{})
+		for _, p := range c.progs {
+			w.Load(p)
+		}
+		w.Close()
+	}
+	j, _ := Open(dir)
+	k := &bpfprog.List{Sys: now, Programs: []*bpfprog.Program{kept, program(13, 1, 8*time.Second)}}
+	s := WithKernel(k, j)
+	var ids []uint32
+	for p, err := range s.LoadedBetween(0, time.Minute) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+	}
+	if want := []uint32{10, 11, 13}; !slices.Equal(ids, want) {
+		t.Errorf("loaded in the span: %v, want %v (the kernel's and the journal's of its boot)", ids, want)
+	}
+	if p, err := s.Find(loadOf(gone, "alpha", 0)); err != nil || p.ID != 11 {
+		t.Fatalf("a program gone: %v, %v", p, err)
+	}
+	if rep := s.Report(); len(rep) != 1 || !strings.Contains(rep[0], "1 unloaded program came from the journal") {
+		t.Errorf("report %q", rep)
+	}
+	// the journal keeps to the boot it found the recording's programs of
+	if p, err := s.Find(loadOf(other, "alpha", 0)); !errors.Is(err, bpfprog.ErrNotFound) {
+		t.Fatalf("another boot's program after one of the kernel's boot: %v, %v", p, err)
+	}
+	j, _ = Open(dir)
+	s = WithKernel(k, j)
+	if p, err := s.Find(loadOf(other, "alpha", 0)); err != nil || p.ID != 12 {
+		t.Fatalf("another boot's program: %v, %v", p, err)
+	}
+	for p := range s.All() {
+		t.Errorf("the journal answered for another boot, and the kernel lists program %d", p.ID)
+	}
+}

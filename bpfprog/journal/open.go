@@ -351,19 +351,25 @@ func (h *Host) read(l loadRef) (*bpfprog.Program, error) {
 // that fell out of the journal is told (ErrDropped). Both errors wrap
 // bpfprog.ErrNotFound too.
 func (j *Journal) Find(l bpfprog.Load, boot string) (*bpfprog.Program, error) {
+	p, _, err := j.find(l, boot)
+	return p, err
+}
+
+// find is Find, and the boot of the program found.
+func (j *Journal) find(l bpfprog.Load, boot string) (*bpfprog.Program, string, error) {
 	notFound := func(why string, also ...error) error {
 		return fmt.Errorf("program %d: %w%s", l.ID, errors.Join(append([]error{bpfprog.ErrNotFound}, also...)...), why)
 	}
 	if l.Host == "" {
-		return nil, notFound(": the recording names no host, so the journal's cannot be told")
+		return nil, "", notFound(": the recording names no host, so the journal's cannot be told")
 	}
 	h := j.hosts[l.Host]
 	if h == nil {
-		return nil, notFound(": the journal has no host " + safetext.Quote(l.Host))
+		return nil, "", notFound(": the journal has no host " + safetext.Quote(l.Host))
 	}
 	x, err := h.indexed()
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if boot == "" {
 		boot = h.boot
@@ -381,7 +387,7 @@ func (j *Journal) Find(l bpfprog.Load, boot string) (*bpfprog.Program, error) {
 		}
 		p, err := h.read(r)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if p.Tag != l.Tag || !sameAddrs(p, l.Addrs) {
 			continue
@@ -396,22 +402,52 @@ func (j *Journal) Find(l bpfprog.Load, boot string) (*bpfprog.Program, error) {
 	switch len(found) {
 	case 1:
 		h.boot = foundBoot[0]
-		return found[0], nil
+		return found[0], h.boot, nil
 	case 0:
 	default:
-		return nil, notFound(fmt.Sprintf(": %d loads of boots %v could be it", len(found), foundBoot), ErrAmbiguous)
+		return nil, "", notFound(fmt.Sprintf(": %d loads of boots %v could be it", len(found), foundBoot), ErrAmbiguous)
 	}
 	lo, _ = slices.BinarySearchFunc(x.dropped, l.ID, func(r droppedRef, id uint32) int { return cmp.Compare(r.id, id) })
 	for i := lo; i < len(x.dropped) && x.dropped[i].id == l.ID; i++ {
 		d := x.dropped[i]
 		if d.tag == l.Tag && len(l.Addrs) > 0 && d.addr == l.Addrs[0] && (boot == "" || x.boots[d.boot] == boot) {
-			return nil, notFound(fmt.Sprintf(": it fell out of the journal (dropped %s to keep it under its size limit)", d.at.Local().Format(time.DateTime)), ErrDropped)
+			return nil, "", notFound(fmt.Sprintf(": it fell out of the journal (dropped %s to keep it under its size limit)", d.at.Local().Format(time.DateTime)), ErrDropped)
 		}
 	}
 	if x.droppedLoads > 0 {
-		return nil, notFound(fmt.Sprintf(" in the journal (its size limit has dropped %d older loads)", x.droppedLoads))
+		return nil, "", notFound(fmt.Sprintf(" in the journal (its size limit has dropped %d older loads)", x.droppedLoads))
 	}
-	return nil, notFound(" in the journal")
+	return nil, "", notFound(" in the journal")
+}
+
+// LoadedBetween yields, in ascending id order, the programs of host's
+// journal of boot whose LoadTime is within [from, to]: one per load (a
+// load recorded again by a writer started again is yielded once).
+func (j *Journal) LoadedBetween(host, boot string, from, to time.Duration) iter.Seq2[*bpfprog.Program, error] {
+	return func(yield func(*bpfprog.Program, error) bool) {
+		h := j.hosts[host]
+		if h == nil {
+			return
+		}
+		x, err := h.indexed()
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		var last loadRef
+		for i, r := range x.loads {
+			if x.boots[r.boot] != boot || r.load < from || r.load > to {
+				continue
+			}
+			if i > 0 && r.id == last.id && r.load == last.load && r.boot == last.boot {
+				continue
+			}
+			last = r
+			if !yield(h.read(r)) {
+				return
+			}
+		}
+	}
 }
 
 // before reports whether the load was there when the record naming l was

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -21,7 +22,11 @@ type Source struct {
 	j      *Journal // nil: the kernel alone
 	// boot is the kernel's boot id once the kernel had one of the
 	// recording's loads: the journal's must then be of that boot.
-	boot        string
+	boot string
+	// foreign: the journal gave a program of another boot than the
+	// kernel's: the recording is not of this boot, and the kernel's
+	// programs are not listed for it.
+	foreign     bool
 	fromJournal int
 	fellOut     []uint32 // the first maxFellOutListed
 	nFellOut    int
@@ -44,8 +49,68 @@ func (s *Source) Lookup(id uint32, tag perfdata.BPFTag) (*bpfprog.Program, error
 	return s.kernel.Lookup(id, tag)
 }
 
-// All lists the kernel's programs.
-func (s *Source) All() iter.Seq2[*bpfprog.Program, error] { return s.kernel.All() }
+// All lists the kernel's programs, unless the journal showed that the
+// recording is of another boot.
+func (s *Source) All() iter.Seq2[*bpfprog.Program, error] {
+	if s.foreign {
+		return func(func(*bpfprog.Program, error) bool) {}
+	}
+	return s.kernel.All()
+}
+
+// LoadedBetween yields, in ascending id order, the programs loaded within
+// [from, to] (CLOCK_BOOTTIME) in the kernel's boot: those the kernel has,
+// and those of the journal of its host and boot that it no longer has
+// (perf's side-band thread saw them all while it recorded). Nothing when
+// the journal showed that the recording is of another boot.
+func (s *Source) LoadedBetween(from, to time.Duration) iter.Seq2[*bpfprog.Program, error] {
+	kernel := func(yield func(*bpfprog.Program, error) bool) {
+		for p, err := range s.All() {
+			if err != nil || p.LoadTime >= from && p.LoadTime <= to {
+				if !yield(p, err) {
+					return
+				}
+			}
+		}
+	}
+	if s.j == nil || s.foreign {
+		return kernel
+	}
+	sys := s.kernel.System()
+	return func(yield func(*bpfprog.Program, error) bool) {
+		next, stop := iter.Pull2(iter.Seq2[*bpfprog.Program, error](kernel))
+		defer stop()
+		kp, kerr, kok := next()
+		for jp, err := range s.j.LoadedBetween(sys.Hostname, sys.BootID, from, to) {
+			if err != nil {
+				yield(nil, err)
+				return
+			}
+			// the kernel's first, in id order; its program of an id is
+			// the journal's (ids are not reused within a boot)
+			id := jp.ID
+			for kok && (kerr != nil || kp.ID <= id) {
+				if kerr == nil && kp.ID == id {
+					jp = nil
+				}
+				if !yield(kp, kerr) {
+					return
+				}
+				kp, kerr, kok = next()
+			}
+			if jp != nil {
+				if !yield(jp, nil) {
+					return
+				}
+			}
+		}
+		for ; kok; kp, kerr, kok = next() {
+			if !yield(kp, kerr) {
+				return
+			}
+		}
+	}
+}
 
 // Find returns the kernel's program if it is the load l, else the
 // journal's (Journal.Find), else the kernel's error, or its program of
@@ -60,10 +125,13 @@ func (s *Source) Find(l bpfprog.Load) (*bpfprog.Program, error) {
 	if s.j == nil {
 		return kp, kerr
 	}
-	jp, jerr := s.j.Find(l, s.boot)
+	jp, boot, jerr := s.j.find(l, s.boot)
 	switch {
 	case jerr == nil:
 		s.fromJournal++
+		if boot != s.kernel.System().BootID {
+			s.foreign = true
+		}
 		return jp, nil
 	case errors.Is(jerr, ErrDropped):
 		if s.nFellOut++; len(s.fellOut) < maxFellOutListed {
