@@ -108,6 +108,14 @@ type Finder interface {
 	Find(l Load) (*Program, error)
 }
 
+// A HostKeeper is a Source that keeps programs of other machines than the
+// one System describes (a journal with a tree of hosts): a recording of
+// another machine is no mistake when the source has that machine's.
+type HostKeeper interface {
+	Source
+	HasHost(hostname string) bool
+}
+
 // System identifies a machine and one boot of it.
 type System struct {
 	KernelRelease string `json:"kernel_release"` // uname -r, as perf's HEADER_OSRELEASE

@@ -35,6 +35,9 @@ func (j *injector) checkOrigin() {
 		return
 	}
 	j.originChecked = true
+	if hk, ok := j.src.(bpfprog.HostKeeper); ok && o.Hostname != "" && hk.HasHost(o.Hostname) {
+		return // the source has that machine's programs too
+	}
 	if sys := j.src.System(); otherMachine(o, sys) {
 		j.opts.OtherMachine(&OtherMachine{Recording: o, Source: sys})
 	}

@@ -146,6 +146,9 @@ func (s *Source) Find(l bpfprog.Load) (*bpfprog.Program, error) {
 	return nil, fmt.Errorf("%w; %v", kerr, jerr)
 }
 
+// HasHost reports whether the journal has host's programs.
+func (s *Source) HasHost(host string) bool { return s.j != nil && s.j.Host(host) != nil }
+
 // Describe names the source in messages.
 func (s *Source) Describe() string { return "the running kernel" }
 

@@ -212,3 +212,21 @@ func mustHostname(t *testing.T) string {
 }
 
 func itoa(id uint32) string { return strconv.FormatUint(uint64(id), 10) }
+
+// TestInjectOtherHostJournal: a recording of another machine is warned of
+// when its metadata comes from the running kernel, unless the journal has
+// that machine's programs (a tree of hosts).
+func TestInjectOtherHostJournal(t *testing.T) {
+	watchNeeds(t)
+	in := corpusPath(t, "mstange_perf6.16_x86_64_zstd_compressed2.data") // recorded on arthur-des
+	for host, warned := range map[string]bool{"arthur-des": false, "elsewhere": true} {
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, host), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		r := bpfmeta(t, nil, "inject", "--journal", dir, "-i", in, "-o", "/dev/null")
+		if got := strings.Contains(r.stderr, "was recorded on arthur-des"); got != warned || r.code != exitOK {
+			t.Errorf("a journal of %s: warned %v, want %v: %v", host, got, warned, r)
+		}
+	}
+}
