@@ -6,6 +6,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -229,4 +230,92 @@ func TestInjectOtherHostJournal(t *testing.T) {
 			t.Errorf("a journal of %s: warned %v, want %v: %v", host, got, warned, r)
 		}
 	}
+}
+
+// TestPerfDaemonJournal is the README's recipe: a perf daemon
+// flight-recorder session (--switch-output) beside the journal service; programs loaded and unloaded; the session signalled
+// after they are gone; inject of the dump takes their metadata from the
+// journal.
+func TestPerfDaemonJournal(t *testing.T) {
+	watchNeeds(t)
+	perf := testkit.PerfStock(t)
+	bpftool := testkit.Command(t, "bpftool")
+	bin := buildBinary(t)
+	bpffs := testkit.MountBPFFS(t)
+	tmp := t.TempDir()
+	jdir := filepath.Join(tmp, "journal")
+	svc := startBpfmeta(t, bin, "watch", "--journal", jdir)
+	waitFor(t, "the journal to start", func() bool { return strings.Contains(svc.stderr.String(), "following BPF program loads") })
+
+	base, conf := filepath.Join(tmp, "perf-flight"), filepath.Join(tmp, "perf-flight.conf")
+	os.Mkdir(base, 0o700)
+	os.WriteFile(conf, []byte("[daemon]\nbase="+base+"\n\n[session-flight]\nrun = -m 16M -a -F 99 --switch-output\n"), 0o600)
+	daemon := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command(perf, append([]string{"daemon"}, append(args, "--config", conf)...)...).CombinedOutput(); err != nil {
+			t.Fatalf("perf daemon %v: %v\n%s", args, err, out)
+		}
+	}
+	daemon("start")
+	t.Cleanup(func() { exec.Command(perf, "daemon", "stop", "--config", conf).Run() })
+	time.Sleep(time.Second) // the session records
+
+	pin := filepath.Join(bpffs, "flight")
+	if out, err := exec.Command("sh", "-c", "mkdir -p '"+pin+"' && "+bpftool+" prog loadall '"+testkit.Fixture("meta")+"' '"+pin+"'").CombinedOutput(); err != nil {
+		t.Fatalf("bpftool: %v\n%s", err, out)
+	}
+	ids := pinnedIDsIn(t, pin)
+	time.Sleep(300 * time.Millisecond)
+	os.RemoveAll(pin)
+	for _, id := range ids {
+		testkit.WaitUnloaded(t, id)
+	}
+	daemon("signal", "--session", "flight")
+	var dump string
+	waitFor(t, "the session's dump", func() bool {
+		m, _ := filepath.Glob(filepath.Join(base, "session-flight", "perf.data.2*"))
+		if len(m) > 0 {
+			dump = m[0]
+		}
+		return dump != ""
+	})
+	time.Sleep(500 * time.Millisecond)
+	out := filepath.Join(tmp, "flight.meta.data")
+	status, _, stderr := runBpfmeta(t, bin, "inject", "--journal", jdir, "-v", "-i", dump, "-o", out)
+	if status != 0 || !strings.Contains(stderr, "came from the journal") {
+		t.Fatalf("inject of the dump: status %d:\n%s", status, stderr)
+	}
+	_, shown, _ := runBpfmeta(t, bin, "show", out)
+	for _, id := range ids {
+		if strings.Contains(stderr, "program "+itoa(id)+" ") {
+			t.Errorf("program %d has no metadata:\n%s", id, stderr)
+		}
+	}
+	if !strings.Contains(shown, watchFixtureVersion) {
+		t.Errorf("show of the dump has not the fixture's version %s:\n%s", watchFixtureVersion, shown)
+	}
+	svc.cmd.Process.Signal(syscall.SIGTERM)
+	svc.wait(t)
+}
+
+// pinnedIDsIn returns the ids of the programs pinned under dir.
+func pinnedIDsIn(t *testing.T, dir string) []uint32 {
+	t.Helper()
+	var ids []uint32
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		p, err := ebpf.LoadPinnedProgram(filepath.Join(dir, e.Name()), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, testkit.ProgramID(t, p))
+		p.Close()
+	}
+	if len(ids) == 0 {
+		t.Fatalf("nothing pinned under %s", dir)
+	}
+	return ids
 }
