@@ -231,6 +231,29 @@ func TestTornTail(t *testing.T) {
 	if _, err := j.Find(loadOf(program(6, 1, 6*time.Second), "alpha", 0), ""); err != nil {
 		t.Error(err)
 	}
+	// A writer killed as it made a segment leaves it empty, or with part
+	// of its magic or header: the journal reads all the same.
+	for i, b := range [][]byte{nil, []byte(magic[:3]), []byte(magic + "\x10\x00")} {
+		os.WriteFile(filepath.Join(dir, "alpha", segmentName(uint64(100+i))), b, 0o600)
+	}
+	for _, d := range []string{dir, filepath.Join(dir, "alpha")} {
+		j, err := Open(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for e, err := range j.Host("alpha").Records() {
+			if err != nil {
+				t.Fatalf("segments cut before their header: %v", err)
+			}
+			if e.Torn != "" {
+				n++
+			}
+		}
+		if _, err := j.Find(loadOf(program(6, 1, 6*time.Second), "alpha", 0), ""); err != nil || n != 4 {
+			t.Errorf("segments cut before their header: %d torn, %v", n, err)
+		}
+	}
 }
 
 // The journal stays under its size limit: the oldest segments go first,

@@ -60,11 +60,14 @@ func Open(dir string) (*Journal, error) {
 				if err != nil {
 					return nil, err
 				}
-				h.Name = e.System.Hostname
-				break
+				if h.Name = e.System.Hostname; h.Name != "" {
+					break
+				}
 			}
 			if h.Name == "" {
-				return nil, fmt.Errorf("%s: %w (a segment without a header)", dir, ErrFormat)
+				// no segment has a header yet: the directory's name is
+				// the writer's hostname
+				h.Name = filepath.Base(dir)
 			}
 			j.hosts[h.Name] = h
 			return j, nil

@@ -73,16 +73,26 @@ func (s *SegmentReader) Next() bool {
 		return false
 	}
 	if s.header == nil {
+		// A writer killed right after it made the file leaves less than
+		// the magic and the header: a segment cut, not another file.
 		var m [len(magic)]byte
-		if _, err := io.ReadFull(s.br, m[:]); err != nil || string(m[:]) != magic {
+		n, err := io.ReadFull(s.br, m[:])
+		switch {
+		case (err == io.EOF || err == io.ErrUnexpectedEOF) && string(m[:n]) == magic[:n]:
+			s.torn = fmt.Sprintf("cut at offset %d, before its header", n)
+			return false
+		case err != nil:
+			s.err = fmt.Errorf("%s: %w", s.name, err)
+			return false
+		case string(m[:]) != magic:
 			s.err = fmt.Errorf("%s: %w (no segment magic)", s.name, ErrFormat)
 			return false
 		}
 		s.off = int64(len(magic))
 		r, ok := s.frame()
 		if !ok {
-			if s.err == nil {
-				s.err = fmt.Errorf("%s: %w (no segment header: %s)", s.name, ErrFormat, s.torn)
+			if s.err == nil && s.torn == "" {
+				s.torn = "cut before its header"
 			}
 			return false
 		}

@@ -173,8 +173,12 @@ func (w *Writer) resume() error {
 	slices.SortFunc(w.segs, func(a, b segInfo) int { return compareSeq(a.seq, b.seq) })
 	if n := len(w.segs); n > 0 {
 		w.seq = w.segs[n-1].seq
-		if h, err := w.readHeader(w.segs[n-1].seq); err == nil {
+	}
+	// the counts of the newest header (a segment cut before its header has none)
+	for i := len(w.segs) - 1; i >= 0; i-- {
+		if h, err := w.readHeader(w.segs[i].seq); err == nil {
 			w.stats.DroppedSegments, w.stats.DroppedLoads = h.DroppedSegments, h.DroppedLoads
+			break
 		}
 	}
 	return nil
