@@ -136,6 +136,9 @@ type Program struct {
 	Synthesized bool
 	// Unloaded: its PROG_UNLOAD BPF_EVENT was seen.
 	Unloaded bool
+	// Time is the time of its PROG_LOAD BPF_EVENT, on the recording's
+	// clock; 0 if the record has none.
+	Time uint64
 	// gone: the tracker keeps it loaded no longer (unloaded, or replaced
 	// by a load of its id); kept counts its functions History keeps since.
 	gone bool
@@ -396,7 +399,7 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 			t.forget(old)
 			t.loadedFuncs += len(funcs)
 			t.loadedNames += names
-			p := &Program{ID: e.ID, Tag: e.Tag, Funcs: funcs, Offset: rec.Offset, Outer: rec.Outer, Synthesized: t.synthesized(rec)}
+			p := &Program{ID: e.ID, Tag: e.Tag, Funcs: funcs, Offset: rec.Offset, Outer: rec.Outer, Synthesized: t.synthesized(rec), Time: t.time(rec)}
 			for _, f := range funcs {
 				f.Program = p
 			}
@@ -500,6 +503,15 @@ func (t *Tracker) unregister(k perfdata.KSymbol) *Func {
 		t.retire(f)
 	}
 	return f
+}
+
+// time is the time of a BPF_EVENT record, 0 if it has none.
+func (t *Tracker) time(rec *perfdata.Record) uint64 {
+	if rec.Compressed() {
+		return 0
+	}
+	ts, _ := t.rec.Events().TimeAfter(rec.Raw, perfdata.BPFEventFieldsSize)
+	return ts
 }
 
 // backward tells a recording whose kernel records perf read newest first

@@ -275,9 +275,6 @@ type injector struct {
 	// mem is what the above takes of the process's memory budget
 	// (internal/budget), the tracker's aside.
 	mem budget.Meter
-	// eventTime is the time of the KSYMBOL or BPF_EVENT record being
-	// handled (0: none): a load's, for a bpfprog.Finder.
-	eventTime uint64
 }
 
 // What inject keeps, in bytes, beside the strings it counts (for the
@@ -369,10 +366,6 @@ func (j *injector) record(rec *perfdata.Record) error {
 	// passRun's runs too, as KSYMBOL and BPF_EVENT do.
 	switch t {
 	case perfdata.RecordKSymbol, perfdata.RecordBPFEvent:
-		j.eventTime = 0
-		if ts, ok := j.events.Time(rec.Raw); ok {
-			j.eventTime = ts
-		}
 		u, err := j.track.Feed(rec)
 		if err != nil {
 			return err

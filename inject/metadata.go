@@ -132,7 +132,7 @@ func (j *injector) lookup(tp *bpftrack.Program) (*bpfprog.Program, error) {
 	if !ok {
 		return j.src.Lookup(tp.ID, tp.Tag)
 	}
-	l := bpfprog.Load{ID: tp.ID, Tag: tp.Tag, Addrs: make([]uint64, len(tp.Funcs)), Time: j.eventTime, Clock: j.recordingClock()}
+	l := bpfprog.Load{ID: tp.ID, Tag: tp.Tag, Addrs: make([]uint64, len(tp.Funcs)), Time: tp.Time, Clock: j.recordingClock()}
 	for i, fn := range tp.Funcs {
 		l.Addrs[i] = fn.Addr
 	}

@@ -440,3 +440,23 @@ func (e *Events) Time(raw []byte) (uint64, bool) {
 	}
 	return e.uint64At(raw, len(raw)-tt), true
 }
+
+// TimeAfter is the time in the sample_id of a KSYMBOL or BPF_EVENT record
+// raw whose fields are fields bytes (perfdata.BPFEventFieldsSize): its
+// sample_id follows them, and the kernel may leave bytes after it (see
+// bpftrack's synthesized), so it is not found from the end as Time finds
+// it. 0 and false without sample_id_all or a time.
+func (e *Events) TimeAfter(raw []byte, fields int) (uint64, bool) {
+	if len(e.attrs) == 0 {
+		return 0, false
+	}
+	tt, n := e.layouts[0].trailerTime, e.attrs[0].IDHeaderSize()
+	if tt < 8 || n < tt {
+		return 0, false
+	}
+	off := fields + n - tt
+	if off+8 > len(raw) {
+		return 0, false
+	}
+	return e.uint64At(raw, off), true
+}

@@ -233,10 +233,17 @@ func TestInjectOtherHostJournal(t *testing.T) {
 }
 
 // TestPerfDaemonJournal is the README's recipe: a perf daemon
-// flight-recorder session (--switch-output) beside the journal service; programs loaded and unloaded; the session signalled
+// flight-recorder session (--switch-output, and --overwrite, whose ring
+// buffer perf copies newest record first) beside the journal service; programs loaded and unloaded; the session signalled
 // after they are gone; inject of the dump takes their metadata from the
 // journal.
 func TestPerfDaemonJournal(t *testing.T) {
+	for _, session := range []string{"--switch-output", "--overwrite --switch-output"} {
+		t.Run(session, func(t *testing.T) { testPerfDaemonJournal(t, session) })
+	}
+}
+
+func testPerfDaemonJournal(t *testing.T, session string) {
 	watchNeeds(t)
 	perf := testkit.PerfStock(t)
 	bpftool := testkit.Command(t, "bpftool")
@@ -249,7 +256,7 @@ func TestPerfDaemonJournal(t *testing.T) {
 
 	base, conf := filepath.Join(tmp, "perf-flight"), filepath.Join(tmp, "perf-flight.conf")
 	os.Mkdir(base, 0o700)
-	os.WriteFile(conf, []byte("[daemon]\nbase="+base+"\n\n[session-flight]\nrun = -m 16M -a -F 99 --switch-output\n"), 0o600)
+	os.WriteFile(conf, []byte("[daemon]\nbase="+base+"\n\n[session-flight]\nrun = -m 16M -a -F 99 "+session+"\n"), 0o600)
 	daemon := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command(perf, append([]string{"daemon"}, append(args, "--config", conf)...)...).CombinedOutput(); err != nil {
