@@ -53,8 +53,8 @@ func mustCreate(t *testing.T, dir string, sys bpfprog.System, opts Options) *Wri
 func TestWriteReadFind(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "j")
 	w := mustCreate(t, dir, system("alpha", "boot-a"), Options{})
-	p1, p2 := program(10, 1, 5*time.Second), program(11, 1, 6*time.Second)
-	for _, err := range []error{w.Load(p1), w.Load(p2), w.Unload(10, p1.Tag, 7*time.Second)} {
+	p1, p2, p3 := program(10, 1, 5*time.Second), program(11, 1, 6*time.Second), program(13, 1, 3*time.Minute)
+	for _, err := range []error{w.Load(p1), w.Load(p2), w.Unload(10, p1.Tag, 7*time.Second), w.Load(p3)} {
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +90,7 @@ func TestWriteReadFind(t *testing.T) {
 			kinds = append(kinds, fmt.Sprint("unload ", e.Unload.ID))
 		}
 	}
-	if want := []string{"load 10", "load 11", "unload 10"}; !slices.Equal(kinds, want) {
+	if want := []string{"load 10", "load 11", "unload 10", "load 13"}; !slices.Equal(kinds, want) {
 		t.Errorf("records %v, want %v", kinds, want)
 	}
 	// The recording's clock is boottime - 1 s (PerfClockOffset).
@@ -102,8 +102,8 @@ func TestWriteReadFind(t *testing.T) {
 		"another host":          loadOf(p1, "beta", 0),
 		"no host":               loadOf(p1, "", 0),
 		"other addresses":       loadOf(program(10, 2, 0), "alpha", 0),
-		"unloaded before":       loadOf(p1, "alpha", uint64(6500*time.Millisecond)),
-		"loaded after":          loadOf(p2, "alpha", uint64(4*time.Second)),
+		"unloaded before":       loadOf(p1, "alpha", uint64(6*time.Second+clockSlack+time.Millisecond)),
+		"loaded after":          loadOf(p3, "alpha", uint64(time.Minute)),
 		"an id it never loaded": loadOf(program(12, 1, 0), "alpha", 0),
 	} {
 		if p, err := j.Find(l, ""); !errors.Is(err, bpfprog.ErrNotFound) {

@@ -453,20 +453,29 @@ func (j *Journal) LoadedBetween(host, boot string, from, to time.Duration) iter.
 	}
 }
 
+// clockSlack is how far a load's times may be from where the recording's
+// clock says without making it another load: the offset between the
+// clocks was measured when the journal's segment began, perhaps days
+// before, and perf's clock (local_clock()) drifts from CLOCK_BOOTTIME by
+// NTP's corrections, up to 500 ppm. Within a boot an id names one load,
+// so the check guards against a gross mistake, not a fine one.
+const clockSlack = time.Minute
+
 // before reports whether the load was there when the record naming l was
-// written: loaded before it and not unloaded before it, its times placed
-// on the recording's clock as inject places load times (System.ClockOf).
-// Where they cannot be placed, it may have been.
+// written: loaded before it and not unloaded before it (within
+// clockSlack), its times placed on the recording's clock as inject places
+// load times (System.ClockOf). Where they cannot be placed, it may have
+// been.
 func (r loadRef) before(l bpfprog.Load, sys bpfprog.System) bool {
 	c, err := sys.ClockOf(l.Clock)
 	if l.Time == 0 || err != nil {
 		return true
 	}
-	if t, ok := c.LoadedAt(&bpfprog.Program{LoadTime: r.load}); ok && t > l.Time {
+	if t, ok := c.LoadedAt(&bpfprog.Program{LoadTime: r.load}); ok && t > l.Time+uint64(clockSlack) {
 		return false
 	}
 	t, ok := c.LoadedAt(&bpfprog.Program{LoadTime: r.unload})
-	return r.unload == 0 || !ok || t >= l.Time
+	return r.unload == 0 || !ok || t+uint64(clockSlack) >= l.Time
 }
 
 // sameAddrs reports whether p's functions are at addrs, in order.
