@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -40,7 +41,18 @@ type Host struct {
 	boot  string
 	index *index
 	err   error
+	// mem is what the index takes of the process's memory budget
+	// (internal/budget).
+	mem budget.Meter
 }
+
+// What an index keeps, in bytes, for the memory budget: a load (and its
+// place in the map of the loads not yet unloaded while it is read), and a
+// dropped load.
+const (
+	loadCost    = 96
+	droppedCost = 64
+)
 
 // Open reads the directory of a journal: one host's (it holds segment
 // files), or a tree with a directory per host. Only names are read here;
@@ -55,7 +67,7 @@ func Open(dir string) (*Journal, error) {
 	for _, e := range ents {
 		if _, ok := parseSegmentName(e.Name()); ok && e.Type().IsRegular() {
 			// one host's directory: its name is the hostname of its segments
-			h := &Host{Dir: dir}
+			h := &Host{Dir: dir, mem: budget.Meter{What: "journal index"}}
 			for e, err := range h.Records() {
 				if err != nil {
 					return nil, err
@@ -75,7 +87,7 @@ func Open(dir string) (*Journal, error) {
 	}
 	for _, e := range ents {
 		if e.IsDir() && checkHost(e.Name()) == nil {
-			j.hosts[e.Name()] = &Host{Name: e.Name(), Dir: filepath.Join(dir, e.Name())}
+			j.hosts[e.Name()] = &Host{Name: e.Name(), Dir: filepath.Join(dir, e.Name()), mem: budget.Meter{What: "journal index"}}
 		}
 	}
 	return j, nil
@@ -273,6 +285,15 @@ func (h *Host) indexed() (*index, error) {
 			if len(x.loads)+len(x.dropped) >= MaxIndexed {
 				f.Close()
 				h.err = fmt.Errorf("%s: more than %d loads (bpfmeta indexes at most that many of one host)", h.Dir, MaxIndexed)
+				return nil, h.err
+			}
+			more := 1
+			if r.Dropped != nil {
+				more = len(r.Dropped.Loads)
+			}
+			if err := h.mem.Set(int64(len(x.loads)+more)*loadCost + int64(len(x.dropped)+more)*droppedCost); err != nil {
+				f.Close()
+				h.err = fmt.Errorf("%s: %w", h.Dir, err)
 				return nil, h.err
 			}
 			switch {
