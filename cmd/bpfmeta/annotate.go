@@ -39,8 +39,8 @@ as stackcollapse-perf.pl does.
 
 The metadata comes from the recording's BPF_METADATA records (perf >= 6.17,
 or bpfmeta inject); for a recording without them, from the running kernel
-(its programs still loaded) or --snapshot, as bpfmeta inject would add
-them. A function whose name several loads with other metadata share, or
+(its programs still loaded, and once gone its journal: --journal) or
+--snapshot, as bpfmeta inject would add them. A function whose name several loads with other metadata share, or
 that a record cannot be told to belong to, is labelled [bpfmeta:ambiguous],
 never given one of them. Memory grows with the programs, not the text.
 
@@ -55,6 +55,7 @@ Examples:
 			&cli.BoolFlag{Name: "folded", Usage: "write folded stacks (comm;frame;...;frame count), as stackcollapse-perf.pl does"},
 			&cli.StringFlag{Name: "snapshot", TakesFile: true,
 				Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch) instead of the recording's records or the running kernel"},
+			journalFlag(),
 			maxExpansionFlag(), quietFlag(),
 			verboseFlag("count the frames labelled and the lines that are not perf script output"),
 		},
@@ -111,8 +112,8 @@ func runAnnotate(c *cli.Context) error {
 
 // fillTable fills t with the metadata of the recording's programs: its
 // BPF_METADATA records, or, with --snapshot or when it has none, those
-// bpfmeta inject would add from the snapshot or the running kernel (the
-// same source inject opens).
+// bpfmeta inject would add from the snapshot or the running kernel and
+// its journal (the same source inject opens).
 func fillTable(c *cli.Context, t *annotate.Table) (string, error) {
 	s := sessionOf(c)
 	in, err := openInput(c, reader.Options{Decompress: true})
@@ -122,7 +123,7 @@ func fillTable(c *cli.Context, t *annotate.Table) (string, error) {
 	defer func() { in.Close() }()
 	name := in.Name
 	fromSource := func() error {
-		src, closeSrc, err := openSource(s, c)
+		src, _, closeSrc, err := openSource(s, c)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
 	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
@@ -152,4 +153,12 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("%s is not a size (bytes, or a number with K, M or G)", safetext.Quote(s))
 	}
 	return n * mult, nil
+}
+
+// journalFlag is --journal of the commands that look programs up in the
+// running kernel and, once gone, in the journal of bpfmeta watch --journal
+// (openSource).
+func journalFlag() cli.Flag {
+	return &cli.StringFlag{Name: "journal", TakesFile: true,
+		Usage: "take the metadata of programs no longer loaded from the journal in `DIR` (bpfmeta watch --journal; default " + journal.DefaultDir + " when it exists)"}
 }
