@@ -121,7 +121,7 @@ func maxRSSHelper(argv []string) int {
 	}
 	var peak int64
 	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		peak = ru.Maxrss << 10
+		peak = int64(ru.Maxrss) << 10 // int32 on 32-bit platforms
 	}
 	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	fmt.Fprintln(report, cmd.ProcessState.ExitCode(), sig, peak, int64(cpu))

@@ -6,7 +6,8 @@
 //
 // It is not a general bpf(2) library: file descriptors come from cilium/ebpf
 // (Program.FD, Map.FD), and only BPF_OBJ_GET_INFO_BY_FD is issued. The
-// structures mirror the uapi <linux/bpf.h> layout on 64-bit Linux.
+// structures mirror the uapi <linux/bpf.h> layout, whose u64 fields are
+// all at multiples of 8, on 64-bit and 32-bit Linux alike.
 package bpfsys
 
 import (
@@ -27,20 +28,22 @@ const objNameLen = 16
 // the only record size the kernel accepts when func_info is requested.
 const funcInfoRecSize = 8
 
-// pointer is an __aligned_u64 user pointer. Holding it as unsafe.Pointer (not
-// uintptr) keeps the buffer alive and visible to the garbage collector while
-// the kernel writes into it. This layout is correct on 64-bit platforms only.
-type pointer struct{ p unsafe.Pointer }
-
-// Compile-time check that pointer is 8 bytes, as __aligned_u64 is: this
-// constant overflows (a build error) on a 32-bit platform.
-const _ = uint64(unsafe.Sizeof(pointer{})) - 8
+// pointer is an __aligned_u64 user pointer (the kernel's u64_to_user_ptr
+// reads all 8 bytes). Holding it as unsafe.Pointer (not uintptr) keeps the
+// buffer alive and visible to the garbage collector while the kernel writes
+// into it. The type is declared per word size and byte order
+// (pointer64.go, pointer32le.go, pointer32be.go): on a 32-bit platform the
+// pointer fills the u64's low half and the high half stays zero.
+//
+// Compile-time check that pointer is 8 bytes on every platform: the index
+// is out of range (a build error) otherwise.
+var _ = [1]struct{}{}[unsafe.Sizeof(pointer{})-8]
 
 func ptr[T any](s []T) pointer {
 	if len(s) == 0 {
 		return pointer{}
 	}
-	return pointer{unsafe.Pointer(&s[0])}
+	return toPointer(unsafe.Pointer(&s[0]))
 }
 
 // progInfo is struct bpf_prog_info as of Linux 6.18.
@@ -123,7 +126,7 @@ var ErrTooOld = errors.New("kernel reports no per-function tags (bpf_prog_info.p
 // objInfo issues BPF_OBJ_GET_INFO_BY_FD and returns the info_len the kernel
 // wrote back (the size of the prefix of the structure it knows).
 func objInfo(fd int, info unsafe.Pointer, size uintptr) (uint32, error) {
-	attr := objGetInfoByFdAttr{BPFFd: uint32(fd), InfoLen: uint32(size), Info: pointer{info}}
+	attr := objGetInfoByFdAttr{BPFFd: uint32(fd), InfoLen: uint32(size), Info: toPointer(info)}
 	_, _, errno := unix.Syscall(unix.SYS_BPF, unix.BPF_OBJ_GET_INFO_BY_FD,
 		uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr))
 	runtime.KeepAlive(info)

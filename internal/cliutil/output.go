@@ -33,7 +33,7 @@ type OutputOptions struct {
 // record -o /dev/null does.
 func IsDevNull(path string) bool {
 	var st unix.Stat_t
-	return unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && st.Rdev == unix.Mkdev(1, 3)
+	return unix.Lstat(path, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR && uint64(st.Rdev) == unix.Mkdev(1, 3) // Rdev is uint32 on mips
 }
 
 // OpenOutput opens what -o names. "-" is stdout, which for a binary output

@@ -324,7 +324,7 @@ func create(dir *os.File, base, path string, opts Options) (*File, error) {
 	var st unix.Stat_t
 	err := unix.Fstat(int(f.File.Fd()), &st)
 	if err == nil {
-		f.id = [2]uint64{st.Dev, st.Ino}
+		f.id = [2]uint64{uint64(st.Dev), st.Ino} // Dev is uint32 on mips
 		if opts.Journal {
 			err = f.place()
 		}
@@ -515,7 +515,7 @@ func (f *File) remove() {
 	case !f.placed:
 	default:
 		var there unix.Stat_t
-		if unix.Fstatat(int(f.dir.Fd()), f.base, &there, unix.AT_SYMLINK_NOFOLLOW) == nil && f.id == [2]uint64{there.Dev, there.Ino} {
+		if unix.Fstatat(int(f.dir.Fd()), f.base, &there, unix.AT_SYMLINK_NOFOLLOW) == nil && f.id == [2]uint64{uint64(there.Dev), there.Ino} {
 			unix.Unlinkat(int(f.dir.Fd()), f.base, 0)
 		}
 	}

@@ -18,7 +18,9 @@ func Unsynced(t testing.TB, path string) uint64 {
 	if err := unix.Statfs(path, &fs); err != nil {
 		t.Fatal(err)
 	}
-	if fs.Type == unix.TMPFS_MAGIC || fs.Type == unix.RAMFS_MAGIC {
+	// Statfs_t.Type is int32 on some 32-bit platforms: RAMFS_MAGIC would
+	// overflow it as a constant.
+	if typ := uint32(fs.Type); typ == unix.TMPFS_MAGIC || typ == unix.RAMFS_MAGIC {
 		t.Skipf("%s is on a file system in memory: nothing is written back (set TMPDIR to a disk)", path)
 	}
 	f, err := os.Open(path)
