@@ -147,3 +147,34 @@ func TestProgressSignal(t *testing.T) {
 		t.Errorf("after the last progress line, not erased: %q", tail(string(b), 300))
 	}
 }
+
+// TestInjectIntoMktemp: perf's own tests/shell/pipe_test.sh makes its
+// output with mktemp, then runs perf record -o - | perf inject -o "$data":
+// an empty file of the caller's is replaced without -f, nothing of it can
+// be lost; once it holds a recording, -f is needed again.
+func TestInjectIntoMktemp(t *testing.T) {
+	in := corpusPath(t, bpfFile)
+	snap := programsSnapshot(t, recordedPrograms(t, in, allPrograms))
+	data := filepath.Join(t.TempDir(), "perf.data.XXXXXX")
+	if err := os.WriteFile(data, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if r := bpfmeta(t, f, "inject", "--snapshot", snap, "-o", data); r.code != exitOK {
+		t.Fatalf("inject -o over an empty file of mktemp's: %v", r)
+	}
+	if st, _ := os.Stat(data); st == nil || st.Size() == 0 {
+		t.Fatalf("the output is %v", st)
+	}
+	before := stateOf(t, data)
+	r := bpfmeta(t, nil, "inject", "--snapshot", snap, "-i", in, "-o", data)
+	oneLine(t, "inject -o over a recording without -f", r, "exists (-f replaces")
+	before.check(t, data, "a refused inject")
+	if r := bpfmeta(t, nil, "inject", "-h"); !strings.Contains(r.stdout, "an empty file of yours") {
+		t.Errorf("inject -h does not say an empty file is replaced: %q", r.stdout)
+	}
+}

@@ -37,7 +37,7 @@ func outputFlag(what string) cli.Flag {
 
 func forceFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "force", Aliases: []string{"f"},
-		Usage: "replace FILE if it is a regular file (or write to it if it is a device or FIFO)"}
+		Usage: "replace FILE if it is a regular file (or write to it if it is a device or FIFO); an empty file of yours, as mktemp makes, is replaced without -f"}
 }
 
 // syncFlag is --sync of the commands that write a recording: a recording

@@ -4,7 +4,10 @@
 //
 //   - Without Force, a path that exists as anything (a file, a symlink,
 //     dangling or not, a FIFO, a device, a directory) is refused before
-//     anything is opened for writing.
+//     anything is opened for writing, except an empty regular file of the
+//     caller's (mktemp's): nothing of it can be lost, and perf inject -o,
+//     cp and a shell's > write there. It is replaced as Force replaces a
+//     file, if it is still that empty file when the output is committed.
 //   - A new file is written unnamed in its directory (O_TMPFILE, mode 0600:
 //     what perf record gives perf.data), so that nothing of it survives the
 //     process however it ends, and appears under its name only when complete
@@ -100,6 +103,9 @@ type File struct {
 	ending
 	opts   Options
 	placed bool // the file is under its name (a journal)
+	// empty is the device and inode of the empty file of the caller's
+	// that the file replaces without Force; zero if none.
+	empty [2]uint64
 }
 
 // Create opens path for writing, by the policy of the package comment.
@@ -121,15 +127,18 @@ func createIn(dir *os.File, base, path string, opts Options) (*File, error) {
 	st, err := lstatAt(dir, base)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return create(dir, base, path, opts)
+		return create(dir, base, path, opts, [2]uint64{})
 	case err != nil:
 		return nil, &fs.PathError{Op: "lstat", Path: path, Err: err}
 	case !opts.Force:
+		if id, ok := emptyOwn(st); ok {
+			return create(dir, base, path, opts, id)
+		}
 		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w (-f replaces a file, or writes to a device or FIFO)", ErrExists)}
 	case st.IsDir():
 		return nil, &fs.PathError{Op: "create", Path: path, Err: syscall.EISDIR}
 	case st.Mode().IsRegular():
-		return create(dir, base, path, opts)
+		return create(dir, base, path, opts, [2]uint64{})
 	case st.Mode()&fs.ModeSymlink != 0:
 		if err := notPlanted(path, int(dir.Fd()), st); err != nil {
 			return nil, err
@@ -167,6 +176,17 @@ func createIn(dir *os.File, base, path string, opts Options) (*File, error) {
 		return openThrough(path, dir, base, st)
 	}
 	return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %s: bpfmeta writes only regular files, character devices and FIFOs", kind(st.Mode()))}
+}
+
+// emptyOwn reports whether st is an empty regular file of the caller's
+// (the effective user's), which Create replaces without Force, and
+// returns its device and inode.
+func emptyOwn(st fs.FileInfo) ([2]uint64, bool) {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || !st.Mode().IsRegular() || st.Size() != 0 || int(sys.Uid) != os.Geteuid() {
+		return [2]uint64{}, false
+	}
+	return [2]uint64{uint64(sys.Dev), sys.Ino}, true
 }
 
 // writeThrough reports whether a file of this mode is written to rather
@@ -307,10 +327,12 @@ func withTempName(base string, try func(tmp string) error) (string, error) {
 	return "", errNoTempName
 }
 
-// create makes the new file base in dir (openDir's), for path.
-func create(dir *os.File, base, path string, opts Options) (*File, error) {
+// create makes the new file base in dir (openDir's), for path; empty is
+// the empty file of the caller's it replaces without Force (emptyOwn), or
+// zero.
+func create(dir *os.File, base, path string, opts Options, empty [2]uint64) (*File, error) {
 	dirName := filepath.Dir(path)
-	f := &File{path: path, dir: dir, base: base, opts: opts}
+	f := &File{path: path, dir: dir, base: base, opts: opts, empty: empty}
 	fd := -1
 	if !opts.Journal {
 		fd = openUnnamed(int(dir.Fd()))
@@ -388,7 +410,22 @@ func (f *File) place() error {
 		}
 		return unix.Linkat(dfd, f.tmp, dfd, to, 0)
 	}
-	if f.opts.Force {
+	force := f.opts.Force
+	if f.empty != [2]uint64{} {
+		// Replaced only if it is still the empty file of the caller's
+		// that Create saw; linked if it is gone.
+		var there unix.Stat_t
+		err := unix.Fstatat(dfd, f.base, &there, unix.AT_SYMLINK_NOFOLLOW)
+		switch {
+		case errors.Is(err, unix.ENOENT):
+		case err == nil && there.Mode&unix.S_IFMT == unix.S_IFREG && there.Size == 0 &&
+			f.empty == [2]uint64{uint64(there.Dev), there.Ino}:
+			force = true
+		default:
+			return &fs.PathError{Op: "create", Path: f.path, Err: fmt.Errorf("%w: the empty file there was replaced while bpfmeta wrote it (-f replaces it)", ErrExists)}
+		}
+	}
+	if force {
 		if f.unnamed {
 			if err := f.linkTemp(link); err != nil {
 				return err

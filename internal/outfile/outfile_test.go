@@ -363,3 +363,95 @@ func TestSync(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyOwn: an empty regular file of the caller's (mktemp's) is
+// replaced without Force, as perf inject -o, cp and the shell's > write
+// there (perf's tests/shell/pipe_test.sh: data=$(mktemp); ... -o "$data");
+// one with a byte in it, or another user's, is refused; one that changed
+// before Commit is kept.
+func TestEmptyOwn(t *testing.T) {
+	for _, journal := range []bool{false, true} {
+		t.Run("journal="+strconv.FormatBool(journal), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "tmp.XXXXXXXXXX")
+			if err := os.WriteFile(path, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := write(t, path, outfile.Options{Journal: journal}, "new"); err != nil {
+				t.Fatalf("an empty file of the caller's without Force: %v", err)
+			}
+			if b, _ := os.ReadFile(path); string(b) != "new" {
+				t.Errorf("the file holds %q", b)
+			}
+			if st, _ := os.Stat(path); st == nil || st.Mode().Perm() != outfile.Mode {
+				t.Errorf("mode %v", st)
+			}
+			if err := write(t, path, outfile.Options{Journal: journal}, "newer"); !errors.Is(err, outfile.ErrExists) {
+				t.Errorf("a non-empty file without Force: %v, want ErrExists", err)
+			}
+			if got := testkit.DirNames(t, dir); len(got) != 1 {
+				t.Errorf("the directory holds %q", got)
+			}
+		})
+	}
+
+	t.Run("changed before Commit", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "out.data")
+		os.WriteFile(path, nil, 0o600)
+		f, err := outfile.Create(path, outfile.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("new")
+		os.WriteFile(path, []byte("written meanwhile"), 0o600) // same inode, no longer empty
+		if err := f.Commit(); !errors.Is(err, outfile.ErrExists) {
+			t.Errorf("Commit over a file written meanwhile: %v, want ErrExists", err)
+		}
+		if b, _ := os.ReadFile(path); string(b) != "written meanwhile" {
+			t.Errorf("the file holds %q", b)
+		}
+		g, err := outfile.Create(filepath.Join(dir, "gone.data"), outfile.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := testkit.DirNames(t, dir); len(got) != 1 {
+			t.Errorf("the directory holds %q", got)
+		}
+		g.Abort()
+	})
+
+	t.Run("removed before Commit", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "out.data")
+		os.WriteFile(path, nil, 0o600)
+		f, err := outfile.Create(path, outfile.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString("new")
+		os.Remove(path)
+		if err := f.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(path); string(b) != "new" {
+			t.Errorf("the file holds %q", b)
+		}
+	})
+
+	t.Run("another user's", func(t *testing.T) {
+		testkit.Root(t)
+		dir := t.TempDir()
+		path := filepath.Join(dir, "out.data")
+		os.WriteFile(path, nil, 0o600)
+		if err := os.Chown(path, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if err := write(t, path, outfile.Options{}, "new"); !errors.Is(err, outfile.ErrExists) {
+			t.Errorf("another user's empty file without Force: %v, want ErrExists", err)
+		}
+		if st, _ := os.Stat(path); st == nil || st.Size() != 0 {
+			t.Errorf("the file changed: %v", st)
+		}
+	})
+}
