@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -17,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
@@ -845,7 +848,232 @@ func TestCLISignal(t *testing.T) {
 				if names := testkit.DirNames(t, dir); len(names) != 1 {
 					t.Errorf("the output directory has %v after %v, want only the FIFO", names, sig)
 				}
+				wantStopped(t, stderr.String(), ends)
 			})
+		}
+	}
+}
+
+// wantStopped checks that stderr is the one line of a signal that ended a
+// run before its output was complete.
+func wantStopped(t *testing.T, stderr string, sig syscall.Signal) {
+	t.Helper()
+	want := "bpfmeta: stopped by " + unix.SignalName(sig) + " before its output was complete; nothing of it is left\n"
+	if stderr != want {
+		t.Errorf("stderr %q, want %q", stderr, want)
+	}
+}
+
+// finishedRounds is n FINISHED_ROUND records: a pipe stream that inject
+// passes through, to keep it writing.
+func finishedRounds(n int) []byte {
+	b := make([]byte, 8*n)
+	for i := 0; i < n; i++ {
+		binary.LittleEndian.PutUint32(b[8*i:], uint32(perfdata.RecordFinishedRound))
+		binary.LittleEndian.PutUint16(b[8*i+6:], 8)
+	}
+	return b
+}
+
+// TestCLISignalWhileWriting: a signal while inject writes its output file
+// ends the run by the signal (128+N) with one line and nothing left: not
+// "write: file already closed" from a write the removal cut short, exit 1.
+func TestCLISignalWhileWriting(t *testing.T) {
+	bin := buildBinary(t)
+	head := testkit.CorpusBytes(t, smallPipe)
+	flood := finishedRounds(8192)
+	sigs := []syscall.Signal{syscall.SIGINT, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	for _, sig := range sigs {
+		for i, delay := range []time.Duration{0, 20 * time.Millisecond, 100 * time.Millisecond} {
+			t.Run(fmt.Sprintf("%v %d", sig, i), func(t *testing.T) {
+				dir := t.TempDir()
+				cmd := exec.Command(bin, "inject", "--snapshot", emptySnapshot(t), "-o", filepath.Join(dir, "o.data"))
+				in, err := cmd.StdinPipe()
+				if err != nil {
+					t.Fatal(err)
+				}
+				var stderr bytes.Buffer
+				cmd.Stderr = &stderr
+				if err := cmd.Start(); err != nil {
+					t.Fatal(err)
+				}
+				go func() {
+					if _, err := in.Write(head); err != nil {
+						return
+					}
+					for {
+						if _, err := in.Write(flood); err != nil {
+							return
+						}
+					}
+				}()
+				waitOutputOpen(t, cmd.Process.Pid, dir)
+				time.Sleep(delay)
+				cmd.Process.Signal(sig)
+				cmd.Wait()
+				in.Close()
+				if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != sig {
+					t.Errorf("bpfmeta ended with %v after %v, not by it; stderr: %s", cmd.ProcessState, sig, stderr.String())
+				}
+				if names := testkit.DirNames(t, dir); len(names) != 0 {
+					t.Errorf("the output directory has %v after %v", names, sig)
+				}
+				wantStopped(t, stderr.String(), sig)
+			})
+		}
+	}
+}
+
+// TestCLISignalIgnoredAtStart: a shell starts a background job of a script
+// with SIGINT ignored (trap "" INT gives the same); bpfmeta stops on
+// SIGINT all the same, as perf record does, with its output removed and
+// status 130 (re-raised, the signal would be ignored again).
+func TestCLISignalIgnoredAtStart(t *testing.T) {
+	bin := buildBinary(t)
+	sh := testkit.Command(t, "sh")
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "in.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sh, "-c", `trap "" INT; exec "$@"`, "sh", bin, "inject", "-i", fifo, "-o", filepath.Join(dir, "out.data"), "--snapshot", emptySnapshot(t))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	w.Write(testkit.CorpusBytes(t, smallPipe)[:4096])
+	waitOutputOpen(t, cmd.Process.Pid, dir)
+	cmd.Process.Signal(syscall.SIGINT)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			cmd.Process.Kill()
+		}
+	}()
+	cmd.Wait()
+	close(done)
+	if cmd.ProcessState.ExitCode() != 130 {
+		t.Errorf("bpfmeta started with SIGINT ignored, then SIGINT: %v, want exit 130; stderr %q", cmd.ProcessState, stderr.String())
+	}
+	if names := testkit.DirNames(t, dir); len(names) != 1 {
+		t.Errorf("the output directory has %v, want only the FIFO", names)
+	}
+	wantStopped(t, stderr.String(), syscall.SIGINT)
+
+	t.Run("watch &", func(t *testing.T) {
+		testkit.BPF(t)
+		dir := t.TempDir()
+		// a watch that runs on is killed after 5 s: status 137
+		script := `"$0" watch -o "$1/w.jsonl" 2>"$1/err" & pid=$!
+( sleep 5; kill -KILL $pid ) >/dev/null 2>&1 &
+while ! grep -q following "$1/err" && kill -0 $pid; do sleep 0.02; done
+kill -INT $pid; wait $pid; echo $?`
+		cmd := exec.Command(sh, "-c", script, bin, dir)
+		done := make(chan struct{})
+		go func() {
+			select {
+			case <-done:
+			case <-time.After(20 * time.Second):
+				cmd.Process.Kill()
+			}
+		}()
+		out, err := cmd.Output()
+		close(done)
+		errText, _ := os.ReadFile(filepath.Join(dir, "err"))
+		if err != nil || strings.TrimSpace(string(out)) != "0" {
+			t.Fatalf("sh -c 'bpfmeta watch -o w.jsonl & kill -INT $!': %v, watch's status %q; stderr %q", err, out, errText)
+		}
+		if st, err := os.Stat(filepath.Join(dir, "w.jsonl")); err != nil || st.Size() == 0 {
+			t.Errorf("the snapshot: %v %v", st, err)
+		}
+	})
+}
+
+// TestCLISignalAfterCommit: a signal after the output file is committed
+// does not end the run: it ends with its own status and summary. The
+// summary's write is held back by a full stderr pipe until the signal has
+// come: the pipe (16 pages, atomic writes of a page or less) has room
+// only for what a run prints before its summary, measured by a run
+// first.
+func TestCLISignalAfterCommit(t *testing.T) {
+	bin := buildBinary(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "o.data")
+	in := corpusPath(t, bpfFile)
+	args := []string{"inject", "-i", in, "--snapshot", programsSnapshot(t, recordedPrograms(t, in, allPrograms)), "-o", out}
+	var first bytes.Buffer
+	dry := exec.Command(bin, args...)
+	dry.Stderr = &first
+	if err := dry.Run(); err != nil {
+		t.Fatalf("%v: %s", err, first.String())
+	}
+	// the note printed after the commit
+	const note = "bpfmeta: note: perf before 6.17 cannot read"
+	i := bytes.Index(first.Bytes(), []byte(note))
+	if i < 0 {
+		t.Fatalf("no note after the commit: %q", first.String())
+	}
+	before := first.Bytes()[:i]
+	if len(before) >= 4096 {
+		t.Fatalf("%d bytes before the summary", len(before))
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		os.Remove(out)
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		fd := int(w.Fd()) // blocking
+		if size, err := unix.FcntlInt(uintptr(fd), unix.F_GETPIPE_SZ, 0); err != nil || size != 16*4096 {
+			t.Fatalf("a pipe of %d bytes (%v), want 16 pages", size, err)
+		}
+		page := make([]byte, 4096)
+		for range 15 {
+			syscall.Write(fd, page)
+		}
+		syscall.Write(fd, page[len(before):])
+		filled := 16*4096 - len(before)
+		cmd := exec.Command(bin, args...)
+		cmd.Stderr = w
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		w.Close()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(out); err == nil {
+				break
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("%s did not appear", out)
+			}
+		}
+		cmd.Process.Signal(sig)
+		time.Sleep(100 * time.Millisecond) // for the handler to act on it
+		all, _ := io.ReadAll(r)            // to the child's end
+		r.Close()
+		err = cmd.Wait()
+		got := all[min(filled+len(before), len(all)):]
+		if err != nil || cmd.ProcessState.ExitCode() != exitOK {
+			t.Errorf("%v after the output was committed: %v, want exit 0; stderr %q", sig, cmd.ProcessState, got)
+		}
+		if !bytes.HasPrefix(got, []byte(note)) || bytes.Contains(got, []byte("stopped")) {
+			t.Errorf("%v after the commit: stderr %q, want the note only", sig, got)
+		}
+		if st, err := os.Stat(out); err != nil || st.Size() == 0 {
+			t.Errorf("%v after the commit removed the output: %v %v", sig, st, err)
 		}
 	}
 }

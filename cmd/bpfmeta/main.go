@@ -111,7 +111,7 @@ var manSections = []cliapp.ManSection{
 		{"0", "success"},
 		{"1", "failure: the message says why; no output file is left behind"},
 		{"2", "usage error (an unknown flag or command, a missing value, stray arguments, an output that is the input or inside it)"},
-		{"128+N", "signal N ended bpfmeta (130 SIGINT, 141 SIGPIPE: stdout was closed, 143 SIGTERM); the output it was writing is removed"},
+		{"128+N", "signal N ended bpfmeta before its output was complete (130 SIGINT, 141 SIGPIPE: stdout was closed, 143 SIGTERM): one line says so and the output is removed; a signal after the output is complete changes nothing. SIGINT and SIGTERM stop bpfmeta even when it started with them ignored (a script's background job), as they stop perf record"},
 		{"CMD's", "bpfmeta watch -- CMD exits with CMD's status; 126 when CMD cannot be run, 127 when it is not found"},
 	}},
 	{Title: "Environment", Items: [][2]string{

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
@@ -45,10 +46,10 @@ type Session struct {
 // Stdout and Stderr. A signal that comes before then ends the process as
 // it would have anyway, with nothing of its to remove yet.
 func NewProcessSession() *Session {
-	installed := make(chan struct{})
+	installed, ending := make(chan struct{}), make(chan struct{})
 	s := &Session{
 		Stdin:          os.Stdin,
-		Stderr:         &Stderr{W: os.Stderr, ready: installed},
+		Stderr:         &Stderr{W: os.Stderr, ready: installed, ending: ending},
 		out:            &Stdout{W: os.Stdout, ready: installed},
 		StdinTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
 		StdoutTerminal: term.IsTerminal(int(os.Stdout.Fd())),
@@ -60,7 +61,18 @@ func NewProcessSession() *Session {
 		// rather than ignored, it is back to the default in a program
 		// watch starts).
 		signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
-		s.guard = outfile.NewGuard(os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+		s.guard = outfile.NewGuard(outfile.GuardOptions{
+			Always:        []os.Signal{os.Interrupt, syscall.SIGTERM},
+			UnlessIgnored: []os.Signal{syscall.SIGHUP, syscall.SIGQUIT},
+			Ending:        ending,
+			Say: func(sig os.Signal, removed bool) {
+				what := ""
+				if removed {
+					what = " before its output was complete; nothing of it is left"
+				}
+				fmt.Fprintf(os.Stderr, "bpfmeta: stopped by %s%s\n", unix.SignalName(sig.(syscall.Signal)), what)
+			},
+		})
 		close(installed)
 	}()
 	return s
@@ -106,7 +118,13 @@ func (s *Session) Track(f outfile.Aborter) (untrack func()) {
 // would have; a run ended by a broken stdout pipe ends as SIGPIPE ends a
 // process.
 func (s *Session) Exit(code int) {
-	s.handlers().AbortAll()
+	g := s.handlers()
+	select {
+	case <-g.Ending():
+		select {} // a signal ends the process, by its own rule
+	default:
+	}
+	g.AbortAll()
 	if s.StdoutBroken() {
 		signal.Reset(syscall.SIGPIPE)
 		syscall.Kill(os.Getpid(), syscall.SIGPIPE)

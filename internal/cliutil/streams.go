@@ -51,11 +51,20 @@ func (w *Stdout) File() (*os.File, bool) {
 type Stderr struct {
 	W     io.Writer
 	ready <-chan struct{} // as Stdout's
+	// ending is closed once a signal ends the process (Guard.Ending): a
+	// message then, such as a write's error after its file was removed,
+	// is not written; the signal's one line is.
+	ending <-chan struct{}
 }
 
 func (q *Stderr) Write(p []byte) (int, error) {
 	if q.ready != nil {
 		<-q.ready
+	}
+	select {
+	case <-q.ending:
+		select {} // the guard ends the process
+	default:
 	}
 	q.W.Write(p)
 	return len(p), nil

@@ -179,7 +179,7 @@ func (d *Dir) Finish(f *os.File) error {
 // Commit moves the directory into place; with Options.Sync, it syncs it
 // (its file system) first and its parent after.
 func (d *Dir) Commit() (err error) {
-	if !d.end(func() { err = d.commit() }) {
+	if !d.end(func() { err = d.commit(); d.committed = err == nil }) {
 		return errEnded
 	}
 	return err

@@ -473,7 +473,7 @@ func (f *File) Regular() bool { return f.dir != nil }
 // renamed) to its name; with Options.Sync, the file is synced before and
 // the directory after.
 func (f *File) Commit() (err error) {
-	if !f.end(func() { err = f.commit() }) {
+	if !f.end(func() { err = f.commit(); f.committed = err == nil }) {
 		return errEnded
 	}
 	return err
@@ -521,8 +521,17 @@ func (f *File) Abort() {
 // whichever comes first, and Abort may come from another goroutine (a
 // signal handler).
 type ending struct {
-	mu   sync.Mutex
-	done bool
+	mu        sync.Mutex
+	done      bool
+	committed bool // ended by a Commit that succeeded
+}
+
+// Committed reports whether the output was committed: it is complete
+// under its name, and nothing removes it any more.
+func (e *ending) Committed() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.committed
 }
 
 // end runs f as the output's end, unless it has ended, and reports
