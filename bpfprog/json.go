@@ -101,11 +101,15 @@ type funcJSON struct {
 	Tag     jsonTag `json:"tag"`
 	BTFName string  `json:"btf_name,omitempty"`
 	// Addr is an Addr, decoded by the program (ParseAddr) so that its
-	// error names the function.
-	Addr       string `json:"addr"`
-	Len        uint32 `json:"len"`
-	PerfName   string `json:"perf_name"`
-	KernelName string `json:"kernel_name"`
+	// error names the function; null when the kernel hid it from the
+	// reader (kernel.kptr_restrict, no CAP_SYSLOG: Func.Addr 0), never
+	// "0x0" as if it were one.
+	Addr *string `json:"addr"`
+	// Len is null too when the kernel hid it with the address (it hides
+	// jited_func_lens with jited_ksyms: bpf_dump_raw_ok()).
+	Len        *uint32 `json:"len"`
+	PerfName   string  `json:"perf_name"`
+	KernelName string  `json:"kernel_name"`
 }
 
 type metadataJSON struct {
@@ -139,8 +143,12 @@ func (p Program) MarshalJSON() ([]byte, error) {
 	}
 	j.Funcs = make(funcList, len(p.Funcs))
 	for i, f := range p.Funcs {
-		j.Funcs[i] = funcJSON{Tag: jsonTag(f.Tag), BTFName: f.BTFName, Addr: Addr(f.Addr).String(), Len: f.Len,
+		j.Funcs[i] = funcJSON{Tag: jsonTag(f.Tag), BTFName: f.BTFName,
 			PerfName: f.PerfName, KernelName: f.KernelName}
+		if f.Addr != 0 || f.Len != 0 {
+			a, n := Addr(f.Addr).String(), f.Len
+			j.Funcs[i].Addr, j.Funcs[i].Len = &a, &n
+		}
 	}
 	if md := p.Metadata; md != nil {
 		m := &metadataJSON{MapID: md.MapID, MapName: md.MapName, BTFID: md.BTFID, ProgNames: md.ProgNames, Entries: md.Entries}
@@ -177,11 +185,18 @@ func (p *Program) UnmarshalJSON(b []byte) error {
 		p.LoadedAt = time.Unix(j.LoadedAt, 0).UTC()
 	}
 	for i, f := range j.Funcs {
-		addr, err := ParseAddr(f.Addr)
-		if err != nil {
-			return &FieldError{Field: fmt.Sprintf("funcs[%d].addr", i), Problem: err.Error()}
+		var addr Addr
+		if f.Addr != nil { // null: hidden
+			var err error
+			if addr, err = ParseAddr(*f.Addr); err != nil {
+				return &FieldError{Field: fmt.Sprintf("funcs[%d].addr", i), Problem: err.Error()}
+			}
 		}
-		p.Funcs = append(p.Funcs, Func{Tag: perfdata.BPFTag(f.Tag), BTFName: f.BTFName, Addr: uint64(addr), Len: f.Len, PerfName: f.PerfName, KernelName: f.KernelName})
+		var n uint32
+		if f.Len != nil {
+			n = *f.Len
+		}
+		p.Funcs = append(p.Funcs, Func{Tag: perfdata.BPFTag(f.Tag), BTFName: f.BTFName, Addr: uint64(addr), Len: n, PerfName: f.PerfName, KernelName: f.KernelName})
 	}
 	if m := j.Metadata; m != nil {
 		p.Metadata = &Metadata{MapID: m.MapID, MapName: m.MapName, BTFID: m.BTFID, ProgNames: m.ProgNames}

@@ -4,6 +4,7 @@ package main
 // seem, runs without a capability, outputs another user prepared.
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -143,6 +144,43 @@ func TestWatchWithoutCapSyslog(t *testing.T) {
 		if names := testkit.DirNames(t, dir); len(names) != 0 {
 			t.Errorf("%s without CAP_SYSLOG left %v", args[0], names)
 		}
+	}
+}
+
+// TestProgramsWithoutCapSyslog: programs (text and --json) run by root
+// without CAP_SYSLOG lists the programs with their addresses and lengths
+// hidden (null in JSON) and one warning, never 0x0 as if it were real.
+func TestProgramsWithoutCapSyslog(t *testing.T) {
+	watchNeeds(t)
+	setpriv := testkit.Command(t, "setpriv")
+	bin := buildBinary(t)
+	loaded, _ := testkit.LoadCilium(t, "meta") // programs to read, whatever else is loaded
+	id := fmt.Sprint(loaded[0].ID)
+	noSyslog := []string{setpriv, "--inh-caps=-syslog", "--bounding-set=-syslog"}
+	r := runProc(t, bin, procRun{wrap: noSyslog}, "programs", id)
+	if r.code != exitOK || !strings.Contains(r.stdout, "addr hidden  len hidden") || strings.Contains(r.stdout, "addr 0 ") {
+		t.Errorf("programs without CAP_SYSLOG: %v\n%s", r.result, r.stdout)
+	}
+	oneLine(t, "programs", r.result, "CAP_SYSLOG", "hidden")
+	r = runProc(t, bin, procRun{wrap: noSyslog}, "programs", "--json", id)
+	var doc struct {
+		Programs []struct {
+			Funcs []map[string]any `json:"funcs"`
+		} `json:"programs"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != exitOK || len(doc.Programs) != 1 {
+		t.Fatalf("programs --json without CAP_SYSLOG: %v, %v\n%s", r.result, err, r.stdout)
+	}
+	oneLine(t, "programs --json", r.result, "CAP_SYSLOG", "null in JSON")
+	for _, f := range doc.Programs[0].Funcs {
+		if a, ok := f["addr"]; !ok || a != nil || f["len"] != nil {
+			t.Errorf("a function's addr %v, len %v; want null", f["addr"], f["len"])
+		}
+	}
+	// with CAP_SYSLOG: real addresses, no warning
+	r = runProc(t, bin, procRun{}, "programs", id)
+	if r.code != exitOK || r.stderr != "" || strings.Contains(r.stdout, "hidden") {
+		t.Errorf("programs as root: %v\n%s", r.result, r.stdout)
 	}
 }
 

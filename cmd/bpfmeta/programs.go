@@ -33,6 +33,8 @@ and the PERF_RECORD_BPF_METADATA records perf record >= 6.17 writes for the
 program: one per function, with the name it gives the record and the program's
 bpf_metadata_* variables as perf formats them. Needs root. When a program
 cannot be read, nothing is printed: a partial list is never taken for all.
+Addresses and lengths the kernel hides (kernel.kptr_restrict, no CAP_SYSLOG)
+are printed as hidden (null in JSON), with a warning.
 
 --json prints the programs in the JSON every bpfmeta output shares (README,
 "JSON"): the values as perf writes them ("value") and, where their type allows,
@@ -78,6 +80,13 @@ func runPrograms(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	for _, p := range progs {
+		if err := live.CheckAddresses(p); err != nil {
+			// as the kernel shows them (0), they would look real
+			fmt.Fprintf(notes(c), "bpfmeta: warning: %v: their addresses and lengths are printed as hidden (null in JSON)\n", err)
+			break
+		}
+	}
 	w := bufio.NewWriter(c.App.Writer)
 	if c.Bool("json") {
 		err = printJSON(w, bpfprog.NewPrograms(k.System(), progs))
@@ -112,7 +121,11 @@ func printProgram(w io.Writer, p *bpfprog.Program) {
 		p.ID, bpfprog.TypeName(p.Type), safetext.Clean(p.Name), p.Tag, p.BTFID, p.MapIDs,
 		p.LoadedAt.Local().Format(time.DateTime), p.CreatedByUID)
 	for i, f := range p.Funcs {
-		fmt.Fprintf(&b, "\tfunc %d: addr %x  len %d  tag %s", i, f.Addr, f.Len, f.Tag)
+		addr, n := "hidden", "hidden"
+		if f.Addr != 0 || f.Len != 0 {
+			addr, n = strconv.FormatUint(f.Addr, 16), strconv.FormatUint(uint64(f.Len), 10)
+		}
+		fmt.Fprintf(&b, "\tfunc %d: addr %s  len %s  tag %s", i, addr, n, f.Tag)
 		if f.BTFName != "" {
 			fmt.Fprintf(&b, "  btf %s", safetext.Clean(f.BTFName))
 		}
