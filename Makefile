@@ -6,13 +6,17 @@
 GO       ?= go
 BIN      ?= bin/bpfmeta
 # make install puts bpfmeta, its man page and its completion scripts under
-# $(DESTDIR)$(PREFIX): /usr/local by default, ~/.local for one user.
+# $(DESTDIR)$(PREFIX): /usr/local by default, ~/.local for one user. The
+# completion scripts go where the machine's shells look by default
+# (scripts/completion-dirs.sh: fish 3.6 of Debian 12 does not search
+# /usr/local/share, so for the default PREFIX its script goes to /etc/fish),
+# and make install prints the line to add for a shell that will not find one.
 PREFIX   ?= /usr/local
 BINDIR   := $(DESTDIR)$(PREFIX)/bin
 MAN1DIR  := $(DESTDIR)$(PREFIX)/share/man/man1
-BASHDIR  := $(DESTDIR)$(PREFIX)/share/bash-completion/completions
-ZSHDIR   := $(DESTDIR)$(PREFIX)/share/zsh/site-functions
-FISHDIR  := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
+BASHDIR   = $(DESTDIR)$(shell PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' scripts/completion-dirs.sh dir bash)
+ZSHDIR    = $(DESTDIR)$(shell PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' scripts/completion-dirs.sh dir zsh)
+FISHDIR   = $(DESTDIR)$(shell PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' scripts/completion-dirs.sh dir fish)
 # the journal service, where systemd looks for units under PREFIX
 # (/usr/local/lib/systemd/system for the default PREFIX)
 UNITDIR  ?= $(PREFIX)/lib/systemd/system
@@ -31,7 +35,7 @@ help: ## list the targets
 build: ## build bin/bpfmeta
 	$(GO) build -buildvcs=auto -tags urfave_cli_no_docs -o $(BIN) ./cmd/bpfmeta
 
-install: build ## install bpfmeta, its man page, bash/zsh/fish completion and bpfmeta-watch.service under PREFIX (default /usr/local)
+install: build ## install bpfmeta, its man page, bash/zsh/fish completion (where the shells look) and bpfmeta-watch.service under PREFIX (default /usr/local)
 	install -d $(BINDIR) $(MAN1DIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(DESTDIR)$(UNITDIR)
 	install -m 755 $(BIN) $(BINDIR)/bpfmeta
 	sed 's|@BINDIR@|$(PREFIX)/bin|' scripts/bpfmeta-watch.service.in >$(DESTDIR)$(UNITDIR)/bpfmeta-watch.service
@@ -41,6 +45,7 @@ install: build ## install bpfmeta, its man page, bash/zsh/fish completion and bp
 	$(BIN) completion zsh >$(ZSHDIR)/_bpfmeta
 	$(BIN) completion fish >$(FISHDIR)/bpfmeta.fish
 	chmod 644 $(MAN1DIR)/bpfmeta.1 $(BASHDIR)/bpfmeta $(ZSHDIR)/_bpfmeta $(FISHDIR)/bpfmeta.fish
+	@PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' scripts/completion-dirs.sh hints
 
 uninstall: ## remove what make install installed under PREFIX
 	rm -f $(BINDIR)/bpfmeta $(MAN1DIR)/bpfmeta.1 $(BASHDIR)/bpfmeta $(ZSHDIR)/_bpfmeta $(FISHDIR)/bpfmeta.fish $(DESTDIR)$(UNITDIR)/bpfmeta-watch.service

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,16 +20,78 @@ import (
 const bashCompletionScript = "/usr/share/bash-completion/bash_completion"
 
 // makeInstall runs make install PREFIX=prefix, building bpfmeta into a
-// directory of the test's, and returns prefix.
-func makeInstall(t *testing.T) string {
+// directory of the test's, and returns prefix and the lines make install
+// said to add to each shell's startup file (by shell), as a user reads them.
+func makeInstall(t *testing.T) (string, map[string]string) {
 	t.Helper()
 	mk := testkit.Command(t, "make")
 	prefix, build := t.TempDir(), t.TempDir()
-	cmd := exec.Command(mk, "-C", testkit.RepoPath(), "install", "PREFIX="+prefix, "BIN="+filepath.Join(build, "bpfmeta"))
-	if out, err := cmd.CombinedOutput(); err != nil {
+	cmd := exec.Command(mk, "-s", "-C", testkit.RepoPath(), "install", "PREFIX="+prefix, "BIN="+filepath.Join(build, "bpfmeta"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
 		t.Fatalf("make install: %v\n%s", err, out)
 	}
-	return prefix
+	add := map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		sh, rest, _ := strings.Cut(l, ": ")
+		if _, line, ok := strings.Cut(rest, ":  "); ok && strings.Contains(rest, "add to ~/") {
+			add[sh] = line
+		}
+	}
+	return prefix, add
+}
+
+// TestCompletionDirs: for the default PREFIX, make install puts each
+// completion script in a directory the shell on the machine searches with
+// its own default path (no XDG_DATA_DIRS, a new user's home), and prints no
+// line to add; fish 3.6 of Debian 12 does not search
+// /usr/local/share/fish/vendor_completions.d.
+func TestCompletionDirs(t *testing.T) {
+	mk := testkit.Command(t, "make")
+	out, err := exec.Command(mk, "-n", "-C", testkit.RepoPath(), "install", "PREFIX=/usr/local").CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n install: %v\n%s", err, out)
+	}
+	dirOf := func(name string) string {
+		m := regexp.MustCompile(`completion \w+ >(\S+)/` + regexp.QuoteMeta(name) + `\n`).FindSubmatch(out)
+		if m == nil {
+			t.Fatalf("make -n install writes no %s:\n%s", name, out)
+		}
+		return string(m[1])
+	}
+	env := []string{"HOME=" + t.TempDir(), "PATH=/usr/local/bin:/usr/bin:/bin"}
+	search := map[string][]string{
+		"zsh":  {testkit.Command(t, "zsh"), "-fc", `print -rl -- $fpath`},
+		"fish": {testkit.Command(t, "fish"), "-c", `printf "%s\n" $fish_complete_path`},
+	}
+	for sh, name := range map[string]string{"zsh": "_bpfmeta", "fish": "bpfmeta.fish"} {
+		dir := dirOf(name)
+		cmd := exec.Command(search[sh][0], search[sh][1:]...)
+		cmd.Env = env
+		b, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("%s: %v", sh, err)
+		}
+		if !slices.Contains(strings.Split(string(b), "\n"), dir) {
+			t.Errorf("make install puts %s in %s, which %s does not search:\n%s", name, dir, sh, b)
+		}
+	}
+	// bash: bash-completion's default XDG_DATA_DIRS, /usr/local/share:/usr/share
+	if dir := dirOf("bpfmeta"); dir != "/usr/local/share/bash-completion/completions" {
+		t.Errorf("make install puts the bash script in %s", dir)
+	}
+	// no line to add, but bash's source line where bash-completion is
+	// not installed (plain bash loads no completion by itself)
+	hints := exec.Command("scripts/completion-dirs.sh", "hints")
+	hints.Dir, hints.Env = testkit.RepoPath(), append(env, "PREFIX=/usr/local")
+	b, err := hints.CombinedOutput()
+	want := ""
+	if _, err := os.Stat(bashCompletionScript); err != nil {
+		want = "bash: bash-completion does not load /usr/local/share/bash-completion/completions: add to ~/.bashrc:  source /usr/local/share/bash-completion/completions/bpfmeta\n"
+	}
+	if err != nil || string(b) != want {
+		t.Errorf("make install PREFIX=/usr/local would say (%v):\n%s\nwant:\n%s", err, b, want)
+	}
 }
 
 // newShellPATH is the PATH a new login shell starts with (/etc/profile's
@@ -57,10 +120,7 @@ func freshEnv(t *testing.T, prefix string) []string {
 func TestMakeInstall(t *testing.T) {
 	testkit.Command(t, "man")
 	bash := testkit.Command(t, "bash")
-	if _, err := os.Stat(bashCompletionScript); err != nil {
-		testkit.Missing(t, "needs bash-completion: %v", err)
-	}
-	prefix := makeInstall(t)
+	prefix, add := makeInstall(t)
 	env := freshEnv(t, prefix)
 
 	// man finds the page through PATH (PREFIX/bin -> PREFIX/share/man).
@@ -76,10 +136,20 @@ func TestMakeInstall(t *testing.T) {
 		}
 	}
 
-	// bash-completion loads the script from PREFIX/share, and the function
-	// it installs answers as bash would ask it, from COMP_WORDS.
-	script := `. ` + bashCompletionScript + `
-_completion_loader bpfmeta
+	// The script is loaded as make install said (a PREFIX bash-completion
+	// does not search: the line it printed for ~/.bashrc; with
+	// bash-completion, its loader otherwise), and the function it
+	// installs answers as bash would ask it, from COMP_WORDS.
+	loader := ""
+	if _, err := os.Stat(bashCompletionScript); err == nil {
+		loader = ". " + bashCompletionScript
+	}
+	rc, ok := add["bash"]
+	if !ok {
+		rc = "_completion_loader bpfmeta"
+	}
+	script := loader + `
+` + rc + `
 complete -p bpfmeta || exit 1
 fn=$(complete -p bpfmeta | sed -n 's/.* -F \([^ ]*\) .*/\1/p')
 for line in "$@"; do
@@ -107,7 +177,7 @@ done
 		args = append(args, c.line)
 	}
 	cmd := exec.Command(bash, args...)
-	cmd.Env = append(env, "XDG_DATA_DIRS="+filepath.Join(prefix, "share")+":/usr/share")
+	cmd.Env = env
 	cmd.Dir = t.TempDir()
 	out, err = cmd.CombinedOutput()
 	if err != nil {
@@ -148,10 +218,10 @@ done
 // runs (expand-or-complete), appends the line then in the buffer to $out and
 // prints a token the driver waits for, so no line is typed before the last
 // one is done (zsh drops what is typed ahead of a widget's redisplay).
-const zshComplete = `out=$1 site=$2; shift 2
+const zshComplete = `out=$1; shift
 zmodload zsh/zpty || exit 2
-zpty z 'TERM=dumb zsh -f -i'
-zpty -w z "fpath=(${(q)site} \$fpath); autoload -Uz compinit; compinit -u -D"
+zpty z 'TERM=dumb zsh -i'
+zpty -w z "autoload -Uz compinit; compinit -u -D"
 zpty -w z "complete-line() { zle expand-or-complete; print -r -- \"\$BUFFER|\" >>${(q)out}; BUFFER=; zle -R; zle reset-prompt; print -n DO\"\"NE }; zle -N complete-line; bindkey '^X' complete-line"
 for line in "$@"; do
 	zpty -w -n z "$line"$'\x18'
@@ -165,8 +235,21 @@ zpty -d z
 // TestMakeInstall does for bash.
 func TestZshFishCompletion(t *testing.T) {
 	zsh, fish := testkit.Command(t, "zsh"), testkit.Command(t, "fish")
-	prefix := makeInstall(t)
+	prefix, add := makeInstall(t)
 	env := freshEnv(t, prefix)
+	home := strings.TrimPrefix(env[1], "HOME=")
+	// the lines make install said to add, where it said (a temporary
+	// PREFIX is one no shell searches by default)
+	for sh, file := range map[string]string{"zsh": ".zshrc", "fish": ".config/fish/config.fish"} {
+		line, ok := add[sh]
+		if !ok {
+			t.Fatalf("make install PREFIX=tmp printed no line to add for %s", sh)
+		}
+		os.MkdirAll(filepath.Dir(filepath.Join(home, file)), 0o755)
+		if err := os.WriteFile(filepath.Join(home, file), []byte(line+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	dir := t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, "recordings"), 0o755); err != nil {
 		t.Fatal(err)
@@ -187,7 +270,7 @@ func TestZshFishCompletion(t *testing.T) {
 
 	t.Run("zsh", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "lines")
-		args := []string{"-f", "-c", zshComplete, "zsh", out, filepath.Join(prefix, "share/zsh/site-functions")}
+		args := []string{"-f", "-c", zshComplete, "zsh", out}
 		cmd := exec.Command(zsh, append(args, lines...)...)
 		cmd.Env, cmd.Dir = env, dir
 		if b, err := cmd.CombinedOutput(); err != nil {
@@ -209,12 +292,11 @@ func TestZshFishCompletion(t *testing.T) {
 	})
 
 	t.Run("fish", func(t *testing.T) {
-		// fish looks for vendor completions in
-		// $XDG_DATA_DIRS/fish/vendor_completions.d (its own config.fish
-		// says so: no --no-config; HOME is empty).
+		// fish reads ~/.config/fish/config.fish (no --no-config), with
+		// its own default search path otherwise: no XDG_DATA_DIRS.
 		script := `for line in $argv; echo (complete -C "$line" | string split -f1 \t | string join ' '); end`
 		cmd := exec.Command(fish, append([]string{"-c", script}, lines...)...)
-		cmd.Env = append(env, "XDG_DATA_DIRS="+filepath.Join(prefix, "share")+":/usr/share")
+		cmd.Env = env
 		cmd.Dir = dir
 		b, err := cmd.CombinedOutput()
 		if err != nil {

@@ -77,7 +77,8 @@ func TestREADME(t *testing.T) {
 	testkit.Command(t, "jq")
 	// programs with metadata, so that the blocks have some to show
 	testkit.LoadCilium(t, "meta")
-	env := freshEnv(t, makeInstall(t))
+	prefix, _ := makeInstall(t)
+	env := freshEnv(t, prefix)
 	dir := t.TempDir()
 	blocks := readmeBlocks(t)
 	if len(blocks) < 5 {
