@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"iter"
 	"os"
 	"slices"
@@ -249,7 +250,9 @@ func OpenFile(f *os.File) (*File, error) {
 		return nil, err
 	}
 	size := st.Size()
-	if !st.Mode().IsRegular() {
+	// A regular file of size 0 may have content all the same (procfs,
+	// sysfs: /proc/kallsyms): it is read as a stream is.
+	if !st.Mode().IsRegular() || size == 0 {
 		tmp, n, err := spool(f)
 		f.Close()
 		if err != nil {
@@ -288,6 +291,9 @@ const maxSnapshotHeader = 64 << 10
 func spool(r io.Reader) (*os.File, int64, error) {
 	br := bufio.NewReaderSize(r, maxSnapshotHeader)
 	first, err := br.ReadSlice('\n')
+	if len(first) == 0 && err == io.EOF {
+		return nil, 0, fmt.Errorf("snapshot: %w: the file is empty", ErrFormat)
+	}
 	if err != nil && err != io.EOF {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			err = fmt.Errorf("snapshot: %w (no line in its first %d KiB)", ErrFormat, maxSnapshotHeader>>10)
@@ -300,7 +306,11 @@ func spool(r io.Reader) (*os.File, int64, error) {
 	}
 	tmp, err := outfile.Unnamed(os.TempDir())
 	if err != nil {
-		return nil, 0, err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is TMPDIR's, named here
+		}
+		return nil, 0, fmt.Errorf("a snapshot read from a pipe is copied to TMPDIR (%s) first: %w (set TMPDIR to a directory you can write)", os.TempDir(), err)
 	}
 	n, err := io.Copy(tmp, io.LimitReader(io.MultiReader(bytes.NewReader(first), br), MaxSpool+1))
 	if err == nil && n > MaxSpool {

@@ -178,3 +178,54 @@ func TestInjectIntoMktemp(t *testing.T) {
 		t.Errorf("inject -h does not say an empty file is replaced: %q", r.stdout)
 	}
 }
+
+// TestSnapshotMessages: what --snapshot says of a snapshot it cannot use
+// names the cause: TMPDIR where a piped snapshot is copied to, a file of
+// procfs (size 0, content all the same) that is not a snapshot, a stdin
+// that is not one (it once returned a nil snapshot: a panic).
+func TestSnapshotMessages(t *testing.T) {
+	in := corpusPath(t, smallFile)
+	snap := testkit.ReadFile(t, emptySnapshot(t))
+	pipeOf := func(b []byte) *os.File {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() { w.Write(b); w.Close() }()
+		t.Cleanup(func() { r.Close() })
+		return r
+	}
+	t.Run("TMPDIR", func(t *testing.T) {
+		fifo := fifoWith(t, t.TempDir(), snap)
+		t.Setenv("TMPDIR", "/nonexistent")
+		r := bpfmeta(t, nil, "inject", "-i", in, "--snapshot", fifo, "-o", "/dev/null")
+		oneLine(t, "a FIFO's snapshot, TMPDIR=/nonexistent", r, "TMPDIR (/nonexistent)", "no such file or directory")
+		r = bpfmeta(t, pipeOf(snap), "inject", "-i", in, "--snapshot", "-", "-o", "/dev/null")
+		oneLine(t, "a piped snapshot, TMPDIR=/nonexistent", r, "stdin: a snapshot read from a pipe is copied to TMPDIR (/nonexistent)")
+	})
+	for _, c := range []struct {
+		name  string
+		stdin []byte
+		path  string
+		want  string
+	}{
+		{"/proc/kallsyms", nil, "/proc/kallsyms", "/proc/kallsyms: snapshot: not a bpfmeta snapshot (its first line is not a snapshot's)"},
+		{"empty", nil, filepath.Join(t.TempDir(), "empty"), "not a bpfmeta snapshot: the file is empty"},
+		{"stdin not a snapshot", []byte("garbage\n"), "-", "stdin: snapshot: not a bpfmeta snapshot"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.name == "empty" {
+				os.WriteFile(c.path, nil, 0o600)
+			}
+			var stdin *os.File
+			if c.stdin != nil {
+				stdin = pipeOf(c.stdin)
+			}
+			r := bpfmeta(t, stdin, "inject", "-i", in, "--snapshot", c.path, "-o", "/dev/null")
+			if r.code != exitFailure {
+				t.Errorf("%v, want exit 1", r)
+			}
+			oneLine(t, c.name, r, c.want)
+		})
+	}
+}

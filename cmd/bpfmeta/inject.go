@@ -226,10 +226,12 @@ func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, string, fun
 	var snap *snapshot.File
 	var err error
 	if path == "-" {
-		in, given, err := inputPath(c)
+		// (not :=, which would make an err of this block's that the
+		// snapshot's error below went to: a nil snapshot returned)
+		in, given, perr := inputPath(c)
 		switch {
-		case err != nil:
-			return nil, "", nil, err
+		case perr != nil:
+			return nil, "", nil, perr
 		case in == "-" && (given || !s.StdinTerminal):
 			return nil, "", nil, cliutil.Usagef("--snapshot - and the recording cannot both be read from stdin: name the recording with -i FILE")
 		case s.StdinTerminal:

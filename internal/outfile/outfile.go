@@ -230,14 +230,14 @@ func notPlanted(path string, dirFD int, st fs.FileInfo) error {
 	if dir.Mode&unix.S_ISVTX == 0 || dir.Mode&0o022 == 0 || owner == dir.Uid || owner == 0 || int(owner) == os.Geteuid() {
 		return nil
 	}
-	what := "a FIFO"
+	what, rule := "a FIFO", "the kernel's protected_fifos rule"
 	switch {
 	case st.Mode()&fs.ModeSymlink != 0:
-		what = "a symlink"
+		what, rule = "a symlink", "the kernel's protected_symlinks rule"
 	case st.Mode()&fs.ModeCharDevice != 0:
-		what = "a device"
+		what, rule = "a device", "another user could have put it there to read what bpfmeta writes"
 	}
-	return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%s of user %d in a sticky directory others can write: bpfmeta writes there only through one of its own user, of the directory's owner or of root (the kernel's protected_fifos rule); -o - writes to a pipe", what, owner)}
+	return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%s of user %d in a sticky directory others can write: bpfmeta writes there only through one of its own user, of the directory's owner or of root (%s); -o - writes to a pipe", what, owner, rule)}
 }
 
 // FIFOWait is how long Create waits for a process to open a FIFO for
