@@ -178,6 +178,10 @@ type Summary struct {
 
 // Tally counts programs by what became of them.
 type Tally struct {
+	// Programs counts the programs: a later load of an id the recording
+	// loaded before (Duplicate, perf records an id once) is counted in
+	// Outcomes[Duplicate] only, so that a recording of 6,000,000 loads of
+	// one id has 1 program.
 	Programs int
 	Outcomes [Failed + 1]int // by Outcome
 	// Unrecorded counts the Unrecorded programs; UnrecordedInjected those
@@ -188,7 +192,9 @@ type Tally struct {
 }
 
 func (t *Tally) add(p *Program) {
-	t.Programs++
+	if p.Outcome != Duplicate {
+		t.Programs++
+	}
 	if int(p.Outcome) < len(t.Outcomes) {
 		t.Outcomes[p.Outcome]++
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 func TestCLIPerfHabits(t *testing.T) {
@@ -227,5 +228,26 @@ func TestSnapshotMessages(t *testing.T) {
 			}
 			oneLine(t, c.name, r, c.want)
 		})
+	}
+}
+
+// TestLoadsOfOneID: a recording of many loads of one program id (perf
+// records an id once) is summarised as one program and the loads, not as
+// as many programs as loads.
+func TestLoadsOfOneID(t *testing.T) {
+	path := zFloodFile(t, t.TempDir(), "one-id.data", func(z *zFlood) {
+		for range 1000 {
+			z.add().BPFEvent(perfdata.BPFEventProgLoad, 7, perfdata.BPFTag{7}, true)
+		}
+	})
+	for _, v := range []string{"", "-v"} {
+		args := []string{"inject", "--snapshot", emptySnapshot(t), "-i", path, "-o", "/dev/null"}
+		if v != "" {
+			args = append(args, v)
+		}
+		r := bpfmeta(t, nil, args...)
+		if r.code != exitOK || !strings.Contains(r.stderr, ": 1 BPF program") || !strings.Contains(r.stderr, "999 ") || strings.Contains(r.stderr, "1000 BPF programs") {
+			t.Errorf("inject %s of 1000 loads of one id: %v\n%s", v, r, r.stderr)
+		}
 	}
 }

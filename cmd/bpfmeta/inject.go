@@ -310,6 +310,9 @@ func (r *report) printLine(w io.Writer, name string) {
 	if n := t.Outcomes[inject.AlreadyPresent]; n > 0 {
 		fmt.Fprintf(&b, ", %d had them already", n)
 	}
+	if n := t.Outcomes[inject.Duplicate]; n > 0 {
+		fmt.Fprintf(&b, ", %s of an id loaded before", plural(n, "more load"))
+	}
 	switch missing := withSamples + t.Missing[inject.MissingOther] + t.Missing[inject.MissingTransient]; {
 	case withSamples > 0:
 		fmt.Fprintf(&b, "; the metadata of %d is missing, %d of them with samples (-v says why)", missing, withSamples)
