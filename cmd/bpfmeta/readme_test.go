@@ -70,15 +70,14 @@ func readmeBlocks(t *testing.T) []readmeBlock {
 func TestREADME(t *testing.T) {
 	testkit.BPF(t)
 	testkit.PerfStock(t)
-	if modern := testkit.PerfModern(t); modern != testkit.DefaultModernPerf {
-		testkit.Missing(t, "the README's modern-perf block runs %s, not %s=%s", testkit.DefaultModernPerf, testkit.ModernPerfEnv, modern)
-	}
+	modern := testkit.PerfModern(t)
 	bash := testkit.Command(t, "bash")
 	testkit.Command(t, "jq")
 	// programs with metadata, so that the blocks have some to show
 	testkit.LoadCilium(t, "meta")
 	prefix, _ := makeInstall(t)
-	env := freshEnv(t, prefix)
+	// the README's modern-perf block runs BPFMETA_MODERN_PERF's perf
+	env := append(freshEnv(t, prefix), testkit.ModernPerfEnv+"="+modern)
 	dir := t.TempDir()
 	blocks := readmeBlocks(t)
 	if len(blocks) < 5 {

@@ -153,15 +153,23 @@ type ModernLibbpf struct {
 }
 
 // Run returns the command line that runs prog against the root's
-// libraries.
+// libraries (a system libbpf: prog as it is).
 func (l ModernLibbpf) Run(prog string, args ...string) []string {
+	if l.LDSO == "" {
+		return append([]string{prog}, args...)
+	}
 	return append([]string{l.LDSO, "--library-path", l.Lib, prog}, args...)
 }
 
-// Libbpf17 returns the modern perf root's libbpf, or ends the test when
-// there is none (BPFMETA_MODERN_PERF naming another perf has no root).
+// Libbpf17 returns the modern perf root's libbpf, or, when
+// BPFMETA_MODERN_PERF names another perf (which has no such root), a
+// system libbpf >= 1.7 that pkg-config finds; it ends the test when there
+// is none.
 func Libbpf17(t testing.TB) ModernLibbpf {
 	t.Helper()
+	if p := os.Getenv(ModernPerfEnv); p != "" && p != DefaultModernPerf {
+		return systemLibbpf17(t, p)
+	}
 	root := filepath.Join(filepath.Dir(DefaultModernPerf), "root")
 	lib := filepath.Join(root, "usr/lib/x86_64-linux-gnu")
 	l := ModernLibbpf{Include: t.TempDir(), Lib: lib, LDSO: filepath.Join(lib, "ld-linux-x86-64.so.2")}
@@ -172,6 +180,35 @@ func Libbpf17(t testing.TB) ModernLibbpf {
 	}
 	// only bpf/: the root's C library headers are not the host compiler's
 	if err := os.Symlink(filepath.Join(root, "usr/include/bpf"), filepath.Join(l.Include, "bpf")); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// systemLibbpf17 is Libbpf17 beside the perf BPFMETA_MODERN_PERF names:
+// the system's libbpf, by pkg-config, if it is 1.7 or later.
+func systemLibbpf17(t testing.TB, perf string) ModernLibbpf {
+	t.Helper()
+	var f []string
+	var err error
+	for _, arg := range []string{"--modversion", "--variable=includedir", "--variable=libdir"} {
+		var out []byte
+		if out, err = exec.Command("pkg-config", arg, "libbpf").Output(); err != nil {
+			break
+		}
+		f = append(f, strings.TrimSpace(string(out)))
+	}
+	if err != nil {
+		Missing(t, "%s=%s names a perf of its own: the libbpf 1.7 tests need a libbpf >= 1.7 that pkg-config finds (pkg-config libbpf: %v), or the root scripts/modern-perf.sh installs (unset %s)", ModernPerfEnv, perf, err, ModernPerfEnv)
+	}
+	var maj, min int
+	fmt.Sscanf(f[0], "%d.%d", &maj, &min)
+	if maj < 1 || maj == 1 && min < 7 {
+		Missing(t, "%s=%s names a perf of its own: the libbpf 1.7 tests need a libbpf >= 1.7, and pkg-config finds libbpf %s (or unset %s for the root scripts/modern-perf.sh installs)", ModernPerfEnv, perf, f[0], ModernPerfEnv)
+	}
+	include, lib := f[1], f[2]
+	l := ModernLibbpf{Include: t.TempDir(), Lib: lib}
+	if err := os.Symlink(filepath.Join(include, "bpf"), filepath.Join(l.Include, "bpf")); err != nil {
 		t.Fatal(err)
 	}
 	return l
