@@ -130,7 +130,11 @@ func TestMakeInstall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("man bpfmeta: %v\n%s", err, out)
 	}
-	for _, want := range []string{"NAME", "SYNOPSIS", "bpfmeta inject", "EXIT STATUS"} {
+	// the README the man page and -h refer to for the JSON
+	if b, err := os.ReadFile(filepath.Join(prefix, "share/doc/bpfmeta/README.md")); err != nil || !strings.Contains(string(b), "\n## JSON\n") {
+		t.Errorf("make install put no README with its JSON section in share/doc/bpfmeta: %v", err)
+	}
+	for _, want := range []string{"NAME", "SYNOPSIS", "bpfmeta inject", "EXIT STATUS", "share/doc/bpfmeta/README.md"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("man bpfmeta has no %q:\n%s", want, tail(string(out), 3000))
 		}

@@ -120,6 +120,7 @@ var manSections = []cliapp.ManSection{
 	}},
 	{Title: "Files", Items: [][2]string{
 		{"./perf.data", "the recording a reading command reads when stdin is a terminal and no FILE is given, as perf report does"},
+		{"PREFIX/share/doc/bpfmeta/README.md", "the README, which make install installs: its JSON section describes the JSON of show --json, programs --json and snapshots"},
 		{".NAME.tmpXXXXXXXXXX", "a new output NAME is written as an unnamed file in its directory (O_TMPFILE), linked as NAME when complete, and nothing is left of it on any failure or signal; where the file system has no O_TMPFILE, and for a directory recording, it is written under this name beside NAME instead, renamed when complete and removed on any failure or signal"},
 	}},
 	{Title: "Examples", Text: `Record with the distribution's perf, add the metadata, and print it:

@@ -57,7 +57,7 @@ Examples:
    bpfmeta show --prog 97 -i perf.meta.data
    perf record -o - -a -- sleep 1 | bpfmeta inject | bpfmeta show --json`,
 		Flags: []cli.Flag{inputFlag(),
-			&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the README's JSON section)"},
+			&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the JSON section of README.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
 			&cli.StringFlag{Name: "prog", Usage: "only the records of program `NAME|ID`"},
 			maxExpansionFlag(), quietFlag(), verboseFlag("say what was read")},
 		Action: runShow,
