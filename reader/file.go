@@ -22,6 +22,10 @@ const (
 // perf_session__read_header() make.
 func readLayout(ra io.ReaderAt, size int64, head []byte) (*perfdata.FileLayout, error) {
 	if len(head) < perfdata.OldFileHeaderSize {
+		if !perfdata.IsMagicPrefix(head) {
+			// a text file of 25 bytes is no recording cut short
+			return nil, notPerfData()
+		}
 		return nil, truncated(0, "truncated file header: %d of %d bytes", len(head), perfdata.FileHeaderSize)
 	}
 	m, ok := perfdata.ParseMagic(head[:8], head[16:24])

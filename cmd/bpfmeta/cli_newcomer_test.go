@@ -36,6 +36,10 @@ func TestCLIPerfHabits(t *testing.T) {
 		{[]string{"show", "--prog", "1", in}, exitFailure, "", "no BPF_METADATA record of a program 1"},
 		{[]string{"show", "-i", in, in}, exitUsage, "", "name the recording once"},
 		{[]string{"show", "--jsn", in}, exitUsage, "", "did you mean --json?"},
+		{[]string{"show", "--jsno", in}, exitUsage, "", "did you mean --json?"},
+		{[]string{"inject", in, "p.meta.data"}, exitUsage, "", "(to write p.meta.data: -o p.meta.data)"},
+		{[]string{"strip", in, "p.data"}, exitUsage, "", "-o p.data"},
+		{[]string{"inject", "--snapsot", "x", in}, exitUsage, "", "did you mean --snapshot?"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			r := bpfmeta(t, nil, tc.args...)
@@ -250,4 +254,17 @@ func TestLoadsOfOneID(t *testing.T) {
 			t.Errorf("inject %s of 1000 loads of one id: %v\n%s", v, r, r.stderr)
 		}
 	}
+}
+
+// TestShortNotRecording: a short file that does not start as a recording
+// does is "not a perf.data recording", whatever its length; one that does
+// is a recording cut short.
+func TestShortNotRecording(t *testing.T) {
+	dir := t.TempDir()
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, []byte("hello this is a text file\n"), 0o600)
+	oneLine(t, "show of 26 bytes of text", bpfmeta(t, nil, "show", text), "notes.txt is not a perf.data recording")
+	cut := filepath.Join(dir, "cut.data")
+	os.WriteFile(cut, testkit.CorpusBytes(t, smallFile)[:30], 0o600)
+	oneLine(t, "show of 30 bytes of a recording", bpfmeta(t, nil, "show", cut), "truncated file header: 30 of 104 bytes")
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -66,6 +67,9 @@ const inputArgs = "[FILE]"
 func inputPath(c *cli.Context) (path string, given bool, err error) {
 	args := c.Args()
 	switch {
+	case args.Len() == 2 && !c.IsSet("output") && slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "output") }):
+		// perf inject -i IN -o OUT, cp IN OUT: the second is the output
+		return "", false, cliutil.Usagef("%s reads one recording; got %s and %s (to write %s: -o %s)", c.Command.Name, safetext.Quote(args.Get(0)), safetext.Quote(args.Get(1)), safetext.Quote(args.Get(1)), safetext.Quote(args.Get(1)))
 	case args.Len() > 1:
 		return "", false, cliutil.Usagef("%s reads one recording; got %s and %s", c.Command.Name, safetext.Quote(args.Get(0)), safetext.Quote(args.Get(1)))
 	case args.Len() == 1 && c.IsSet("input"):
