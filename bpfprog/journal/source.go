@@ -162,7 +162,7 @@ func (s *Source) WhyNot(err error, unloaded bool) string {
 	case !errors.Is(err, bpfprog.ErrNotFound):
 		return "its id is another program's now (it was unloaded, and the id reused), and the journal has not this load"
 	case s.j == nil && unloaded:
-		return "unloaded during the recording"
+		return "unloaded during the recording, before inject could read it, and no journal keeps it (bpfmeta-watch.service, or bpfmeta watch -o snap.jsonl -- perf record ...)"
 	case s.j == nil:
 		return "no longer loaded"
 	case unloaded:

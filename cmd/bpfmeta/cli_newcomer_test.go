@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
+	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -28,7 +31,8 @@ func TestCLIPerfHabits(t *testing.T) {
 	}{
 		// show FILE is show -i FILE; it names the file, and what inject would do
 		{[]string{"show", in}, exitOK, "BPF_METADATA records; it has ", ""},
-		{[]string{"show", in}, exitOK, "bpfmeta inject adds their metadata", ""},
+		{[]string{"show", in}, exitOK, "bpfmeta inject adds the metadata of those that have bpf_metadata_* variables", ""},
+		{[]string{"show", in}, exitOK, "if inject wrote this file, none of them has any (make demo", ""},
 		{[]string{"show", "-j", in}, exitOK, `"records": []`, ""},
 		{[]string{"-q", "show", in}, exitOK, "no BPF_METADATA records", ""},
 		{[]string{"-v", "show", in}, exitOK, "no BPF_METADATA records", "records, "},
@@ -267,4 +271,38 @@ func TestShortNotRecording(t *testing.T) {
 	cut := filepath.Join(dir, "cut.data")
 	os.WriteFile(cut, testkit.CorpusBytes(t, smallFile)[:30], 0o600)
 	oneLine(t, "show of 30 bytes of a recording", bpfmeta(t, nil, "show", cut), "truncated file header: 30 of 104 bytes")
+}
+
+// TestInjectVerboseWords: inject -v's headline counts the programs that
+// have no bpf_metadata_* variables apart from those whose metadata is
+// missing (not "0 without metadata; 3 without the metadata"), and a
+// program unloaded during the recording points at watch's journal.
+func TestInjectVerboseWords(t *testing.T) {
+	sum := &inject.Summary{Programs: []inject.Program{
+		{ID: 5, Outcome: inject.NotFound, Err: bpfprog.ErrNotFound, Unloaded: true, Missing: inject.MissingWithSamples, Samples: 3},
+		{ID: 6, Outcome: inject.NoMetadata},
+	}}
+	var b strings.Builder
+	summarize(sum, journal.WithKernel(nil, nil)).print(&b, "p.data", true)
+	out := b.String()
+	for _, want := range []string{"1 without bpf_metadata_* variables", "the metadata of 1 is missing (1 with samples)", "unloaded during the recording, before inject could read it, and no journal keeps it (bpfmeta-watch.service, or bpfmeta watch"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("inject -v says\n%s\nwithout %q", out, want)
+		}
+	}
+	if strings.Contains(out, "without metadata") {
+		t.Errorf("inject -v says %q", out)
+	}
+}
+
+// TestOtherMachineWords: the warning of another machine's recording does
+// not say that nothing matches, when the summary then counts records
+// added (a hostname edited in the snapshot, a machine renamed).
+func TestOtherMachineWords(t *testing.T) {
+	in := corpusPath(t, bpfFile)
+	r := bpfmeta(t, nil, "inject", "--snapshot", programsSnapshot(t, recordedPrograms(t, in, allPrograms)), "-i", in, "-o", "/dev/null")
+	if r.code != exitOK || !strings.Contains(r.stderr, "41 BPF_METADATA records added") ||
+		!strings.Contains(r.stderr, "only programs that match the recording's by id, tag and addresses get metadata") || strings.Contains(r.stderr, "do not match") {
+		t.Errorf("%v\n%s", r, r.stderr)
+	}
 }

@@ -335,12 +335,14 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 	if n := t.Outcomes[inject.AlreadyPresent]; n > 0 {
 		fmt.Fprintf(&b, "; %d had them already", n)
 	}
-	fmt.Fprintf(&b, "; %d without metadata", t.Outcomes[inject.NoMetadata])
+	// "without bpf_metadata_* variables": the programs that have none,
+	// not those whose metadata is missing (counted next)
+	fmt.Fprintf(&b, "; %d without bpf_metadata_* variables", t.Outcomes[inject.NoMetadata])
 	if n := t.Outcomes[inject.Duplicate]; n > 0 {
 		fmt.Fprintf(&b, "; %d loads of an id loaded before (perf records an id once)", n)
 	}
 	if n := withSamples + others; n > 0 {
-		fmt.Fprintf(&b, "; %d without the metadata perf would have written (%d with samples)", n, withSamples)
+		fmt.Fprintf(&b, "; the metadata of %d is missing (%d with samples)", n, withSamples)
 	}
 	if transient > 0 {
 		fmt.Fprintf(&b, "; %d loaded and unloaded during the recording without a sample, not found", transient)

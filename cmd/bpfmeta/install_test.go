@@ -325,7 +325,7 @@ func TestZshFishCompletion(t *testing.T) {
 func TestSystemdUnit(t *testing.T) {
 	analyze := testkit.Command(t, "systemd-analyze")
 	testkit.Command(t, "man")
-	prefix := makeInstall(t)
+	prefix, _ := makeInstall(t)
 	unit := filepath.Join(prefix, "lib", "systemd", "system", "bpfmeta-watch.service")
 	b := string(testkit.ReadFile(t, unit))
 	for _, want := range []string{

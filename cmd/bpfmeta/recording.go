@@ -98,7 +98,11 @@ func printSummary(w io.Writer, in *cliutil.Input, start time.Time) {
 // warnOtherMachine warns that the recording was made on another machine
 // or kernel than the metadata comes from, which says why nothing matched.
 func warnOtherMachine(w io.Writer, name string, m *inject.OtherMachine, from string) {
-	fmt.Fprintf(w, "bpfmeta: warning: %s was recorded on %s; %s is of %s: programs of another machine do not match\n",
+	// Not "do not match" as a fact: the hostname may have been changed
+	// (or the snapshot's edited), and a program that matches by id, tag
+	// and addresses gets its records all the same; the summary that
+	// follows counts them.
+	fmt.Fprintf(w, "bpfmeta: warning: %s was recorded on %s; %s is of %s: only programs that match the recording's by id, tag and addresses get metadata (none, if these are two machines)\n",
 		name, machine(m.Recording.Hostname, m.Recording.OSRelease), from, machine(m.Source.Hostname, m.Source.KernelRelease))
 }
 

@@ -251,5 +251,7 @@ func noMetadataHint(name string, loads int) string {
 	if loads == 0 {
 		return "it has no BPF programs either (perf record -a sees every program loaded on the machine)"
 	}
-	return fmt.Sprintf("it has %s: bpfmeta inject adds their metadata (bpfmeta inject -i %s -o OUT)", plural(loads, "BPF program"), name)
+	// Not "inject adds their metadata" alone: of inject's own output
+	// (no loaded program has bpf_metadata_* variables) that is a loop.
+	return fmt.Sprintf("it has %s: bpfmeta inject adds the metadata of those that have bpf_metadata_* variables (bpfmeta inject -i %s -o OUT); if inject wrote this file, none of them has any (make demo, in bpfmeta's clone, loads a program that has)", plural(loads, "BPF program"), name)
 }
