@@ -6,6 +6,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
 	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -304,5 +309,61 @@ func TestOtherMachineWords(t *testing.T) {
 	if r.code != exitOK || !strings.Contains(r.stderr, "41 BPF_METADATA records added") ||
 		!strings.Contains(r.stderr, "only programs that match the recording's by id, tag and addresses get metadata") || strings.Contains(r.stderr, "do not match") {
 		t.Errorf("%v\n%s", r, r.stderr)
+	}
+}
+
+// TestSpoolProgress: cat big.data | bpfmeta inject -o out, on a terminal,
+// shows the copy of a file-format recording to TMPDIR (which comes before
+// any record is read) instead of nothing.
+func TestSpoolProgress(t *testing.T) {
+	bin := buildBinary(t)
+	ptmx, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		testkit.Missing(t, "no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	if err := unix.IoctlSetPointerInt(int(ptmx.Fd()), unix.TIOCSPTLCK, 0); err != nil {
+		t.Fatal(err)
+	}
+	n, err := unix.IoctlGetInt(int(ptmx.Fd()), unix.TIOCGPTN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tty, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := testkit.CorpusBytes(t, smallFile)
+	cmd := exec.Command(bin, "inject", "--snapshot", emptySnapshot(t), "-o", filepath.Join(t.TempDir(), "out.data"))
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var shown bytes.Buffer
+	read := make(chan struct{})
+	go func() {
+		io.Copy(&shown, ptmx) // to EIO, when the process has closed it
+		close(read)
+	}()
+	in.Write(data[:4096])
+	time.Sleep(cliutil.ProgressDelay + 300*time.Millisecond)
+	in.Write(data[4096:5000]) // a read after the delay draws the line
+	time.Sleep(200 * time.Millisecond)
+	in.Write(data[5000:])
+	in.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("%v: %s", err, shown.String())
+	}
+	select {
+	case <-read:
+	case <-time.After(2 * time.Second):
+	}
+	if !strings.Contains(shown.String(), "bpfmeta: stdin (a file-format recording, copied to ") {
+		t.Errorf("the terminal shows %q, no copy's progress", shown.String())
 	}
 }

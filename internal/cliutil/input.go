@@ -7,8 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"sync/atomic"
 
 	"github.com/bpfmeta/bpfmeta/internal/infile"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -38,6 +40,40 @@ const DefaultInput = "perf.data"
 // StdinName is how messages name standard input.
 const StdinName = "stdin"
 
+// openPipeShown is infile.OpenStream of the pipe f with a progress line
+// while it opens: a file-format recording on a pipe is copied whole to
+// $TMPDIR before its first record is read (cat big.data | bpfmeta inject
+// was silent for 12 s while 348 MB were copied). Once open, the reading's
+// own progress takes over.
+func (s *Session) openPipeShown(f *os.File, opts reader.Options) (*infile.Input, error) {
+	outfile.GrowPipe(f) // as infile does for an *os.File, which it is not given
+	c := &countingReader{r: f}
+	p := s.NewProgress(StdinName+" (a file-format recording, copied to "+os.TempDir()+" to be read)", 0, c.n.Load)
+	c.update = p.Update
+	in, err := infile.OpenStream(c, opts)
+	c.opened.Store(true)
+	p.Done()
+	return in, err
+}
+
+// countingReader counts what is read through it, and has the progress
+// line redrawn until the input is open.
+type countingReader struct {
+	r      io.Reader
+	n      atomic.Int64
+	opened atomic.Bool
+	update func()
+}
+
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n.Add(int64(n))
+	if !c.opened.Load() {
+		c.update()
+	}
+	return n, err
+}
+
 // OpenInput opens the recording -i names: a path, or "-" for standard
 // input, which is ./perf.data when stdin is a terminal and -i was not
 // given. A directory is a directory recording (reader.Open); anything
@@ -54,10 +90,15 @@ func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Inpu
 		var in *infile.Input
 		var err error
 		if f, ok := s.Stdin.(*os.File); ok {
-			if st, err := f.Stat(); err == nil && st.IsDir() {
+			st, serr := f.Stat()
+			if serr == nil && st.IsDir() {
 				return nil, Usagef("stdin is a directory: a directory recording (perf record --threads) is read with -i DIR")
 			}
-			in, err = infile.OpenFile(f, opts)
+			if serr == nil && st.Mode()&fs.ModeNamedPipe != 0 && IsTerminal(s.Stderr) {
+				in, err = s.openPipeShown(f, opts)
+			} else {
+				in, err = infile.OpenFile(f, opts)
+			}
 		} else {
 			in, err = infile.OpenStream(s.Stdin, opts)
 		}
