@@ -167,7 +167,7 @@ for line in "$@"; do
 done
 `
 	cases := []struct{ line, want, not string }{
-		{"bpfmeta ", `^inject show strip`, ""},
+		{"bpfmeta ", `^inject show .*strip .*convert`, ""},
 		{"bpfmeta inject -", `--input -i --output -o .*--snapshot .*--help -h$`, ""},
 		{"bpfmeta inject --", `^--input --output --force --sync --snapshot `, " -i"},
 		{"bpfmeta inject --sn", `^--snapshot$`, ""},
