@@ -160,7 +160,7 @@ func TestShowLoadsUnloads(t *testing.T) {
 	if want := fmt.Sprintf("%d functions of programs loaded during the recording and gone were forgotten", n-1000-bpftrack.MaxHistory+bpftrack.MaxRecordFuncs); !strings.HasPrefix(r.stderr, "bpfmeta: warning: ") || !strings.Contains(r.stderr, want) {
 		t.Errorf("stderr %q does not say %q", r.stderr, want)
 	}
-	if long, _ := show(2 * n); long.peak > r.peak+4<<20 {
+	if long, _ := show(2 * n); long.peak > r.peak+8<<20 { // a leak would be 40 MiB; GC timing moves the peak by a few
 		t.Errorf("show of %d loads took %.1f MiB, of %d %.1f MiB: its memory grows with the recording", n, float64(r.peak)/(1<<20), 2*n, float64(long.peak)/(1<<20))
 	}
 }
