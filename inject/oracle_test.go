@@ -350,17 +350,7 @@ func progNames(t *testing.T, r *recording, ms [][]byte) []string {
 	return ns
 }
 
-func equalRecords(a, b [][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !bytes.Equal(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
-}
+func equalRecords(a, b [][]byte) bool { return slices.EqualFunc(a, b, bytes.Equal) }
 
 // isSubsequence reports whether sub's records appear in all, in order.
 func isSubsequence(sub, all [][]byte) bool {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,14 +86,4 @@ func topRaw(rb readBack) [][]byte {
 	return out
 }
 
-func sameRecords(a, b [][]byte) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if !bytes.Equal(a[i], b[i]) {
-			return false
-		}
-	}
-	return true
-}
+func sameRecords(a, b [][]byte) bool { return slices.EqualFunc(a, b, bytes.Equal) }
