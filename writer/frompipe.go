@@ -3,11 +3,11 @@ package writer
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/bpfmeta/bpfmeta/internal/scratch"
 	"io"
 	"os"
 	"slices"
 
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -306,13 +306,13 @@ type spool struct {
 	n int64
 }
 
-// newSpool makes an unnamed file in dir (outfile.Unnamed), so that nothing
+// newSpool makes an unnamed file in dir (scratch.Unnamed), so that nothing
 // is left behind whatever ends the process.
 func newSpool(dir string) (*spool, error) {
 	if dir == "" {
 		dir = os.TempDir()
 	}
-	f, err := outfile.Unnamed(dir)
+	f, err := scratch.Unnamed(dir)
 	if err != nil {
 		return nil, fmt.Errorf("a spool file in %s: %w", dir, err)
 	}

@@ -3,6 +3,7 @@ package writer
 import (
 	"errors"
 	"fmt"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -17,14 +18,9 @@ type Records interface {
 	Err() error
 }
 
-// WriteError is an error of the output, as opposed to one of the input:
-// Copy, inject.Run and bpfprog/watch's Snapshotter return the input's (or
-// the kernel's) errors as they are, and their output's wrapped in one, so
-// that a caller knows which of the two to name (errors.As).
-type WriteError struct{ Err error }
-
-func (e *WriteError) Error() string { return e.Err.Error() }
-func (e *WriteError) Unwrap() error { return e.Err }
+// WriteError is an error of the output, as opposed to one of the input
+// (outfile.WriteError, where bpfprog/watch finds it too).
+type WriteError = outfile.WriteError
 
 // InputError is an error of the input the writer finds as it writes: a
 // header section it reads (ids, features, trace data) that ends early or
@@ -52,7 +48,7 @@ func Blame(in Records, err error) error {
 	if ie := (*InputError)(nil); errors.As(err, &ie) {
 		return err
 	}
-	return &WriteError{err}
+	return &WriteError{Err: err}
 }
 
 // Copy writes the records of r to w as they come, all of them or, with

@@ -286,14 +286,14 @@ func readProgram(id uint32, wantTag *perfdata.BPFTag) (*bpfprog.Program, error) 
 		return fail(withHint(err))
 	}
 	if wantTag != nil {
-		if err := bpfprog.CheckTag(id, *wantTag, info.Tag); err != nil {
+		if err := bpfprog.CheckTag(id, *wantTag, perfdata.BPFTag(info.Tag)); err != nil {
 			return nil, err
 		}
 	}
 
 	p := &bpfprog.Program{
 		ID:           info.ID,
-		Tag:          info.Tag,
+		Tag:          perfdata.BPFTag(info.Tag),
 		Name:         info.Name,
 		Type:         ebpf.ProgramType(info.Type),
 		LoadTime:     durationNs(info.LoadTime),
@@ -318,7 +318,9 @@ func readProgram(id uint32, wantTag *perfdata.BPFTag) (*bpfprog.Program, error) 
 		nrJitedKsyms:    int(info.NrJitedKsyms),
 		funcInfoRecSize: info.FuncInfoRecSize,
 	}
-	copy(ni.progTags, info.ProgTags)
+	for i, t := range info.ProgTags {
+		ni.progTags[i] = perfdata.BPFTag(t)
+	}
 	for _, fi := range info.FuncInfos {
 		ni.funcTypeIDs = append(ni.funcTypeIDs, fi.TypeID)
 	}

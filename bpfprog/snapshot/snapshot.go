@@ -18,6 +18,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/bpfmeta/bpfmeta/internal/scratch"
 	"io"
 	"io/fs"
 	"iter"
@@ -28,7 +29,6 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/internal/budget"
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -304,7 +304,7 @@ func spool(r io.Reader) (*os.File, int64, error) {
 	if line := bytes.TrimSpace(first); !bytes.Equal(line, []byte("{")) && (json.Unmarshal(line, &h) != nil || h.Kind != bpfprog.KindSnapshot) {
 		return nil, 0, notRecording(first, fmt.Errorf("snapshot: %w (its first line is not a snapshot's)", ErrFormat))
 	}
-	tmp, err := outfile.Unnamed(os.TempDir())
+	tmp, err := scratch.Unnamed(os.TempDir())
 	if err != nil {
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

@@ -10,9 +10,9 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/perfevent"
 	"github.com/bpfmeta/bpfmeta/perfdata"
-	"github.com/bpfmeta/bpfmeta/writer"
 )
 
 // Journaler is a Watcher that appends every program it reads, and every
@@ -29,20 +29,20 @@ type Journaler struct {
 // StartJournal opens the events and appends every program loaded (New)
 // to jw, then follows the loads and unloads in a goroutine until Stop. An
 // error writing the journal, here or later (Err, Stop), is a
-// *writer.WriteError; one of the kernel's is not.
+// *outfile.WriteError; one of the kernel's is not.
 func StartJournal(k *live.Kernel, jw *journal.Writer) (*Journaler, error) {
 	j := &Journaler{jw: jw, done: make(chan struct{})}
 	var err error
 	j.w, err = New(k, Options{
 		Emit: func(p *bpfprog.Program) error {
 			if err := jw.Load(p); err != nil {
-				return &writer.WriteError{Err: err}
+				return &outfile.WriteError{Err: err}
 			}
 			return nil
 		},
 		Unload: func(id uint32, tag perfdata.BPFTag, at uint64) error {
 			if err := jw.Unload(id, tag, bootTime(at)); err != nil {
-				return &writer.WriteError{Err: err}
+				return &outfile.WriteError{Err: err}
 			}
 			return nil
 		},
@@ -90,7 +90,7 @@ func (j *Journaler) Stop() (Stats, journal.Stats, error) {
 	jst := j.jw.Stats()
 	var cerr error
 	if err := j.jw.Close(); err != nil {
-		cerr = &writer.WriteError{Err: err}
+		cerr = &outfile.WriteError{Err: err}
 	}
 	return st, jst, errors.Join(j.err, cerr)
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
-	"github.com/bpfmeta/bpfmeta/writer"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 )
 
 // Snapshotter is a Watcher that writes every program it reads to a
@@ -28,17 +28,17 @@ type Snapshotter struct {
 // StartSnapshot writes the start of a snapshot of the kernel k to out, opens the
 // events and reads every program loaded (New), and follows the loads in a
 // goroutine until Stop. Once it returns, no load can be missed. An error
-// writing out, here or later (Err, Stop), is a *writer.WriteError, one of
+// writing out, here or later (Err, Stop), is a *outfile.WriteError, one of
 // the kernel's is not.
 func StartSnapshot(k *live.Kernel, out io.Writer) (*Snapshotter, error) {
 	sw, err := snapshot.NewWriter(out, k.System(), time.Now())
 	if err != nil {
-		return nil, &writer.WriteError{Err: err}
+		return nil, &outfile.WriteError{Err: err}
 	}
 	s := &Snapshotter{sw: sw, done: make(chan struct{})}
 	s.w, err = New(k, Options{Emit: func(p *bpfprog.Program) error {
 		if err := sw.Add(p); err != nil {
-			return &writer.WriteError{Err: err}
+			return &outfile.WriteError{Err: err}
 		}
 		s.written++
 		return nil
@@ -76,7 +76,7 @@ func (s *Snapshotter) Stop() (Stats, int, error) {
 	st := s.w.Stats()
 	var endErr error
 	if err := s.sw.Close(snapshot.End{Until: time.Now(), Missed: st.Lost + st.Failed}); err != nil {
-		endErr = &writer.WriteError{Err: err}
+		endErr = &outfile.WriteError{Err: err}
 	}
 	s.w.Close()
 	return st, s.written, errors.Join(s.err, endErr)

@@ -17,9 +17,12 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/bpfmeta/bpfmeta/perfdata"
 )
+
+// Tag is a BPF program's or function's tag as the kernel reports it
+// (BPF_TAG_SIZE bytes): perfdata.BPFTag's bytes, kept apart so that this
+// package, below the library, imports none of it.
+type Tag [8]byte
 
 // objNameLen is BPF_OBJ_NAME_LEN.
 const objNameLen = 16
@@ -50,7 +53,7 @@ func ptr[T any](s []T) pointer {
 type progInfo struct {
 	Type                 uint32
 	ID                   uint32
-	Tag                  perfdata.BPFTag
+	Tag                  Tag
 	JitedProgLen         uint32
 	XlatedProgLen        uint32
 	JitedProgInsns       pointer
@@ -148,8 +151,8 @@ type FuncInfo struct {
 type ProgInfo struct {
 	Type         uint32
 	ID           uint32
-	Tag          perfdata.BPFTag // whole-program tag (the BPF_EVENT tag)
-	LoadTime     uint64          // ns since boot
+	Tag          Tag    // whole-program tag (the BPF_EVENT tag)
+	LoadTime     uint64 // ns since boot
 	CreatedByUID uint32
 	Name         string // bpf_prog_info.name: at most 15 bytes
 	BTFID        uint32
@@ -160,7 +163,7 @@ type ProgInfo struct {
 	NrJitedKsyms  uint32
 	JitedKsyms    []uint64
 	JitedFuncLens []uint32
-	ProgTags      []perfdata.BPFTag
+	ProgTags      []Tag
 	// FuncInfoRecSize is the kernel's func_info_rec_size (0 without func_info).
 	FuncInfoRecSize uint32
 	FuncInfos       []FuncInfo
@@ -200,7 +203,7 @@ func GetProgInfo(fd int) (*ProgInfo, error) {
 	mapIDs := make([]uint32, first.NrMapIDs)
 	ksyms := make([]uint64, first.NrJitedKsyms)
 	lens := make([]uint32, first.NrJitedFuncLens)
-	tags := make([]perfdata.BPFTag, first.NrProgTags)
+	tags := make([]Tag, first.NrProgTags)
 	finfo := make([]FuncInfo, first.NrFuncInfo)
 	second := progInfo{
 		NrMapIDs:        first.NrMapIDs,

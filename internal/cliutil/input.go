@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/bpfmeta/bpfmeta/internal/scratch"
 	"io"
 	"io/fs"
 	"os"
 	"sync/atomic"
 
 	"github.com/bpfmeta/bpfmeta/internal/infile"
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -46,7 +46,7 @@ const StdinName = "stdin"
 // was silent for 12 s while 348 MB were copied). Once open, the reading's
 // own progress takes over.
 func (s *Session) openPipeShown(f *os.File, opts reader.Options) (*infile.Input, error) {
-	outfile.GrowPipe(f) // as infile does for an *os.File, which it is not given
+	scratch.GrowPipe(f) // as infile does for an *os.File, which it is not given
 	c := &countingReader{r: f}
 	p := s.NewProgress(StdinName+" (a file-format recording, copied to "+os.TempDir()+" to be read)", 0, c.n.Load)
 	c.update = p.Update

@@ -1,6 +1,7 @@
 package cliutil
 
 import (
+	"github.com/bpfmeta/bpfmeta/internal/scratch"
 	"io/fs"
 	"os"
 	"strings"
@@ -56,7 +57,7 @@ func (s *Session) OpenOutput(path string, o OutputOptions) (*outfile.Output, err
 			return nil, Usagef("stdout is the input: write the output to another file")
 		}
 		if isFile && o.Binary {
-			outfile.GrowPipe(f)
+			scratch.GrowPipe(f)
 		}
 		return outfile.NewStream("stdout", s.Stdout), nil
 	}

@@ -4,13 +4,13 @@
 //
 //   - A regular file is read where it is, by offset (reader.NewFile).
 //   - Anything else (a pipe, a FIFO, a device, a terminal) is a stream. A
-//     pipe's buffer is enlarged first (outfile.GrowPipe, F_SETPIPE_SZ): perf
+//     pipe's buffer is enlarged first (scratch.GrowPipe, F_SETPIPE_SZ): perf
 //     writes a stream in large blocks, and fewer, larger reads cost less.
 //   - A pipe-mode recording on a stream is read as it arrives
 //     (reader.NewStream). A file-format recording (cat perf.data | ...)
 //     cannot be read in one pass: its header says where its data ends only
 //     after the data was written. It is first copied (reader.Spool) to an
-//     unnamed file in $TMPDIR (outfile.Unnamed: nothing of it survives the
+//     unnamed file in $TMPDIR (scratch.Unnamed: nothing of it survives the
 //     process, however it ends), no more than its header says it has and
 //     no more than $TMPDIR has room for (statfs), and read from there;
 //     closing the Input removes it.
@@ -24,12 +24,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/bpfmeta/bpfmeta/internal/scratch"
 	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
 
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -88,7 +88,7 @@ func OpenFile(f *os.File, opts reader.Options) (*Input, error) {
 // recording from a spool in $TMPDIR.
 func OpenStream(src io.Reader, opts reader.Options) (*Input, error) {
 	if f, ok := src.(*os.File); ok {
-		outfile.GrowPipe(f)
+		scratch.GrowPipe(f)
 	}
 	// The first bytes say the format. They are read here and put back in
 	// front of the rest, which is read straight from src: a buffer in
@@ -109,7 +109,7 @@ func OpenStream(src io.Reader, opts reader.Options) (*Input, error) {
 		return &Input{Reader: r}, nil
 	}
 	dir := os.TempDir()
-	f, err := outfile.Unnamed(dir)
+	f, err := scratch.Unnamed(dir)
 	if err != nil {
 		return nil, fmt.Errorf("a file-format recording on a pipe is copied to %s to be read: %w", dir, err)
 	}

@@ -3,6 +3,7 @@ package infile_test
 import (
 	"bytes"
 	"errors"
+	"github.com/bpfmeta/bpfmeta/internal/scratch"
 	"io"
 	"os"
 	"strconv"
@@ -12,7 +13,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bpfmeta/bpfmeta/internal/infile"
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -72,7 +72,7 @@ func TestOpenStream(t *testing.T) {
 }
 
 // TestOpenFile: a regular file is read by offset and is the Input's File;
-// a pipe is read as a stream, its buffer grown to outfile.PipeSize first.
+// a pipe is read as a stream, its buffer grown to scratch.PipeSize first.
 func TestOpenFile(t *testing.T) {
 	name := "autofdo_perf5.6_x86_64_small.data"
 	f, err := os.Open(testkit.CorpusFile(t, name))
@@ -96,9 +96,9 @@ func TestOpenFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer in.Close()
-	if most := pipeMaxSize(t); most >= outfile.PipeSize {
-		if got, err := unix.FcntlInt(pr.Fd(), unix.F_GETPIPE_SZ, 0); err != nil || got != outfile.PipeSize {
-			t.Errorf("the pipe's buffer is %d bytes (%v), want %d", got, err, outfile.PipeSize)
+	if most := pipeMaxSize(t); most >= scratch.PipeSize {
+		if got, err := unix.FcntlInt(pr.Fd(), unix.F_GETPIPE_SZ, 0); err != nil || got != scratch.PipeSize {
+			t.Errorf("the pipe's buffer is %d bytes (%v), want %d", got, err, scratch.PipeSize)
 		}
 	}
 	if in.File != nil {

@@ -49,10 +49,9 @@
 //
 // A Guard aborts the files it tracks when a signal ends the process.
 //
-// Scratch files (Unnamed: a spool, an output held back) are made here too,
-// by the same rules, and a pipe's buffer grown (GrowPipe), for inputs as
-// for outputs; what is spooled, and when, is the caller's (internal/infile
-// for a recording read from a pipe). Nothing here reads.
+// An output held back waits in a scratch file (internal/scratch, by the
+// same rules); an output's error, as opposed to its input's, is a
+// WriteError. Nothing here reads.
 package outfile
 
 import (

@@ -3,6 +3,7 @@ package outfile
 import (
 	"errors"
 	"fmt"
+	"github.com/bpfmeta/bpfmeta/internal/scratch"
 	"io"
 	"io/fs"
 	"os"
@@ -73,7 +74,7 @@ func (o *Output) Hold(dir, what string) error {
 	if o.Regular() {
 		return nil
 	}
-	f, err := Unnamed(dir)
+	f, err := scratch.Unnamed(dir)
 	if err != nil {
 		return fmt.Errorf("holding %s back in %s: %w", what, dir, err)
 	}

@@ -1,4 +1,10 @@
-package outfile
+// Package scratch makes what bpfmeta writes besides its outputs, for its
+// inputs as much as its outputs: unnamed files (a file-format recording or
+// a snapshot that arrives on a pipe, spooled by internal/infile and
+// bpfprog/snapshot; the writer's spooled feature sections; an output held
+// back by internal/outfile), and pipes grown for perf's large blocks. It
+// lies below both internal/infile and internal/outfile, which share it.
+package scratch
 
 import (
 	"io/fs"
@@ -7,13 +13,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Scratch files and pipes: what bpfmeta writes besides its outputs, for
-// its inputs as much as its outputs. A file-format recording or a snapshot
-// that arrives on a pipe is spooled to an unnamed file (internal/infile,
-// bpfprog), the writer spools a pipe's feature sections, and an output
-// held back waits in one (Output.Hold); they are made here, by the same
-// rules as an output (mode 0600, nothing of them survives the process).
-// What is spooled, and when, is the caller's.
+// Scratch files are made by the same rules as an output (mode 0600,
+// nothing of them survives the process). What is spooled, and when, is
+// the caller's.
+
+// Mode is a scratch file's mode, an output's (outfile.Mode).
+const Mode fs.FileMode = 0o600
 
 // Unnamed makes a file in dir that has no name (O_TMPFILE), or one whose
 // name is removed at once where O_TMPFILE is not supported: nothing is left
