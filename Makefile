@@ -60,7 +60,7 @@ test: build deps cross ## every test, none skipped: unit, corpus, golden files, 
 	@# while another's system-wide perf records (perf 6.1 and 7.2 were seen
 	@# to crash, and recordings to count programs not their test's)
 	BPFMETA_REQUIRE_ALL=1 $(GO) test -p 1 -count=1 -timeout 30m ./...
-	BPFMETA_REQUIRE_ALL=1 $(GO) test -count=1 -race ./reader ./writer ./internal/cliutil ./internal/outfile
+	BPFMETA_REQUIRE_ALL=1 $(GO) test -count=1 -race ./reader ./writer ./cmd/internal/cliutil ./internal/outfile
 
 # perf and BPF run on 32-bit ARM and MIPS too: every Linux GOARCH Go supports
 # must build (bpf(2)'s structures hold u64 pointers, whose halves depend on
@@ -82,7 +82,7 @@ deps: ## install what make test needs, if missing (Debian 12, root): perf, bpfto
 	./scripts/deps.sh
 
 demo: build ## load a sample BPF program, record 3 s with the system perf, inject, show (root)
-	$(GO) build -o bin/bpfmeta-demo-load ./internal/demo
+	$(GO) build -o bin/bpfmeta-demo-load ./cmd/internal/demo
 	./scripts/demo.sh
 
 fuzz: ## run every fuzz target for FUZZTIME (default 30s) each, minimizing new inputs for FUZZMINIMIZE (1s)

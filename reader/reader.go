@@ -20,7 +20,7 @@
 // carries no policy of the operating system's: where a file-format
 // recording arriving on a pipe is copied to be read (Spool copies it),
 // how much room that may take, or how large a pipe's buffer is, are the
-// caller's (bpfmeta's are in internal/infile).
+// caller's (bpfmeta's are in cmd/internal/infile).
 package reader
 
 import (

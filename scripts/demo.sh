@@ -1,7 +1,7 @@
 #!/bin/sh
 # make demo: bpfmeta in one minute, on Debian 12 as root.
 #
-# Loads a BPF program that carries bpf_metadata_* variables (internal/demo,
+# Loads a BPF program that carries bpf_metadata_* variables (cmd/internal/demo,
 # which embeds the compiled program), records 3 seconds of the whole system
 # with the system's perf (Debian 12: perf 6.1, which writes no metadata),
 # adds the metadata with bpfmeta inject while the program is still loaded,
@@ -30,7 +30,7 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-echo "== loading the demo BPF program (internal/demo/bpf/demo.bpf.c)"
+echo "== loading the demo BPF program (cmd/internal/demo/bpf/demo.bpf.c)"
 "$LOADER" </dev/null >"$OUT/loaded.txt" &
 LOADER_PID=$!
 until grep -q '^ready$' "$OUT/loaded.txt" 2>/dev/null; do

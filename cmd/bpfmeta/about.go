@@ -6,8 +6,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/bpfmeta/bpfmeta/internal/cliapp"
-	"github.com/bpfmeta/bpfmeta/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/cliapp"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 )
 
 func versionCommand() *cli.Command {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/annotate"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/inject"
-	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/reader"
 )

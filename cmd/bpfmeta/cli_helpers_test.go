@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bpfmeta/bpfmeta/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"

@@ -23,7 +23,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
-	"github.com/bpfmeta/bpfmeta/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"

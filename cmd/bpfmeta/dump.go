@@ -12,7 +12,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/bpfmeta/bpfmeta/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"

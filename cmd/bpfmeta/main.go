@@ -15,9 +15,9 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/cmd/internal/cliapp"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/budget"
-	"github.com/bpfmeta/bpfmeta/internal/cliapp"
-	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 

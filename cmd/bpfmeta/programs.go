@@ -14,7 +14,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
-	"github.com/bpfmeta/bpfmeta/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 

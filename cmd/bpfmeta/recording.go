@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/inject"
-	"github.com/bpfmeta/bpfmeta/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"

@@ -12,8 +12,8 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/bpfprog/watch"
-	"github.com/bpfmeta/bpfmeta/internal/childcmd"
-	"github.com/bpfmeta/bpfmeta/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/childcmd"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/writer"
 )

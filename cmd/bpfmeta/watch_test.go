@@ -27,7 +27,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
-	"github.com/bpfmeta/bpfmeta/internal/childcmd"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/childcmd"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"

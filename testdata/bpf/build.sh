@@ -22,7 +22,7 @@ if command -v clang-19 >/dev/null; then
 else
 	echo "build.sh: clang-19 missing: rich19.bpf.o not rebuilt (apt-get install -y clang-19)" >&2
 fi
-# make demo's program, embedded in internal/demo
-DEMO=$HERE/../../internal/demo/bpf
+# make demo's program, embedded in cmd/internal/demo
+DEMO=$HERE/../../cmd/internal/demo/bpf
 clang -O2 -g -target bpf -fdebug-prefix-map="$DEMO"=. -I"$ARCH_INC" -c "$DEMO/demo.bpf.c" -o "$DEMO/demo.bpf.o"
 ls -l "$HERE"/*.bpf.o "$DEMO"/*.bpf.o

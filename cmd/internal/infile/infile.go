@@ -16,7 +16,7 @@
 //     closing the Input removes it.
 //
 // It is not for what -i means (a path, "-", ./perf.data on a terminal),
-// directory recordings (reader.Open) or messages: internal/cliutil has
+// directory recordings (reader.Open) or messages: cmd/internal/cliutil has
 // those. The record format is package reader's.
 package infile
 

@@ -4,7 +4,7 @@
 // mistyped flag, a man page that agrees with -h (ManPage), shell
 // completion scripts and the words they complete (Completion, Complete),
 // and the version from the build info. It knows nothing of bpfmeta's
-// commands, nor of what a run does (internal/cliutil).
+// commands, nor of what a run does (cmd/internal/cliutil).
 package cliapp
 
 import (

@@ -2,7 +2,7 @@
 // -- CMD): with the streams it is given, every signal bpfmeta would end on
 // passed on to it, and its end as a shell's $? says it (exit code, 128+N
 // for signal N, 126 and 127 when it cannot be run, as env(1) has them).
-// It is not for what bpfmeta itself exits with (internal/cliutil).
+// It is not for what bpfmeta itself exits with (cmd/internal/cliutil).
 package childcmd
 
 import (

@@ -10,7 +10,7 @@ import (
 	"os"
 	"sync/atomic"
 
-	"github.com/bpfmeta/bpfmeta/internal/infile"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/infile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/bpfmeta/bpfmeta/internal/infile"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/infile"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
