@@ -6,6 +6,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
@@ -32,25 +33,25 @@ Examples:
 			verboseFlag("say what was read, and note every header section a pipe output leaves out")},
 		Action: func(c *cli.Context) error {
 			start := time.Now()
-			in, out, err := openInOut(c, false)
+			rw, err := openRewrite(c, false, false, func(out *outfile.Output) writer.Options {
+				// A file output is a file-mode recording, whatever the input.
+				if out.Regular() {
+					return writer.Options{Format: perfdata.FormatFile, SpoolDir: filepath.Dir(c.String("output"))}
+				}
+				return writer.Options{Format: perfdata.FormatPipe}
+			})
 			if err != nil {
 				return err
 			}
-			defer in.Close()
-			defer out.Abort()
-			// A file output is a file-mode recording, whatever the input.
-			opts := writer.Options{Format: perfdata.FormatPipe}
-			if out.Regular() {
-				opts = writer.Options{Format: perfdata.FormatFile, SpoolDir: filepath.Dir(c.String("output"))}
-			}
-			if _, err := copyRecords(in, out, opts, nil, notes(c), verbose(c)); err != nil {
+			defer rw.close()
+			if _, err := rw.copy(nil); err != nil {
 				return err
 			}
-			if err := out.Commit(); err != nil {
+			if err := rw.commit(); err != nil {
 				return err
 			}
 			if verbose(c) {
-				printSummary(notes(c), in, start)
+				printSummary(notes(c), rw.in, start)
 			}
 			return nil
 		},

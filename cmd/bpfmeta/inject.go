@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -114,40 +113,25 @@ func runInject(c *cli.Context) error {
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %s %s\n", srcName, safetext.Clean(note))
 		}
 	}
-	in, out, err := openInOut(c, true)
+	rw, err := openRewrite(c, true, c.Bool("strict"), func(*outfile.Output) writer.Options { return writer.Options{} })
 	if err != nil {
 		return err
 	}
-	defer in.Close()
-	defer out.Abort()
-	if c.Bool("strict") {
-		// until the summary shows that nothing is missing
-		if err := out.Hold(os.TempDir(), "the output"); err != nil {
-			return fmt.Errorf("--strict: %w", err)
-		}
-	}
-	w, err := startWriter(in, out, writer.Options{}, notes(c), verbose(c))
-	if err != nil {
-		return err
-	}
-	defer w.Abort() // stops the writer when an error ends the command early
+	defer rw.close()
+	in, out := rw.in, rw.out
 	opts := inject.Options{PerfNames: c.Bool("perf-names"), RecordedOnly: c.Bool("recorded-only"),
 		OtherMachine: func(m *inject.OtherMachine) { warnOtherMachine(notes(c), in.Name, m, sourceName(src)) }}
 	prog := newProgress(s, in, c.Bool("quiet"))
 	if prog.Active() {
 		opts.Progress = prog.Update
 	}
-	sum, err := inject.Run(in, w, src, opts)
+	sum, err := inject.Run(in, rw.w, src, opts)
 	prog.Done()
-	var werr *writer.WriteError
-	switch {
-	case errors.As(err, &werr):
-		return out.Error(werr.Err)
-	case err != nil:
-		return fmt.Errorf("%s: %w", in.Name, err)
+	if err != nil {
+		return rw.blame(err)
 	}
-	if err := w.Close(); err != nil {
-		return writerError(in, out, err)
+	if err := rw.finish(); err != nil {
+		return err
 	}
 	rep := summarize(sum, src)
 	strictFails := c.Bool("strict") && rep.tally.Missing[inject.MissingWithSamples] > 0
@@ -162,7 +146,6 @@ func runInject(c *cli.Context) error {
 				fmt.Fprintf(notes(c), "bpfmeta: %s: %s\n", in.Name, safetext.Clean(line))
 			}
 		}
-		warnTrailingDropped(notes(c), in, w)
 		if sum.ClockUnplaced {
 			// unlike the other reasons, nothing the user chose: say it
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
@@ -171,10 +154,7 @@ func runInject(c *cli.Context) error {
 	if n := rep.tally.Missing[inject.MissingWithSamples]; strictFails {
 		return fmt.Errorf("--strict: %s with samples in the recording got no metadata (see above); no output written", plural(n, "BPF program"))
 	}
-	if err := out.Release(); err != nil {
-		return err
-	}
-	if err := out.Commit(); err != nil {
+	if err := rw.commit(); err != nil {
 		return err
 	}
 	if sum.Injected > 0 && !c.Bool("quiet") && oldPerfMayRead(s, out, c.String("output")) {

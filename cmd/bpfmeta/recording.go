@@ -4,8 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
+
+	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/inject"
@@ -119,18 +122,93 @@ func machine(host, release string) string {
 	return safetext.Quote(host) + " (kernel " + safetext.Quote(release) + ")"
 }
 
-// startWriter is the writer of a recording read from in to out, once the
-// notes on what the output leaves out (and that the input is unfinished)
-// are printed.
-func startWriter(in *cliutil.Input, out *outfile.Output, opts writer.Options, notes io.Writer, verbose bool) (*writer.Writer, error) {
-	w, err := newWriter(out, in, opts)
+// A rewrite is one run of a command that writes the recording -i to -o
+// (inject, strip, convert): the one place its lifecycle lives. The input,
+// the output and the writer between them are opened together; close
+// (deferred) aborts what is not committed, so that an error or a signal
+// leaves nothing of the output; finish writes the last of it, and commit
+// releases an output held back and commits it. blame says whose an error
+// is, the output's or the input's.
+type rewrite struct {
+	in  *cliutil.Input
+	out *outfile.Output
+	w   *writer.Writer
+	c   *cli.Context
+}
+
+// openRewrite opens -i and -o (a directory recording into a directory
+// with dirOut) and the writer between them, with the options opts gives
+// for the output opened; with hold, the output is held back until commit
+// (--strict: until the summary shows nothing is missing). The notes on
+// what the output leaves out (and that the input is unfinished) are
+// printed first.
+func openRewrite(c *cli.Context, dirOut, hold bool, opts func(*outfile.Output) writer.Options) (*rewrite, error) {
+	in, out, err := openInOut(c, dirOut)
 	if err != nil {
+		return nil, err
+	}
+	r := &rewrite{in: in, out: out, c: c}
+	if hold {
+		if err := out.Hold(os.TempDir(), "the output"); err != nil {
+			r.close()
+			return nil, fmt.Errorf("--strict: %w", err)
+		}
+	}
+	if r.w, err = newWriter(out, in, opts(out)); err != nil {
+		r.close()
 		return nil, writerError(in, out, err)
 	}
-	printOmitted(notes, in, w, verbose)
-	warnOthers(notes, in)
-	warnUnfinished(notes, in)
-	return w, nil
+	printOmitted(notes(c), in, r.w, verbose(c))
+	warnOthers(notes(c), in)
+	warnUnfinished(notes(c), in)
+	return r, nil
+}
+
+// close ends the rewrite: whatever is not committed is aborted.
+func (r *rewrite) close() {
+	if r.w != nil {
+		r.w.Abort() // stops the writer when an error ends the command early
+	}
+	r.out.Abort()
+	r.in.Close()
+}
+
+// blame names what an error of the copy is of: the output (a
+// writer.WriteError: "IN: writing OUT: ...", since the offset a record's
+// error gives is the input's), or the input, at its offset.
+func (r *rewrite) blame(err error) error {
+	if werr := (*writer.WriteError)(nil); errors.As(err, &werr) {
+		return fmt.Errorf("%s: writing %w", r.in.Name, r.out.Error(werr.Err))
+	}
+	return fmt.Errorf("%s: %w", r.in.Name, err)
+}
+
+// copy copies the records of the input unchanged, all of them or those
+// keep keeps (writer.Copy), finishes, and says how many it left out.
+func (r *rewrite) copy(keep func(*perfdata.Record) bool) (dropped int, err error) {
+	dropped, err = writer.Copy(r.w, r.in, keep)
+	if err != nil {
+		return dropped, r.blame(err)
+	}
+	return dropped, r.finish()
+}
+
+// finish writes the last of the output (the writer's Close), and warns of
+// bytes after a pipe stream's last record that a file leaves out.
+func (r *rewrite) finish() error {
+	if err := r.w.Close(); err != nil {
+		return writerError(r.in, r.out, err)
+	}
+	warnTrailingDropped(notes(r.c), r.in, r.w)
+	return nil
+}
+
+// commit releases an output held back and commits it: the output is there.
+func (r *rewrite) commit() error {
+	if err := r.out.Release(); err != nil {
+		return err
+	}
+	return r.out.Commit()
 }
 
 // writerError names what a writer's error is of: the input (a
@@ -140,30 +218,6 @@ func writerError(in *cliutil.Input, out *outfile.Output, err error) error {
 		return fmt.Errorf("%s: %w", in.Name, err)
 	}
 	return out.Error(err)
-}
-
-// copyRecords copies the records of in to out unchanged, all of them or
-// those keep keeps (writer.Copy), and says how many it left out.
-func copyRecords(in *cliutil.Input, out *outfile.Output, opts writer.Options, keep func(*perfdata.Record) bool, notes io.Writer, verbose bool) (dropped int, err error) {
-	w, err := startWriter(in, out, opts, notes, verbose)
-	if err != nil {
-		return 0, err
-	}
-	defer w.Abort() // stops the writer when an error ends the command early
-	dropped, err = writer.Copy(w, in, keep)
-	var werr *writer.WriteError
-	switch {
-	case errors.As(err, &werr):
-		// the record's offset is the input's
-		return dropped, fmt.Errorf("%s: writing %s: %w", in.Name, out.Name, werr.Err)
-	case err != nil:
-		return dropped, fmt.Errorf("%s: %w", in.Name, err)
-	}
-	if err := w.Close(); err != nil {
-		return dropped, writerError(in, out, err)
-	}
-	warnTrailingDropped(notes, in, w)
-	return dropped, nil
 }
 
 // newProgress is inject's progress line: on a terminal's stderr, not with

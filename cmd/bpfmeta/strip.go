@@ -7,6 +7,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -33,12 +34,12 @@ Examples:
 			verboseFlag("name every record removed, and say what was read")},
 		Action: func(c *cli.Context) error {
 			start := time.Now()
-			in, out, err := openInOut(c, true)
+			rw, err := openRewrite(c, true, false, func(*outfile.Output) writer.Options { return writer.Options{} })
 			if err != nil {
 				return err
 			}
-			defer in.Close()
-			defer out.Abort()
+			defer rw.close()
+			in := rw.in
 			st := &inject.Strip{}
 			if verbose(c) {
 				st.Removed = func(rec *perfdata.Record) {
@@ -46,11 +47,11 @@ Examples:
 					fmt.Fprintf(notes(c), "bpfmeta: removed the BPF_METADATA record at %#x: prog %s\n", rec.Offset, safetext.Quote(m.ProgName))
 				}
 			}
-			removed, err := copyRecords(in, out, writer.Options{}, st.Keep, notes(c), verbose(c))
+			removed, err := rw.copy(st.Keep)
 			if err != nil {
 				return err
 			}
-			if err := out.Commit(); err != nil {
+			if err := rw.commit(); err != nil {
 				return err
 			}
 			fmt.Fprintf(notes(c), "bpfmeta: %s: removed %s\n", in.Name, plural(removed, "BPF_METADATA record"))
