@@ -290,7 +290,10 @@ func readProgram(id uint32, wantTag *perfdata.BPFTag) (*bpfprog.Program, error) 
 			return nil, err
 		}
 	}
-
+	ni, err := newNameInfo(info)
+	if err != nil {
+		return fail(err)
+	}
 	p := &bpfprog.Program{
 		ID:           info.ID,
 		Tag:          perfdata.BPFTag(info.Tag),
@@ -301,17 +304,25 @@ func readProgram(id uint32, wantTag *perfdata.BPFTag) (*bpfprog.Program, error) 
 		BTFID:        info.BTFID,
 		MapIDs:       info.MapIDs,
 	}
-	n := len(info.ProgTags)
-	// perf_event__synthesize_one_bpf_prog() requires these to agree.
-	if info.NrJitedKsyms != 0 && (int(info.NrJitedKsyms) != n || len(info.JitedFuncLens) != n) {
-		return fail(fmt.Errorf("kernel reports %d JITed functions, %d lengths and %d tags",
-			info.NrJitedKsyms, len(info.JitedFuncLens), n))
+	specs := btfCache{}
+	if p.Funcs, err = readFuncs(info, ni, specs); err != nil {
+		return fail(err)
 	}
-	haveFuncInfo := len(info.FuncInfos) > 0
-	if haveFuncInfo && len(info.FuncInfos) != n {
-		return fail(fmt.Errorf("kernel reports %d func_info records for %d functions", len(info.FuncInfos), n))
-	}
+	p.Metadata, p.TooLarge, p.MetadataErr = readMetadata(info, ni, specs)
+	return p, nil
+}
 
+// newNameInfo is what perf names a program's functions from, once the
+// kernel's counts agree as perf_event__synthesize_one_bpf_prog() requires.
+func newNameInfo(info *bpfsys.ProgInfo) (*nameInfo, error) {
+	n := len(info.ProgTags)
+	if info.NrJitedKsyms != 0 && (int(info.NrJitedKsyms) != n || len(info.JitedFuncLens) != n) {
+		return nil, fmt.Errorf("kernel reports %d JITed functions, %d lengths and %d tags",
+			info.NrJitedKsyms, len(info.JitedFuncLens), n)
+	}
+	if len(info.FuncInfos) > 0 && len(info.FuncInfos) != n {
+		return nil, fmt.Errorf("kernel reports %d func_info records for %d functions", len(info.FuncInfos), n)
+	}
 	ni := &nameInfo{
 		progTags:        make([]perfdata.BPFTag, n),
 		name:            info.Name,
@@ -324,13 +335,18 @@ func readProgram(id uint32, wantTag *perfdata.BPFTag) (*bpfprog.Program, error) 
 	for _, fi := range info.FuncInfos {
 		ni.funcTypeIDs = append(ni.funcTypeIDs, fi.TypeID)
 	}
+	return ni, nil
+}
 
-	specs := btfCache{}
+// readFuncs reads the program's JITed functions: each one's address,
+// length, tag, BTF name, and the names perf and the kernel give it.
+func readFuncs(info *bpfsys.ProgInfo, ni *nameInfo, specs btfCache) ([]bpfprog.Func, error) {
+	haveFuncInfo := len(info.FuncInfos) > 0
 	var progBTF typeNamer
 	if info.BTFID != 0 {
 		s, err := specs.spec(info.BTFID)
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
 		progBTF = specNamer(s)
 	}
@@ -340,10 +356,9 @@ func readProgram(id uint32, wantTag *perfdata.BPFTag) (*bpfprog.Program, error) 
 	if info.BTFID != 0 && haveFuncInfo && info.FuncInfoRecSize != 0 {
 		ksymBTF = progBTF
 	}
-
-	p.Funcs = make([]bpfprog.Func, n)
-	for i := range p.Funcs {
-		f := &p.Funcs[i]
+	funcs := make([]bpfprog.Func, len(ni.progTags))
+	for i := range funcs {
+		f := &funcs[i]
 		f.Tag = ni.progTags[i]
 		if info.JitedKsyms != nil {
 			f.Addr = info.JitedKsyms[i]
@@ -353,25 +368,24 @@ func readProgram(id uint32, wantTag *perfdata.BPFTag) (*bpfprog.Program, error) 
 		}
 		if haveFuncInfo {
 			if progBTF == nil {
-				return fail(errors.New("func_info without BTF"))
+				return nil, errors.New("func_info without BTF")
 			}
 			name, ok, err := progBTF(ni.funcTypeIDs[i])
 			if err != nil {
-				return fail(fmt.Errorf("function %d: %w", i, err))
+				return nil, fmt.Errorf("function %d: %w", i, err)
 			}
 			if !ok {
-				return fail(fmt.Errorf("function %d: BTF %d has no type %d", i, info.BTFID, ni.funcTypeIDs[i]))
+				return nil, fmt.Errorf("function %d: BTF %d has no type %d", i, info.BTFID, ni.funcTypeIDs[i])
 			}
 			f.BTFName = name
 		}
+		var err error
 		if f.PerfName, err = synthesizeProgName(ni, ksymBTF, i); err != nil {
-			return fail(fmt.Errorf("function %d: %w", i, err))
+			return nil, fmt.Errorf("function %d: %w", i, err)
 		}
-		f.KernelName = kernelKsymName(p.Tag, f.Tag, i, f.BTFName, haveFuncInfo, info.Name)
+		f.KernelName = kernelKsymName(perfdata.BPFTag(info.Tag), f.Tag, i, f.BTFName, haveFuncInfo, info.Name)
 	}
-
-	p.Metadata, p.TooLarge, p.MetadataErr = readMetadata(info, ni, specs)
-	return p, nil
+	return funcs, nil
 }
 
 // durationNs converts nanoseconds, saturating at the largest Duration.

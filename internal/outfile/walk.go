@@ -54,101 +54,121 @@ func openDir(path string) (*os.File, string, error) {
 // by its path with no symlink in it, and that name, which need not exist
 // (with follow, it is no symlink). Errors name path.
 func walk(from *os.File, path string, follow bool) (*os.File, string, error) {
-	var dir *os.File
+	w := &walker{path: path, follow: follow, from: from, todo: path}
 	defer func() {
-		if dir != nil {
-			dir.Close()
+		if w.dir != nil {
+			w.dir.Close()
 		}
 	}()
-	fail := func(err error) (*os.File, string, error) {
-		if pe, ok := err.(*fs.PathError); ok && pe.Path != path {
-			err = pe.Err
-		}
-		if _, ok := err.(*fs.PathError); !ok {
-			err = &fs.PathError{Op: "create", Path: path, Err: err}
-		}
-		return nil, "", err
-	}
-	done := func(name string) (*os.File, string, error) {
-		d := dir
-		dir = nil
-		return d, name, nil
-	}
-	// restart makes dir the directory where p starts.
-	restart := func(p string) error {
-		start, name, at := unix.AT_FDCWD, ".", "."
-		switch {
-		case strings.HasPrefix(p, "/"):
-			name, at = "/", "/"
-		case from != nil:
-			start, at = int(from.Fd()), from.Name()
-		}
-		fd, err := unix.Openat(start, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return err
-		}
-		if dir != nil {
-			dir.Close()
-		}
-		dir = os.NewFile(uintptr(fd), at)
-		return nil
-	}
 	if path == "" {
-		return fail(unix.ENOENT)
+		return w.fail(unix.ENOENT)
 	}
-	if err := restart(path); err != nil {
-		return fail(err)
+	if err := w.restart(path); err != nil {
+		return w.fail(err)
 	}
-	todo := path
-	links := 0
 	for {
-		if strings.HasSuffix(todo, "/") {
-			todo += "." // a directory, whatever symlink names it
-		}
-		todo = strings.TrimLeft(todo, "/")
-		name, rest, _ := strings.Cut(todo, "/")
-		rest = strings.TrimLeft(rest, "/")
-		last := rest == ""
-		if last && (!follow || name == "." || name == "..") {
-			return done(name)
-		}
-		todo = rest
-		if name == "." {
-			continue
-		}
-		fd, err := unix.Openat(int(dir.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if last && err == unix.ENOENT {
-			return done(name)
-		}
+		name, last, err := w.step()
 		if err != nil {
-			return fail(err)
+			return w.fail(err)
 		}
-		at := filepath.Join(dir.Name(), name)
-		f := os.NewFile(uintptr(fd), at)
-		st, err := f.Stat()
-		if err == nil && last && st.Mode()&fs.ModeSymlink == 0 {
-			f.Close()
-			return done(name)
-		}
-		if err == nil && st.IsDir() {
-			dir.Close()
-			dir = f
-			continue
-		}
-		if err == nil {
-			err = follow1(f, dir, st, &links, &todo, last)
-			if err == nil && strings.HasPrefix(todo, "/") {
-				err = restart(todo)
-			}
-		}
-		f.Close()
-		if pe, ok := err.(*fs.PathError); ok && pe.Path == at {
-			err = &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("through %s: %w", safetext.Quote(at), pe.Err)}
-		}
-		if err != nil {
-			return fail(err)
+		if last {
+			d := w.dir
+			w.dir = nil
+			return d, name, nil
 		}
 	}
+}
+
+// walker is walk's state: the directory reached (dir, open O_PATH), what
+// is left of the path to resolve (todo), and the symlinks followed.
+type walker struct {
+	path   string
+	follow bool
+	from   *os.File
+	dir    *os.File
+	todo   string
+	links  int
+}
+
+// fail is walk's error, naming the path.
+func (w *walker) fail(err error) (*os.File, string, error) {
+	if pe, ok := err.(*fs.PathError); ok && pe.Path != w.path {
+		err = pe.Err
+	}
+	if _, ok := err.(*fs.PathError); !ok {
+		err = &fs.PathError{Op: "create", Path: w.path, Err: err}
+	}
+	return nil, "", err
+}
+
+// restart makes dir the directory where p starts.
+func (w *walker) restart(p string) error {
+	start, name, at := unix.AT_FDCWD, ".", "."
+	switch {
+	case strings.HasPrefix(p, "/"):
+		name, at = "/", "/"
+	case w.from != nil:
+		start, at = int(w.from.Fd()), w.from.Name()
+	}
+	fd, err := unix.Openat(start, name, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	if w.dir != nil {
+		w.dir.Close()
+	}
+	w.dir = os.NewFile(uintptr(fd), at)
+	return nil
+}
+
+// step resolves the next name of what is left: the last one, which walk
+// returns (last), or a directory it moves into, or a symlink whose target
+// goes before the rest (follow1).
+func (w *walker) step() (name string, last bool, err error) {
+	if strings.HasSuffix(w.todo, "/") {
+		w.todo += "." // a directory, whatever symlink names it
+	}
+	w.todo = strings.TrimLeft(w.todo, "/")
+	name, rest, _ := strings.Cut(w.todo, "/")
+	rest = strings.TrimLeft(rest, "/")
+	last = rest == ""
+	if last && (!w.follow || name == "." || name == "..") {
+		return name, true, nil
+	}
+	w.todo = rest
+	if name == "." {
+		return "", false, nil
+	}
+	fd, err := unix.Openat(int(w.dir.Fd()), name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if last && err == unix.ENOENT {
+		return name, true, nil
+	}
+	if err != nil {
+		return "", false, err
+	}
+	at := filepath.Join(w.dir.Name(), name)
+	f := os.NewFile(uintptr(fd), at)
+	st, err := f.Stat()
+	if err == nil && last && st.Mode()&fs.ModeSymlink == 0 {
+		f.Close()
+		return name, true, nil
+	}
+	if err == nil && st.IsDir() {
+		w.dir.Close()
+		w.dir = f
+		return "", false, nil
+	}
+	if err == nil {
+		err = follow1(f, w.dir, st, &w.links, &w.todo, last)
+		if err == nil && strings.HasPrefix(w.todo, "/") {
+			err = w.restart(w.todo)
+		}
+	}
+	f.Close()
+	if pe, ok := err.(*fs.PathError); ok && pe.Path == at {
+		err = &fs.PathError{Op: "create", Path: w.path, Err: fmt.Errorf("through %s: %w", safetext.Quote(at), pe.Err)}
+	}
+	return "", false, err
 }
 
 // follow1 follows the symlink f (st its stat) in dir, if notPlanted
