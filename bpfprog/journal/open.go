@@ -232,111 +232,133 @@ func (h *Host) indexed() (*index, error) {
 	if h.index != nil || h.err != nil {
 		return h.index, h.err
 	}
-	x := &index{}
-	bootOf := map[string]uint16{}
-	boot := func(id string) (uint16, error) {
-		b, ok := bootOf[id]
-		if !ok {
-			if len(x.boots) > 1<<16-1 {
-				return 0, fmt.Errorf("%s: more than %d boots", h.Dir, 1<<16-1)
-			}
-			b = uint16(len(x.boots))
-			x.boots = append(x.boots, id)
-			bootOf[id] = b
-		}
-		return b, nil
-	}
-	type key struct {
-		boot uint16
-		id   uint32
-	}
-	live := map[key]int{} // the loads not seen unloaded, by boot and id
+	ix := &indexer{h: h, x: &index{}, bootOf: map[string]uint16{}, live: map[loadKey]int{}}
 	seqs, err := h.segments()
+	if err == nil {
+		for _, seq := range seqs {
+			if err = ix.segment(seq); err != nil {
+				break
+			}
+		}
+	}
 	if err != nil {
 		h.err = err
 		return nil, err
 	}
-	for _, seq := range seqs {
-		f, err := h.open(seq)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
-		if err != nil {
-			h.err = err
-			return nil, err
-		}
-		sr := NewSegmentReader(f)
-		sr.raw = true
-		seg := uint32(len(x.segs))
-		x.segs = append(x.segs, segRef{seq: seq})
-		for sr.Next() {
-			sys := sr.System()
-			if sys.Hostname != h.Name {
-				break // a segment of another host's, copied here: not used
-			}
-			x.droppedLoads = sr.Header().DroppedLoads
-			x.segs[seg].sys = sys
-			b, err := boot(sys.BootID)
-			if err != nil {
-				h.err = err
-				return nil, err
-			}
-			r := sr.Record()
-			if len(x.loads)+len(x.dropped) >= MaxIndexed {
-				f.Close()
-				h.err = fmt.Errorf("%s: more than %d loads (bpfmeta indexes at most that many of one host)", h.Dir, MaxIndexed)
-				return nil, h.err
-			}
-			more := 1
-			if r.Dropped != nil {
-				more = len(r.Dropped.Loads)
-			}
-			if err := h.mem.Set(int64(len(x.loads)+more)*loadCost + int64(len(x.dropped)+more)*droppedCost); err != nil {
-				f.Close()
-				h.err = fmt.Errorf("%s: %w", h.Dir, err)
-				return nil, h.err
-			}
-			switch {
-			case r.Program != nil:
-				var p struct {
-					ID       uint32        `json:"id"`
-					LoadTime time.Duration `json:"load_time_ns"`
-				}
-				if json.Unmarshal(sr.rawLoad, &p) != nil {
-					continue
-				}
-				live[key{b, p.ID}] = len(x.loads)
-				x.loads = append(x.loads, loadRef{id: p.ID, boot: b, seg: seg, off: r.Offset, n: uint32(r.Size), load: p.LoadTime})
-			case r.Unload != nil:
-				k := key{b, r.Unload.ID}
-				if i, ok := live[k]; ok {
-					x.loads[i].unload = r.Unload.Time
-					delete(live, k)
-				}
-			case r.Dropped != nil:
-				db, err := boot(r.Dropped.BootID)
-				if err != nil {
-					h.err = err
-					return nil, err
-				}
-				for _, l := range r.Dropped.Loads {
-					x.dropped = append(x.dropped, droppedRef{id: l.ID, boot: db, tag: l.Tag, addr: uint64(l.Addr), at: r.Dropped.At})
-				}
-			}
-		}
-		f.Close()
-		if err := sr.Err(); err != nil {
-			h.err = err
-			return nil, err
-		}
-		if t := sr.Torn(); t != "" {
-			x.torn = append(x.torn, f.Name()+": "+t)
-		}
-	}
+	x := ix.x
 	slices.SortStableFunc(x.loads, func(a, b loadRef) int { return cmp.Compare(a.id, b.id) })
 	slices.SortStableFunc(x.dropped, func(a, b droppedRef) int { return cmp.Compare(a.id, b.id) })
 	h.index = x
 	return x, nil
+}
+
+// indexer builds a host's index a segment at a time.
+type indexer struct {
+	h      *Host
+	x      *index
+	bootOf map[string]uint16
+	live   map[loadKey]int // the loads not seen unloaded, by boot and id
+}
+
+type loadKey struct {
+	boot uint16
+	id   uint32
+}
+
+// boot is the index of a boot id in x.boots.
+func (ix *indexer) boot(id string) (uint16, error) {
+	b, ok := ix.bootOf[id]
+	if !ok {
+		if len(ix.x.boots) > 1<<16-1 {
+			return 0, fmt.Errorf("%s: more than %d boots", ix.h.Dir, 1<<16-1)
+		}
+		b = uint16(len(ix.x.boots))
+		ix.x.boots = append(ix.x.boots, id)
+		ix.bootOf[id] = b
+	}
+	return b, nil
+}
+
+// segment indexes the records of segment seq (gone meanwhile: none).
+func (ix *indexer) segment(seq uint64) error {
+	f, err := ix.h.open(seq)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	sr := NewSegmentReader(f)
+	sr.raw = true
+	seg := uint32(len(ix.x.segs))
+	ix.x.segs = append(ix.x.segs, segRef{seq: seq})
+	for sr.Next() {
+		sys := sr.System()
+		if sys.Hostname != ix.h.Name {
+			break // a segment of another host's, copied here: not used
+		}
+		ix.x.droppedLoads = sr.Header().DroppedLoads
+		ix.x.segs[seg].sys = sys
+		if err := ix.record(sr, seg); err != nil {
+			return err
+		}
+	}
+	if err := sr.Err(); err != nil {
+		return err
+	}
+	if t := sr.Torn(); t != "" {
+		ix.x.torn = append(ix.x.torn, f.Name()+": "+t)
+	}
+	return nil
+}
+
+// record indexes the record sr is at, in segment seg: a load, an unload
+// (of a load indexed), or the loads a size limit dropped.
+func (ix *indexer) record(sr *SegmentReader, seg uint32) error {
+	x, h := ix.x, ix.h
+	b, err := ix.boot(sr.System().BootID)
+	if err != nil {
+		return err
+	}
+	r := sr.Record()
+	if len(x.loads)+len(x.dropped) >= MaxIndexed {
+		return fmt.Errorf("%s: more than %d loads (bpfmeta indexes at most that many of one host)", h.Dir, MaxIndexed)
+	}
+	more := 1
+	if r.Dropped != nil {
+		more = len(r.Dropped.Loads)
+	}
+	if err := h.mem.Set(int64(len(x.loads)+more)*loadCost + int64(len(x.dropped)+more)*droppedCost); err != nil {
+		return fmt.Errorf("%s: %w", h.Dir, err)
+	}
+	switch {
+	case r.Program != nil:
+		var p struct {
+			ID       uint32        `json:"id"`
+			LoadTime time.Duration `json:"load_time_ns"`
+		}
+		if json.Unmarshal(sr.rawLoad, &p) != nil {
+			return nil
+		}
+		ix.live[loadKey{b, p.ID}] = len(x.loads)
+		x.loads = append(x.loads, loadRef{id: p.ID, boot: b, seg: seg, off: r.Offset, n: uint32(r.Size), load: p.LoadTime})
+	case r.Unload != nil:
+		k := loadKey{b, r.Unload.ID}
+		if i, ok := ix.live[k]; ok {
+			x.loads[i].unload = r.Unload.Time
+			delete(ix.live, k)
+		}
+	case r.Dropped != nil:
+		db, err := ix.boot(r.Dropped.BootID)
+		if err != nil {
+			return err
+		}
+		for _, l := range r.Dropped.Loads {
+			x.dropped = append(x.dropped, droppedRef{id: l.ID, boot: db, tag: l.Tag, addr: uint64(l.Addr), at: r.Dropped.At})
+		}
+	}
+	return nil
 }
 
 // read reads the program of a load from its segment.
