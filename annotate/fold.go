@@ -60,47 +60,10 @@ func (f *Folder) Line(line []byte) error {
 	}
 	line = bytes.TrimSuffix(line, []byte("\n")) // chomp
 	if len(line) == 0 {
-		if !f.named() {
-			return nil
-		}
-		// unshift @stack, $pname; join(";", @stack)
-		var b strings.Builder
-		b.WriteString(f.pname)
-		for i := len(f.stack) - 1; i >= 0; i-- {
-			b.WriteByte(';')
-			b.WriteString(f.stack[i])
-		}
-		key := b.String()
-		if _, ok := f.stacks[key]; !ok {
-			f.size += int64(len(key)) + stackCost
-			if err := f.mem.Set(f.size); err != nil {
-				return err
-			}
-		}
-		f.stacks[key] += f.period
-		f.stack = f.stack[:0]
-		f.pname, f.havePname = "", false
-		return nil
+		return f.endStack()
 	}
 	if m := headerRE.FindSubmatch(line); m != nil {
-		comm := string(m[1])
-		period := ""
-		if e := eventRE.FindSubmatch(line); e != nil {
-			period = string(e[1])
-			event := string(e[2])
-			if f.eventFilter == "" {
-				f.eventFilter = event
-			} else if event != f.eventFilter {
-				return nil
-			}
-		}
-		// if (not $period) { $period = 1 }
-		p, err := strconv.ParseUint(period, 10, 64)
-		if err != nil || p == 0 {
-			p = 1
-		}
-		f.period = p
-		f.pname, f.havePname = strings.ReplaceAll(comm, " ", "_"), true
+		f.header(line, string(m[1]))
 		return nil
 	}
 	rawfunc, mod, ok := stackLine(line)
@@ -125,34 +88,7 @@ func (f *Folder) Line(line []byte) error {
 	}
 	var inline []string
 	for _, fn := range parts {
-		if fn == "[unknown]" {
-			if mod != "[unknown]" {
-				fn = mod
-				if i := strings.LastIndexByte(fn, '/'); i >= 0 {
-					fn = fn[i+1:]
-				}
-			} else {
-				fn = "unknown"
-			}
-			fn = "[" + fn + "]"
-		}
-		// $tidy_generic
-		fn = strings.ReplaceAll(fn, ";", ":")
-		if strings.IndexByte(fn, '(') >= 0 && !goRE.MatchString(fn) {
-			fn = cutParen(fn)
-		}
-		if strings.ContainsAny(fn, `"'`) {
-			fn = strings.Map(func(r rune) rune {
-				if r == '"' || r == '\'' {
-					return -1
-				}
-				return r
-			}, fn)
-		}
-		// $tidy_java
-		if strings.HasPrefix(f.pname, "java") && strings.Contains(fn, "/") {
-			fn = strings.TrimPrefix(fn, "L")
-		}
+		fn = f.tidy(fn, mod)
 		if len(inline) > 0 && !strings.Contains(fn, "_[i]") {
 			fn += "_[i]"
 		}
@@ -163,6 +99,88 @@ func (f *Folder) Line(line []byte) error {
 		f.stack = append(f.stack, inline[i])
 	}
 	return nil
+}
+
+// endStack counts the stack read, at the blank line that ends a sample:
+// unshift @stack, $pname; $collapsed{join(";", @stack)} += $period.
+func (f *Folder) endStack() error {
+	if !f.named() {
+		return nil
+	}
+	var b strings.Builder
+	b.WriteString(f.pname)
+	for i := len(f.stack) - 1; i >= 0; i-- {
+		b.WriteByte(';')
+		b.WriteString(f.stack[i])
+	}
+	key := b.String()
+	if _, ok := f.stacks[key]; !ok {
+		f.size += int64(len(key)) + stackCost
+		if err := f.mem.Set(f.size); err != nil {
+			return err
+		}
+	}
+	f.stacks[key] += f.period
+	f.stack = f.stack[:0]
+	f.pname, f.havePname = "", false
+	return nil
+}
+
+// header starts a sample at its header line (comm, and the period and
+// event when perf script prints them): samples of an event other than the
+// first one seen are not counted, as stackcollapse-perf.pl's default.
+func (f *Folder) header(line []byte, comm string) {
+	period := ""
+	if e := eventRE.FindSubmatch(line); e != nil {
+		period = string(e[1])
+		event := string(e[2])
+		if f.eventFilter == "" {
+			f.eventFilter = event
+		} else if event != f.eventFilter {
+			return
+		}
+	}
+	// if (not $period) { $period = 1 }
+	p, err := strconv.ParseUint(period, 10, 64)
+	if err != nil || p == 0 {
+		p = 1
+	}
+	f.period = p
+	f.pname, f.havePname = strings.ReplaceAll(comm, " ", "_"), true
+}
+
+// tidy is a frame's name as stackcollapse-perf.pl tidies it: [unknown]
+// named by its dso mod, $tidy_generic, $tidy_java.
+func (f *Folder) tidy(fn, mod string) string {
+	if fn == "[unknown]" {
+		if mod != "[unknown]" {
+			fn = mod
+			if i := strings.LastIndexByte(fn, '/'); i >= 0 {
+				fn = fn[i+1:]
+			}
+		} else {
+			fn = "unknown"
+		}
+		fn = "[" + fn + "]"
+	}
+	// $tidy_generic
+	fn = strings.ReplaceAll(fn, ";", ":")
+	if strings.IndexByte(fn, '(') >= 0 && !goRE.MatchString(fn) {
+		fn = cutParen(fn)
+	}
+	if strings.ContainsAny(fn, `"'`) {
+		fn = strings.Map(func(r rune) rune {
+			if r == '"' || r == '\'' {
+				return -1
+			}
+			return r
+		}, fn)
+	}
+	// $tidy_java
+	if strings.HasPrefix(f.pname, "java") && strings.Contains(fn, "/") {
+		fn = strings.TrimPrefix(fn, "L")
+	}
+	return fn
 }
 
 // stackLine matches stackRE, ^\s*(\w+)\s*(.+) \((.*)\), and returns its
