@@ -165,54 +165,10 @@ func (d *dumper) emitTypeChain(decls *[]btf.Type, fname string) {
 				d.printf(" *")
 			}
 		case kindArray:
-			a := t.(*btf.Array)
-			if len(*decls) == 0 {
-				d.emitName(fname, lastWasPtr)
-				d.printf("[" + strconv.FormatUint(uint64(a.Nelems), 10) + "]")
-				return
-			}
-			multidim := kindOf((*decls)[len(*decls)-1]) == kindArray
-			// we need space if we have named non-pointer
-			if fname != "" && !lastWasPtr {
-				d.printf(" ")
-			}
-			// no parentheses for multi-dimensional array
-			if !multidim {
-				d.printf("(")
-			}
-			d.emitTypeChain(decls, fname)
-			if !multidim {
-				d.printf(")")
-			}
-			d.printf("[" + strconv.FormatUint(uint64(a.Nelems), 10) + "]")
+			d.emitArrayLink(decls, t.(*btf.Array), fname, lastWasPtr)
 			return
 		case kindFuncProto:
-			fp := t.(*btf.FuncProto)
-			if len(*decls) > 0 {
-				d.printf(" (")
-				d.emitTypeChain(decls, fname)
-				d.printf(")")
-			} else {
-				d.emitName(fname, lastWasPtr)
-			}
-			d.printf("(")
-			// clang emits a single void argument for "no arguments"
-			if n := len(fp.Params); n == 0 || (n == 1 && kindOf(fp.Params[0].Type) == kindUnkn) {
-				d.printf("void)")
-				return
-			}
-			for i, p := range fp.Params {
-				if i > 0 {
-					d.printf(", ")
-				}
-				// last arg of type void is vararg
-				if i == len(fp.Params)-1 && kindOf(p.Type) == kindUnkn {
-					d.printf("...")
-					break
-				}
-				d.emitTypeDecl(p.Type, p.Name)
-			}
-			d.printf(")")
+			d.emitFuncProtoLink(decls, t.(*btf.FuncProto), fname, lastWasPtr)
 			return
 		default:
 			// "unexpected type in decl chain"
@@ -221,4 +177,59 @@ func (d *dumper) emitTypeChain(decls *[]btf.Type, fname string) {
 		lastWasPtr = k == kindPtr
 	}
 	d.emitName(fname, lastWasPtr)
+}
+
+// emitArrayLink emits an array of the chain and what is left of it inside
+// it (btf_dump_emit_type_chain()'s BTF_KIND_ARRAY).
+func (d *dumper) emitArrayLink(decls *[]btf.Type, a *btf.Array, fname string, lastWasPtr bool) {
+	if len(*decls) == 0 {
+		d.emitName(fname, lastWasPtr)
+		d.printf("[" + strconv.FormatUint(uint64(a.Nelems), 10) + "]")
+		return
+	}
+	multidim := kindOf((*decls)[len(*decls)-1]) == kindArray
+	// we need space if we have named non-pointer
+	if fname != "" && !lastWasPtr {
+		d.printf(" ")
+	}
+	// no parentheses for multi-dimensional array
+	if !multidim {
+		d.printf("(")
+	}
+	d.emitTypeChain(decls, fname)
+	if !multidim {
+		d.printf(")")
+	}
+	d.printf("[" + strconv.FormatUint(uint64(a.Nelems), 10) + "]")
+}
+
+// emitFuncProtoLink emits a function prototype of the chain, what is left
+// of it in parentheses, and its parameters (btf_dump_emit_type_chain()'s
+// BTF_KIND_FUNC_PROTO).
+func (d *dumper) emitFuncProtoLink(decls *[]btf.Type, fp *btf.FuncProto, fname string, lastWasPtr bool) {
+	if len(*decls) > 0 {
+		d.printf(" (")
+		d.emitTypeChain(decls, fname)
+		d.printf(")")
+	} else {
+		d.emitName(fname, lastWasPtr)
+	}
+	d.printf("(")
+	// clang emits a single void argument for "no arguments"
+	if n := len(fp.Params); n == 0 || (n == 1 && kindOf(fp.Params[0].Type) == kindUnkn) {
+		d.printf("void)")
+		return
+	}
+	for i, p := range fp.Params {
+		if i > 0 {
+			d.printf(", ")
+		}
+		// last arg of type void is vararg
+		if i == len(fp.Params)-1 && kindOf(p.Type) == kindUnkn {
+			d.printf("...")
+			break
+		}
+		d.emitTypeDecl(p.Type, p.Name)
+	}
+	d.printf(")")
 }
