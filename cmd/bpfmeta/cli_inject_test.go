@@ -610,3 +610,48 @@ func TestInjectClockWarning(t *testing.T) {
 		t.Errorf("with CLOCK_DATA: %v, want no warning", r)
 	}
 }
+
+// TestInjectRequire: --require NAME fails (exit 1, no output, naming what
+// is missing) when a named program gets no metadata, with samples or
+// without (--strict lets program 11, without samples, go); it takes the
+// function name or the KSYMBOL's full name, and passes when each named
+// program got its metadata.
+func TestInjectRequire(t *testing.T) {
+	in, progs := strictRecording(t)
+	run := func(t *testing.T, snap string, args ...string) (result, []byte) {
+		file := filepath.Join(t.TempDir(), "out.data")
+		r := bpfmeta(t, nil, append([]string{"inject", "--snapshot", snap, "-i", in, "-o", file}, args...)...)
+		data, _ := os.ReadFile(file)
+		return r, data
+	}
+	only10 := programsSnapshot(t, progs[:1]) // program 11 (no samples) missing
+	full11 := progs[1].Funcs[0].PerfName
+	for _, tc := range []struct {
+		snap, why string
+		args      []string
+		fail      string
+	}{
+		{only10, "no samples, but required", []string{"--require", "prog11"}, "prog11: no metadata (program 11: no such BPF program)"},
+		{only10, "by its KSYMBOL's name", []string{"--require", full11}, full11 + ": no metadata (program 11:"},
+		{only10, "--strict lets it go, --require not", []string{"--strict", "--require", "prog11"}, "prog11: no metadata"},
+		{only10, "no such program", []string{"--require", "prog10", "--require", "nosuch"}, "nosuch: the recording has no program of this name"},
+		{only10, "present", []string{"--require", "prog10"}, ""},
+		{programsSnapshot(t, progs), "all present", []string{"--require", "prog10", "--require", full11}, ""},
+	} {
+		t.Run(tc.why, func(t *testing.T) {
+			r, data := run(t, tc.snap, tc.args...)
+			if tc.fail == "" {
+				if r.code != exitOK || len(data) == 0 {
+					t.Errorf("%v, want success with output", r)
+				}
+				return
+			}
+			if r.code != exitFailure || len(data) != 0 {
+				t.Errorf("%v (%d bytes of output), want exit 1 and none", r, len(data))
+			}
+			if !strings.Contains(r.stderr, tc.fail) || !strings.Contains(r.stderr, "bpfmeta: --require: 1 required program got no metadata (see above); no output written") {
+				t.Errorf("stderr does not say %q and why it failed:\n%s", tc.fail, r.stderr)
+			}
+		})
+	}
+}

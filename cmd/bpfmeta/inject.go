@@ -56,7 +56,11 @@ A summary goes to stderr: programs, records added, and the programs whose
 metadata could not be found, and why (-v lists every one). --strict fails (exit
 1, no output) when a program with samples in the recording gets no metadata
 that perf would have written; programs without samples (such as the probes
-libbpf loads and unloads at once) do not count.
+libbpf loads and unloads at once) do not count. --require NAME (repeatable)
+fails the same way when no program named NAME gets metadata (injected or
+already present), whether or not it has samples; NAME is the program's
+function name (bpf_prog_<tag>_ stripped) or its KSYMBOL's full name. A golden
+test of a recording of your programs runs inject with --require for each.
 
 A directory recording (perf record --threads: data and data.N) is written as a
 directory again, the records in data as perf >= 6.17 writes them with --threads
@@ -89,6 +93,7 @@ Examples:
 				Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch; - for stdin) instead of the running kernel"},
 			journalFlag(),
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program with samples gets no metadata perf would have written"},
+			&cli.StringSliceFlag{Name: "require", Usage: "fail (exit 1, no output) if no program named `NAME` (repeatable) gets metadata"},
 			&cli.BoolFlag{Name: "perf-names", Usage: "name the records as perf record does, not after the function they belong to (see the README)"},
 			&cli.BoolFlag{Name: "recorded-only", Usage: "add metadata only for programs the recording has a record of (see above)"},
 			maxExpansionFlag(), quietFlag(),
@@ -113,7 +118,7 @@ func runInject(c *cli.Context) error {
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %s %s\n", srcName, safetext.Clean(note))
 		}
 	}
-	rw, err := openRewrite(c, true, c.Bool("strict"), func(*outfile.Output) writer.Options { return writer.Options{} })
+	rw, err := openRewrite(c, true, c.Bool("strict") || len(c.StringSlice("require")) > 0, func(*outfile.Output) writer.Options { return writer.Options{} })
 	if err != nil {
 		return err
 	}
@@ -150,6 +155,12 @@ func runInject(c *cli.Context) error {
 			// unlike the other reasons, nothing the user chose: say it
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
 		}
+	}
+	if unmet := requireUnmet(sum, c.StringSlice("require")); len(unmet) > 0 {
+		for _, u := range unmet {
+			fmt.Fprintf(notes(c), "bpfmeta: %s: --require %s\n", in.Name, safetext.Clean(u))
+		}
+		return fmt.Errorf("--require: %s got no metadata (see above); no output written", plural(len(unmet), "required program"))
 	}
 	if n := rep.tally.Missing[inject.MissingWithSamples]; strictFails {
 		return fmt.Errorf("--strict: %s with samples in the recording got no metadata (see above); no output written", plural(n, "BPF program"))
@@ -369,4 +380,52 @@ func (r *report) why(p inject.Program) string {
 		return d.WhyNot(p.Err, p.Unloaded)
 	}
 	return p.Why()
+}
+
+// requireUnmet says, for each name of --require that no program of sum
+// got metadata for (Injected or AlreadyPresent), why: no program of that
+// name, or what became of the programs of that name.
+func requireUnmet(sum *inject.Summary, names []string) []string {
+	var unmet []string
+	for _, name := range names {
+		var whys []string
+		got := false
+		for _, p := range sum.Programs {
+			if p.Name != name && bareProgName(p.Name) != name {
+				continue
+			}
+			if p.Outcome == inject.Injected || p.Outcome == inject.AlreadyPresent {
+				got = true
+				break
+			}
+			whys = append(whys, fmt.Sprintf("program %d: %s", p.ID, p.Why()))
+		}
+		switch {
+		case got:
+		case len(whys) > 0:
+			unmet = append(unmet, name+": no metadata ("+strings.Join(whys, "; ")+")")
+		case sum.Unlisted.Programs > 0:
+			unmet = append(unmet, fmt.Sprintf("%s: not among the first %d programs of the recording (%d more are not listed)", name, len(sum.Programs), sum.Unlisted.Programs))
+		default:
+			unmet = append(unmet, name+": the recording has no program of this name")
+		}
+	}
+	return unmet
+}
+
+// bareProgName is a KSYMBOL's name without perf's bpf_prog_<tag>_ prefix
+// (the name perf gives a BPF function, kernel/bpf/core.c
+// bpf_get_prog_name: "bpf_prog_" + 16 hex digits of the tag + "_" + name).
+func bareProgName(ksym string) string {
+	const prefix = "bpf_prog_"
+	rest, ok := strings.CutPrefix(ksym, prefix)
+	if !ok || len(rest) < 17 || rest[16] != '_' {
+		return ksym
+	}
+	for _, c := range rest[:16] {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return ksym
+		}
+	}
+	return rest[17:]
 }
