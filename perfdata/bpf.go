@@ -250,9 +250,14 @@ const MaxBPFMetadataEntries = (maxBPFMetadataBody - bpfMetadataFixedSize) / bpfM
 
 // BPFMetadataEntry is one key/value pair of a BPF_METADATA record: the
 // variable name without "bpf_metadata_" and its value as btf_dump formats it.
+//
+// It marshals to JSON as bpfprog.Entry does ({"key":…,"value":…}), so
+// that the metadata read back from a recording and the metadata of a
+// program have one shape (a record has no "typed": perf writes only the
+// text).
 type BPFMetadataEntry struct {
-	Key   string
-	Value string
+	Key   string `json:"key"`
+	Value string `json:"value"`
 }
 
 // BPFMetadata is PERF_RECORD_BPF_METADATA (84): header | char
