@@ -33,7 +33,7 @@ Examples:
 			verboseFlag("say what was read, and note every header section a pipe output leaves out")},
 		Action: func(c *cli.Context) error {
 			start := time.Now()
-			rw, err := openRewrite(c, false, false, func(out *outfile.Output) writer.Options {
+			rw, err := openRewrite(c, false, "", func(out *outfile.Output) writer.Options {
 				// A file output is a file-mode recording, whatever the input.
 				if out.Regular() {
 					return writer.Options{Format: perfdata.FormatFile, SpoolDir: filepath.Dir(c.String("output"))}

@@ -118,7 +118,14 @@ func runInject(c *cli.Context) error {
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %s %s\n", srcName, safetext.Clean(note))
 		}
 	}
-	rw, err := openRewrite(c, true, c.Bool("strict") || len(c.StringSlice("require")) > 0, func(*outfile.Output) writer.Options { return writer.Options{} })
+	hold := "" // until the summary shows that nothing is missing
+	switch {
+	case c.Bool("strict"):
+		hold = "--strict"
+	case len(c.StringSlice("require")) > 0:
+		hold = "--require"
+	}
+	rw, err := openRewrite(c, true, hold, func(*outfile.Output) writer.Options { return writer.Options{} })
 	if err != nil {
 		return err
 	}

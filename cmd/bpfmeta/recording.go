@@ -142,16 +142,16 @@ type rewrite struct {
 // (--strict: until the summary shows nothing is missing). The notes on
 // what the output leaves out (and that the input is unfinished) are
 // printed first.
-func openRewrite(c *cli.Context, dirOut, hold bool, opts func(*outfile.Output) writer.Options) (*rewrite, error) {
+func openRewrite(c *cli.Context, dirOut bool, hold string, opts func(*outfile.Output) writer.Options) (*rewrite, error) {
 	in, out, err := openInOut(c, dirOut)
 	if err != nil {
 		return nil, err
 	}
 	r := &rewrite{in: in, out: out, c: c}
-	if hold {
+	if hold != "" {
 		if err := out.Hold(os.TempDir(), "the output"); err != nil {
 			r.close()
-			return nil, fmt.Errorf("--strict: %w", err)
+			return nil, fmt.Errorf("%s: %w", hold, err)
 		}
 	}
 	if r.w, err = newWriter(out, in, opts(out)); err != nil {

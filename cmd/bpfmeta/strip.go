@@ -34,7 +34,7 @@ Examples:
 			verboseFlag("name every record removed, and say what was read")},
 		Action: func(c *cli.Context) error {
 			start := time.Now()
-			rw, err := openRewrite(c, true, false, func(*outfile.Output) writer.Options { return writer.Options{} })
+			rw, err := openRewrite(c, true, "", func(*outfile.Output) writer.Options { return writer.Options{} })
 			if err != nil {
 				return err
 			}
