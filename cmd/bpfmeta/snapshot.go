@@ -2,12 +2,15 @@ package main
 
 import (
 	"fmt"
+	"iter"
 	"os"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
 func snapshotCommand() *cli.Command {
@@ -25,10 +28,19 @@ mode 0600 (it holds kernel addresses), and appears only when complete; an
 existing file is replaced only with -f. On stdout, nothing is written unless the
 whole snapshot could be taken. Needs root.
 
+--prog (repeatable) saves only the programs it names, by id, by name, or
+by the name of one of their functions (with or without bpf_prog_<tag>_): a
+snapshot small enough to check in beside a recording of one's own programs,
+which inject reads as any other (its end line counts what it holds). A
+--prog that names no loaded program is an error.
+
 Examples:
    bpfmeta snapshot -o progs.jsonl
+   bpfmeta snapshot --prog xdp_prog --prog 97 -o mine.jsonl
    bpfmeta snapshot | jq -c 'select(.program) | .program.name'`,
-		Flags: []cli.Flag{outputFlag("snapshot"), forceFlag(), quietFlag(),
+		Flags: []cli.Flag{outputFlag("snapshot"), forceFlag(),
+			&cli.StringSliceFlag{Name: "prog", Usage: "save only program `NAME|ID` (repeatable): an id, a program's name or one of its functions'"},
+			quietFlag(),
 			verboseFlag("say how many programs were saved")},
 		Action: runSnapshot,
 	}
@@ -56,9 +68,20 @@ func runSnapshot(c *cli.Context) error {
 			return err
 		}
 	}
-	n, err := snapshot.Take(out.Dest(), k)
+	var src bpfprog.Lister = k
+	progs := c.StringSlice("prog")
+	named := make([]bool, len(progs))
+	if len(progs) > 0 {
+		src = onlyNamed{k, progs, named}
+	}
+	n, err := snapshot.Take(out.Dest(), src)
 	if err != nil {
 		return out.Error(err)
+	}
+	for i, ok := range named {
+		if !ok {
+			return fmt.Errorf("--prog %s: no loaded BPF program of that id or name; nothing written", safetext.Quote(progs[i]))
+		}
 	}
 	if err := out.Release(); err != nil {
 		return err
@@ -70,4 +93,28 @@ func runSnapshot(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "bpfmeta: %s: %s saved\n", out.Name, plural(n, "BPF program"))
 	}
 	return nil
+}
+
+// onlyNamed lists the programs of a Lister that one of progs names
+// (Program.Named), and notes in named which of progs named one.
+type onlyNamed struct {
+	bpfprog.Lister
+	progs []string
+	named []bool
+}
+
+func (o onlyNamed) All() iter.Seq2[*bpfprog.Program, error] {
+	return func(yield func(*bpfprog.Program, error) bool) {
+		for p, err := range o.Lister.All() {
+			keep := err != nil
+			for i, name := range o.progs {
+				if err == nil && p.Named(name) {
+					keep, o.named[i] = true, true
+				}
+			}
+			if keep && !yield(p, err) {
+				return
+			}
+		}
+	}
 }
