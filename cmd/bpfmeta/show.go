@@ -52,6 +52,12 @@ says how many were forgotten.
 has a BPF_EVENT of), or by name (the function's, or the whole
 bpf_prog_<tag>_<name> of the record).
 
+--stable prints, for golden files, what does not change from one host, boot
+or load to the next: each function's name without bpf_prog_<tag>_ (a tag
+changes with any change of the code) and its entries, sorted, each function
+with the same entries once; no ids, addresses, offsets or samples (with
+--json: {"functions": [{"function", "entries": [{"key", "value"}]}]}).
+
 Examples:
    bpfmeta show perf.meta.data
    bpfmeta show --prog 97 -i perf.meta.data
@@ -59,6 +65,7 @@ Examples:
 		Flags: []cli.Flag{inputFlag(),
 			&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the JSON section of README.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
 			&cli.StringFlag{Name: "prog", Usage: "only the records of program `NAME|ID`"},
+			&cli.BoolFlag{Name: "stable", Usage: "print what is the same on any host and boot, for golden files: each function's name without its tag and its entries, sorted, once"},
 			maxExpansionFlag(), quietFlag(), verboseFlag("say what was read")},
 		Action: runShow,
 	}
@@ -76,7 +83,10 @@ func runShow(c *cli.Context) error {
 	// of its functions can be many times the record.
 	w := bufio.NewWriter(c.App.Writer)
 	var p showPrinter = &textPrinter{w: w}
-	if c.Bool("json") {
+	switch {
+	case c.Bool("stable"):
+		p = &stablePrinter{w: w, json: c.Bool("json")}
+	case c.Bool("json"):
 		p = &jsonPrinter{w: w}
 	}
 	prog, shown := c.String("prog"), 0
@@ -97,7 +107,7 @@ func runShow(c *cli.Context) error {
 		switch {
 		case c.IsSet("prog") && shown == 0:
 			err = fmt.Errorf("%s: no BPF_METADATA record of a program %s (bpfmeta show without --prog lists them)", in.Name, safetext.Quote(prog))
-		case sum.Records == 0 && !c.Bool("json"):
+		case sum.Records == 0 && !c.Bool("json") && !c.Bool("stable"):
 			fmt.Fprintf(w, "%s: no BPF_METADATA records; %s\n", in.Name, noMetadataHint(in.Name, sum.Loads))
 		}
 	}

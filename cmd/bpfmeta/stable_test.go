@@ -1,0 +1,76 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// TestShowStable: show --stable prints the same text and JSON for two
+// recordings of the same programs and metadata made on other hosts and
+// boots (other tags, ids, addresses, offsets, sample counts, loads), and
+// only the changed values for a program whose metadata changed; sorted,
+// each function and its entries once.
+func TestShowStable(t *testing.T) {
+	dir := t.TempDir()
+	rec := func(name string, seed int, version string, loads int) string {
+		return streamFile(t, dir, name, func(s *testkit.Stream) {
+			for i, fn := range []string{"xdp_main", "tc_egress"} {
+				for l := range loads {
+					tag := perfdata.BPFTag{byte(seed), byte(i), byte(l), 0xee}
+					addr := 0xffffffffc0000000 + uint64(seed*0x100000+i*0x1000+l*0x10000)
+					id := uint32(seed*100 + i*10 + l)
+					s.KSymbol(addr, 0x40, perfdata.BPFProgName(tag, fn), false, true)
+					s.BPFEvent(perfdata.BPFEventProgLoad, id, tag, true)
+					for range seed {
+						s.Sample(addr + 4)
+					}
+					s.Metadata(perfdata.BPFMetadata{ProgName: perfdata.BPFProgName(tag, fn), Entries: []perfdata.BPFMetadataEntry{
+						{Key: "version", Value: `"` + version + `"`}, {Key: "api", Value: fmt.Sprint(3 + i)}}})
+				}
+			}
+		})
+	}
+	a := rec("a.data", 1, "1.0.0", 1)
+	b := rec("b.data", 7, "1.0.0", 3)
+	c := rec("c.data", 2, "1.1.0", 1)
+	want := `tc_egress
+  entry 0:              version = "1.0.0"
+  entry 1:                  api = 4
+
+xdp_main
+  entry 0:              version = "1.0.0"
+  entry 1:                  api = 3
+`
+	for _, args := range [][]string{{"show", "--stable"}, {"show", "--stable", "--json"}} {
+		ra := bpfmeta(t, nil, append(args, "-i", a)...)
+		rb := bpfmeta(t, nil, append(args, "-i", b)...)
+		rc := bpfmeta(t, nil, append(args, "-i", c)...)
+		if ra.code != exitOK || rb.code != exitOK || rc.code != exitOK {
+			t.Fatalf("%v: %v, %v, %v", args, ra, rb, rc)
+		}
+		if ra.stdout != rb.stdout {
+			t.Errorf("%v: another host and boot print otherwise:\n%s\n---\n%s", args, ra.stdout, rb.stdout)
+		}
+		if strings.ReplaceAll(ra.stdout, "1.0.0", "1.1.0") != rc.stdout {
+			t.Errorf("%v: 1.0.0 -> 1.1.0 changes more than the version:\n%s\n---\n%s", args, ra.stdout, rc.stdout)
+		}
+		for _, leak := range []string{"0xffff", "ee", "program", "sample", "offset"} {
+			if strings.Contains(ra.stdout, leak) {
+				t.Errorf("%v: the output has %q:\n%s", args, leak, ra.stdout)
+			}
+		}
+	}
+	if r := bpfmeta(t, nil, "show", "--stable", "-i", a); r.stdout != want {
+		t.Errorf("show --stable:\n%s\nwant\n%s", r.stdout, want)
+	}
+	r := bpfmeta(t, nil, "show", "--stable", "--json", "-i", a)
+	for _, s := range []string{`"kind": "show-stable"`, `"function": "tc_egress"`, `"key": "version"`, `"value": "\"1.0.0\""`} {
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("show --stable --json has no %s:\n%s", s, r.stdout)
+		}
+	}
+}
