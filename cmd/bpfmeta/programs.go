@@ -40,6 +40,13 @@ are printed as hidden (null in JSON), with a warning.
 "JSON"): the values as perf writes them ("value") and, where their type allows,
 as JSON ("typed": strings, numbers, enumerators by name, objects, arrays).
 
+--stable prints, for golden files, what is the same for every load of the
+same object on any host and boot: each program's name, its functions' names
+(BTF, else perf's without bpf_prog_<tag>_) and its metadata entries, sorted,
+each distinct program once; no ids, tags, addresses, maps or times (with
+--json: {"programs": [{"name", "functions", "entries": [{"key", "value",
+"typed"}]}]}).
+
 With --journal DIR it lists what the journal of bpfmeta watch --journal holds
 instead of the loaded programs: per host (DIR/HOST/), oldest first, when each
 segment was begun (boot, kernel, and what the size limit had dropped), every
@@ -54,6 +61,7 @@ Examples:
    bpfmeta programs --json | jq '.programs[] | select(.metadata) | .metadata.entries'`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the JSON section of README.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
 			&cli.StringFlag{Name: "journal", TakesFile: true, Usage: "list the loads and unloads the journal in `DIR` holds (bpfmeta watch --journal)"},
+			&cli.BoolFlag{Name: "stable", Usage: "print what is the same for every load on any host and boot, for golden files: names, functions and entries, sorted, once"},
 			quietFlag(), verboseFlag("say how many programs were listed, and how many have metadata")},
 		Action: runPrograms,
 	}
@@ -81,6 +89,9 @@ func runPrograms(c *cli.Context) error {
 		return err
 	}
 	for _, p := range progs {
+		if c.Bool("stable") {
+			break // it prints no address
+		}
 		if err := live.CheckAddresses(p); err != nil {
 			// as the kernel shows them (0), they would look real
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %v: their addresses and lengths are printed as hidden (null in JSON)\n", err)
@@ -88,9 +99,12 @@ func runPrograms(c *cli.Context) error {
 		}
 	}
 	w := bufio.NewWriter(c.App.Writer)
-	if c.Bool("json") {
+	switch {
+	case c.Bool("stable"):
+		err = printStablePrograms(w, progs, c.Bool("json"))
+	case c.Bool("json"):
 		err = printJSON(w, bpfprog.NewPrograms(k.System(), progs))
-	} else {
+	default:
 		for _, p := range progs {
 			printProgram(w, p)
 		}

@@ -102,3 +102,87 @@ func (p *stablePrinter) end() error {
 	_, err := p.w.WriteString(b.String())
 	return writeErr(err)
 }
+
+// programs --stable: a loaded program as golden files want it, the same
+// for every load of the same object on any host and boot: its name, its
+// functions' names (BTF, else perf's without bpf_prog_<tag>_) and its
+// metadata entries (with typed); sorted, each distinct program once.
+
+// stableProgram is one program in programs --stable.
+type stableProgram struct {
+	Name      string          `json:"name"`
+	Functions []string        `json:"functions"`
+	Entries   []bpfprog.Entry `json:"entries"` // null: no metadata
+}
+
+// stableProgramsDoc is programs --stable --json's document.
+type stableProgramsDoc struct {
+	bpfprog.Header
+	Programs []stableProgram `json:"programs"`
+}
+
+// KindProgramsStable is the kind of programs --stable --json's document.
+const KindProgramsStable = "programs-stable"
+
+// stablePrograms is progs as programs --stable prints them.
+func stablePrograms(progs []*bpfprog.Program) []stableProgram {
+	out := []stableProgram{}
+	seen := map[string]bool{}
+	for _, p := range progs {
+		sp := stableProgram{Name: p.Name, Functions: []string{}}
+		for _, f := range p.Funcs {
+			name := f.BTFName
+			if name == "" {
+				if _, fn, ok := perfdata.ParseBPFProgName(f.PerfName); ok {
+					name = fn
+				}
+			}
+			sp.Functions = append(sp.Functions, name)
+		}
+		if p.Metadata != nil {
+			sp.Entries = p.Metadata.Entries
+		}
+		b, _ := json.Marshal(sp)
+		if !seen[string(b)] {
+			seen[string(b)] = true
+			out = append(out, sp)
+		}
+	}
+	slices.SortFunc(out, func(a, b stableProgram) int {
+		if c := cmp.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		if c := slices.Compare(a.Functions, b.Functions); c != 0 {
+			return c
+		}
+		return slices.CompareFunc(a.Entries, b.Entries, func(x, y bpfprog.Entry) int {
+			return cmp.Or(cmp.Compare(x.Key, y.Key), cmp.Compare(x.Value, y.Value))
+		})
+	})
+	return out
+}
+
+// printStablePrograms writes programs --stable's text or JSON.
+func printStablePrograms(w *bufio.Writer, progs []*bpfprog.Program, asJSON bool) error {
+	sp := stablePrograms(progs)
+	if asJSON {
+		return printJSON(w, stableProgramsDoc{Header: bpfprog.NewHeader(KindProgramsStable), Programs: sp})
+	}
+	var b strings.Builder
+	for i, p := range sp {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fns := make([]string, len(p.Functions))
+		for j, f := range p.Functions {
+			fns[j] = safetext.Clean(f)
+		}
+		fmt.Fprintf(&b, "%s\n  functions: %s\n", safetext.Clean(p.Name), strings.Join(fns, ", "))
+		if p.Entries == nil {
+			b.WriteString("  no metadata\n")
+		}
+		printProgramEntries(&b, "", p.Entries)
+	}
+	_, err := w.WriteString(b.String())
+	return err
+}

@@ -74,3 +74,36 @@ xdp_main
 		}
 	}
 }
+
+// TestProgramsStable: two loads of the same object (other ids, tags may
+// be the same, other addresses and load times) print the same
+// programs --stable, text and JSON, with their metadata.
+func TestProgramsStable(t *testing.T) {
+	testkit.BPF(t)
+	bpffs := testkit.MountBPFFS(t)
+	a, _ := testkit.LoadBpftool(t, bpffs, "meta", "stable-a")
+	b, _ := testkit.LoadBpftool(t, bpffs, "meta", "stable-b")
+	if len(a) != len(b) || len(a) == 0 {
+		t.Fatalf("loads of %d and %d programs", len(a), len(b))
+	}
+	ids := func(ls []testkit.Loaded) []string {
+		var s []string
+		for _, l := range ls {
+			s = append(s, fmt.Sprint(l.ID))
+		}
+		return s
+	}
+	for _, args := range [][]string{{"programs", "--stable"}, {"programs", "--stable", "--json"}} {
+		ra := bpfmeta(t, nil, append(args, ids(a)...)...)
+		rb := bpfmeta(t, nil, append(args, ids(b)...)...)
+		if ra.code != exitOK || rb.code != exitOK {
+			t.Fatalf("%v: %v, %v", args, ra, rb)
+		}
+		if ra.stdout != rb.stdout {
+			t.Errorf("%v: two loads print otherwise:\n%s\n---\n%s", args, ra.stdout, rb.stdout)
+		}
+		if !strings.Contains(ra.stdout, "version") || strings.Contains(ra.stdout, fmt.Sprint(a[0].ID)) && len(fmt.Sprint(a[0].ID)) > 3 {
+			t.Errorf("%v: no metadata, or the id:\n%s", args, ra.stdout)
+		}
+	}
+}
