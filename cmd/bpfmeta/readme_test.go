@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -136,6 +137,57 @@ func TestREADMELibrary(t *testing.T) {
 	cmd.Dir = testkit.RepoPath()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("go build: %v\n%s\n---\n%s", err, out, block)
+	}
+	if _, err := os.Stat(pkg); err == nil {
+		t.Errorf("%s exists in the repository", pkg)
+	}
+}
+
+// TestREADMEGolden compiles the two go blocks of the README's "Golden tests
+// of your BPF program's metadata" as written, as test files of a package of
+// the module (an overlay), each block under 20 lines of test.
+func TestREADMEGolden(t *testing.T) {
+	goTool := testkit.Command(t, "go")
+	src, err := os.ReadFile(testkit.RepoPath("README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(src), "## Golden tests of your BPF program's metadata\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	dir := t.TempDir()
+	pkg := testkit.RepoPath("internal", "readmegolden")
+	replace := map[string]string{}
+	for i := 0; ; i++ {
+		_, rest, ok := strings.Cut(section, "```go\n")
+		if !ok {
+			break
+		}
+		block, after, _ := strings.Cut(rest, "```\n")
+		section = after
+		if _, fn, _ := strings.Cut(block, "\nfunc Test"); strings.Count(fn, "\n") >= 20 {
+			t.Errorf("block %d: its test is %d lines, want under 20", i, strings.Count(fn, "\n"))
+		}
+		file := filepath.Join(dir, fmt.Sprintf("b%d_test.go", i))
+		if err := os.WriteFile(file, []byte(block), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		replace[filepath.Join(pkg, fmt.Sprintf("b%d_test.go", i))] = file
+	}
+	if len(replace) != 2 {
+		t.Fatalf("%d go blocks, want 2", len(replace))
+	}
+	// the second block defines -update, which a test package does once
+	replace[filepath.Join(pkg, "doc.go")] = filepath.Join(dir, "doc.go")
+	os.WriteFile(filepath.Join(dir, "doc.go"), []byte("package myprog\n"), 0o644)
+	overlay, _ := json.Marshal(map[string]any{"Replace": replace})
+	overlayFile := filepath.Join(dir, "overlay.json")
+	if err := os.WriteFile(overlayFile, overlay, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(goTool, "test", "-vet=off", "-overlay", overlayFile, "-c", "-o", filepath.Join(dir, "prog.test"), "./internal/readmegolden")
+	cmd.Dir = testkit.RepoPath()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("go test -c: %v\n%s", err, out)
 	}
 	if _, err := os.Stat(pkg); err == nil {
 		t.Errorf("%s exists in the repository", pkg)

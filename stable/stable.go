@@ -1,0 +1,192 @@
+// Package stable is the form of BPF programs' metadata golden files want:
+// what is the same on any host and boot, for every load of the same
+// object. A function is named without its bpf_prog_<tag>_ (a tag changes
+// with any change of the code); nothing of a load is kept (ids, tags,
+// addresses, offsets, load times, samples, boot ids); what is kept is
+// sorted, and each distinct function or program once, so that the diff
+// between two versions of a program is the values that changed.
+//
+// show --stable and programs --stable print it, and package bpfmetatest
+// checks it against golden files.
+package stable
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// Func is one function's metadata, from a BPF_METADATA record.
+type Func struct {
+	Function string                      `json:"function"`
+	Entries  []perfdata.BPFMetadataEntry `json:"entries"`
+}
+
+// Funcs gathers the functions of a recording's records, each distinct one
+// once.
+type Funcs struct {
+	seen map[string]bool
+	list []Func
+	// Max bounds the distinct functions kept (0: no bound).
+	Max int
+}
+
+// Add adds the function of a BPF_METADATA record (perf's record holds
+// only the text of the values: no typed).
+func (s *Funcs) Add(m perfdata.BPFMetadata) error {
+	name := m.ProgName
+	if _, fn, ok := perfdata.ParseBPFProgName(name); ok {
+		name = fn
+	}
+	f := Func{Function: name, Entries: m.Entries}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return err
+	}
+	if s.seen == nil {
+		s.seen = map[string]bool{}
+	}
+	if s.seen[string(b)] {
+		return nil
+	}
+	if s.Max > 0 && len(s.list) >= s.Max {
+		return fmt.Errorf("more than %d distinct functions and metadata", s.Max)
+	}
+	s.seen[string(b)] = true
+	s.list = append(s.list, f)
+	return nil
+}
+
+// Sorted returns the functions by name, then entries.
+func (s *Funcs) Sorted() []Func {
+	out := slices.Clone(s.list)
+	if out == nil {
+		out = []Func{}
+	}
+	slices.SortFunc(out, func(a, b Func) int {
+		if c := cmp.Compare(a.Function, b.Function); c != 0 {
+			return c
+		}
+		return slices.CompareFunc(a.Entries, b.Entries, func(x, y perfdata.BPFMetadataEntry) int {
+			return cmp.Or(cmp.Compare(x.Key, y.Key), cmp.Compare(x.Value, y.Value))
+		})
+	})
+	return out
+}
+
+// WriteFuncs writes fns as text: each function's name, then its entries
+// as perf script --show-bpf-events prints them; a blank line between.
+func WriteFuncs(w io.Writer, fns []Func) error {
+	var b strings.Builder
+	for i, f := range fns {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "%s\n", safetext.Clean(f.Function))
+		for j, e := range f.Entries {
+			writeEntry(&b, j, e.Key, e.Value)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeEntry is perf_event__fprintf_bpf_metadata()'s entry line.
+func writeEntry(b *strings.Builder, i int, key, value string) {
+	fmt.Fprintf(b, "  entry %d: %20s = %s\n", i, safetext.Clean(key), safetext.Clean(value))
+}
+
+// Program is one loaded program.
+type Program struct {
+	Name      string          `json:"name"`
+	Functions []string        `json:"functions"`
+	Entries   []bpfprog.Entry `json:"entries"` // null: no metadata
+}
+
+// Programs is progs in the stable form: each distinct one once, sorted.
+func Programs(progs []*bpfprog.Program) []Program {
+	out := []Program{}
+	seen := map[string]bool{}
+	for _, p := range progs {
+		sp := Program{Name: p.Name, Functions: []string{}}
+		for _, f := range p.Funcs {
+			name := f.BTFName
+			if name == "" {
+				if _, fn, ok := perfdata.ParseBPFProgName(f.PerfName); ok {
+					name = fn
+				}
+			}
+			sp.Functions = append(sp.Functions, name)
+		}
+		if p.Metadata != nil {
+			sp.Entries = p.Metadata.Entries
+		}
+		b, _ := json.Marshal(sp)
+		if !seen[string(b)] {
+			seen[string(b)] = true
+			out = append(out, sp)
+		}
+	}
+	slices.SortFunc(out, func(a, b Program) int {
+		if c := cmp.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		if c := slices.Compare(a.Functions, b.Functions); c != 0 {
+			return c
+		}
+		return slices.CompareFunc(a.Entries, b.Entries, func(x, y bpfprog.Entry) int {
+			return cmp.Or(cmp.Compare(x.Key, y.Key), cmp.Compare(x.Value, y.Value))
+		})
+	})
+	return out
+}
+
+// WritePrograms writes progs as text: each program's name, its functions,
+// and its entries; a blank line between.
+func WritePrograms(w io.Writer, progs []Program) error {
+	var b strings.Builder
+	for i, p := range progs {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		fns := make([]string, len(p.Functions))
+		for j, f := range p.Functions {
+			fns[j] = safetext.Clean(f)
+		}
+		fmt.Fprintf(&b, "%s\n  functions: %s\n", safetext.Clean(p.Name), strings.Join(fns, ", "))
+		if p.Entries == nil {
+			b.WriteString("  no metadata\n")
+		}
+		for j, e := range p.Entries {
+			writeEntry(&b, j, e.Key, e.Value)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// The kinds of the documents of show --stable --json and programs
+// --stable --json.
+const (
+	KindShow     = "show-stable"
+	KindPrograms = "programs-stable"
+)
+
+// ShowDoc is show --stable --json's document.
+type ShowDoc struct {
+	bpfprog.Header
+	Functions []Func `json:"functions"`
+}
+
+// ProgramsDoc is programs --stable --json's document.
+type ProgramsDoc struct {
+	bpfprog.Header
+	Programs []Program `json:"programs"`
+}
