@@ -65,19 +65,26 @@ func (s *Funcs) Add(m perfdata.BPFMetadata) error {
 }
 
 // Sorted returns the functions by name, then entries.
-func (s *Funcs) Sorted() []Func {
-	out := slices.Clone(s.list)
-	if out == nil {
-		out = []Func{}
+func (s *Funcs) Sorted() []Func { return once(s.list, func(f Func) string { return f.Function }) }
+
+// once returns items sorted by name, then by their JSON form (what follows
+// the name: functions, entries), each distinct one once.
+func once[T any](items []T, name func(T) string) []T {
+	type keyed struct {
+		name, json string
+		v          T
 	}
-	slices.SortFunc(out, func(a, b Func) int {
-		if c := cmp.Compare(a.Function, b.Function); c != 0 {
-			return c
-		}
-		return slices.CompareFunc(a.Entries, b.Entries, func(x, y perfdata.BPFMetadataEntry) int {
-			return cmp.Or(cmp.Compare(x.Key, y.Key), cmp.Compare(x.Value, y.Value))
-		})
-	})
+	ks := make([]keyed, 0, len(items))
+	for _, v := range items {
+		b, _ := json.Marshal(v)
+		ks = append(ks, keyed{name(v), string(b), v})
+	}
+	slices.SortFunc(ks, func(a, b keyed) int { return cmp.Or(cmp.Compare(a.name, b.name), cmp.Compare(a.json, b.json)) })
+	ks = slices.CompactFunc(ks, func(a, b keyed) bool { return a.json == b.json })
+	out := make([]T, len(ks))
+	for i, k := range ks {
+		out[i] = k.v
+	}
 	return out
 }
 
@@ -112,8 +119,7 @@ type Program struct {
 
 // Programs is progs in the stable form: each distinct one once, sorted.
 func Programs(progs []*bpfprog.Program) []Program {
-	out := []Program{}
-	seen := map[string]bool{}
+	out := make([]Program, 0, len(progs))
 	for _, p := range progs {
 		sp := Program{Name: p.Name, Functions: []string{}}
 		for _, f := range p.Funcs {
@@ -128,24 +134,9 @@ func Programs(progs []*bpfprog.Program) []Program {
 		if p.Metadata != nil {
 			sp.Entries = p.Metadata.Entries
 		}
-		b, _ := json.Marshal(sp)
-		if !seen[string(b)] {
-			seen[string(b)] = true
-			out = append(out, sp)
-		}
+		out = append(out, sp)
 	}
-	slices.SortFunc(out, func(a, b Program) int {
-		if c := cmp.Compare(a.Name, b.Name); c != 0 {
-			return c
-		}
-		if c := slices.Compare(a.Functions, b.Functions); c != 0 {
-			return c
-		}
-		return slices.CompareFunc(a.Entries, b.Entries, func(x, y bpfprog.Entry) int {
-			return cmp.Or(cmp.Compare(x.Key, y.Key), cmp.Compare(x.Value, y.Value))
-		})
-	})
-	return out
+	return once(out, func(p Program) string { return p.Name })
 }
 
 // WritePrograms writes progs as text: each program's name, its functions,
