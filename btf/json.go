@@ -102,25 +102,7 @@ func (j *jsonDumper) value(t btf.Type, off int64, bitOff, bitSize uint8, depth i
 		}
 		return nil
 	case *btf.Float:
-		v, err := j.uint(off, int(min(t.Size, 8)))
-		if err != nil {
-			return err
-		}
-		var f float64
-		switch t.Size {
-		case 4:
-			f = float64(math.Float32frombits(uint32(v)))
-		case 8:
-			f = math.Float64frombits(v)
-		default:
-			return fmt.Errorf("btf: a %d-byte float: %w", t.Size, ErrInvalidType)
-		}
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			j.str(strconv.FormatFloat(f, 'g', -1, 64))
-		} else {
-			j.out.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
-		}
-		return nil
+		return j.float(t, off)
 	case *btf.Pointer:
 		v, err := j.uint(off, defaultPtrSize)
 		if err != nil {
@@ -136,6 +118,30 @@ func (j *jsonDumper) value(t btf.Type, off int64, bitOff, bitSize uint8, depth i
 		return j.object(t.Members, off, depth)
 	}
 	return fmt.Errorf("btf: no JSON for %v: %w", t, ErrInvalidType)
+}
+
+// float writes a float as a JSON number, or as a string where JSON has no
+// number for it (NaN, infinities).
+func (j *jsonDumper) float(t *btf.Float, off int64) error {
+	v, err := j.uint(off, int(min(t.Size, 8)))
+	if err != nil {
+		return err
+	}
+	var f float64
+	switch t.Size {
+	case 4:
+		f = float64(math.Float32frombits(uint32(v)))
+	case 8:
+		f = math.Float64frombits(v)
+	default:
+		return fmt.Errorf("btf: a %d-byte float: %w", t.Size, ErrInvalidType)
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		j.str(strconv.FormatFloat(f, 'g', -1, 64))
+	} else {
+		j.out.WriteString(strconv.FormatFloat(f, 'g', -1, 64))
+	}
+	return nil
 }
 
 func (j *jsonDumper) integer(t *btf.Int, off int64) error {

@@ -20,12 +20,8 @@ import (
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
-func injectCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "inject",
-		Usage:     "add the BPF programs' metadata records (PERF_RECORD_BPF_METADATA) to a recording",
-		ArgsUsage: inputArgs,
-		Description: `Copies the recording -i to -o and adds, for every JITed function of every BPF
+// injectDescription is inject -h's text.
+const injectDescription = `Copies the recording -i to -o and adds, for every JITed function of every BPF
 program in it whose .rodata has bpf_metadata_* variables, the
 PERF_RECORD_BPF_METADATA record perf record >= 6.17 writes, where it writes it:
 right after the program's BPF_EVENT for a program loaded when the recording
@@ -83,7 +79,14 @@ Examples:
    bpfmeta inject -i perf.data -o perf.meta.data
    perf record -o - -a -- sleep 5 | bpfmeta inject -o perf.meta.data
    bpfmeta inject --snapshot progs.jsonl -i old.data -o old.meta.data
-   bpfmeta inject -i threads.data -o threads.meta.data     # perf record --threads`,
+   bpfmeta inject -i threads.data -o threads.meta.data     # perf record --threads`
+
+func injectCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "inject",
+		Usage:       "add the BPF programs' metadata records (PERF_RECORD_BPF_METADATA) to a recording",
+		ArgsUsage:   inputArgs,
+		Description: injectDescription,
 		Flags: []cli.Flag{
 			inputFlag(),
 			outputFlag("recording"),
