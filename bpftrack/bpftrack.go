@@ -288,7 +288,6 @@ func (t *Tracker) Feed(rec *perfdata.Record) (Update, error) {
 // FeedStream takes the next record of the recording, read from stream
 // (a CPU's ring buffer): a program's KSYMBOLs and BPF_EVENT come in one stream.
 func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
-	bo := t.rec.ByteOrder()
 	switch rec.Header.Type {
 	case perfdata.RecordFinishedInit:
 		t.finishedInit = true
@@ -301,131 +300,158 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 		clear(t.pending)
 		clear(t.open)
 	case perfdata.RecordSample:
-		if !t.opts.Samples {
-			return Update{}, nil
-		}
-		sf := t.rec.Events().Sample(rec.Raw)
-		if !sf.HasIP {
-			return Update{}, nil
-		}
-		if f := t.FuncAt(sf.IP); f != nil {
-			f.Samples++
-			return Update{Func: f}, nil
-		}
+		return t.feedSample(rec)
 	case perfdata.RecordKSymbol:
-		k, err := perfdata.DecodeKSymbol(rec.Raw, bo)
-		if err != nil {
-			return Update{}, fmt.Errorf("%w, at %#x", err, rec.Offset)
-		}
-		if k.Type != perfdata.KSymbolTypeBPF {
-			return Update{}, nil
-		}
-		if k.Unregister() {
-			delete(t.open, stream)
-			f := t.unregister(k)
-			t.charge(0, 0) // what moves to the history was counted: no more
-			return Update{Func: f}, nil
-		}
-		f := &Func{Addr: k.Addr, Len: k.Len, Name: k.Name, Offset: rec.Offset, Part: rec.Part}
-		p := t.open[stream]
-		if p != nil && !isTrampoline(k.Name) {
-			// a function of the program whose BPF_EVENT came before
-			switch {
-			case t.loadedFuncs+1 > MaxFuncs:
-				return Update{}, fmt.Errorf("KSYMBOL at %#x: %w (%d functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxFuncs)
-			case t.loadedNames+len(f.Name) > MaxNameBytes:
-				return Update{}, fmt.Errorf("KSYMBOL at %#x: %w (%d MiB of names of the functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxNameBytes>>20)
-			case len(p.Funcs) >= maxPending:
-				p = nil
-			}
-		}
-		if err := t.register(f); err != nil {
-			return Update{}, fmt.Errorf("KSYMBOL at %#x: %w", rec.Offset, err)
-		}
-		if p != nil && !isTrampoline(k.Name) {
-			p.Funcs = slices.Insert(p.Funcs, 0, f) // the main function comes last
-			f.Program = p
-			t.loadedFuncs++
-			t.loadedNames += len(f.Name)
-			if t.opts.History {
-				t.keep(f)
-			}
-			t.calledCache = nil
-			if err := t.charge(0, 0); err != nil {
-				return Update{}, fmt.Errorf("KSYMBOL at %#x: %w", rec.Offset, err)
-			}
-		} else if !isTrampoline(k.Name) {
-			p := append(t.pending[stream], f)
-			if len(p) > maxPending {
-				p = slices.Delete(p, 0, len(p)-maxPending)
-			}
-			t.pending[stream] = p
-		}
-		return Update{Func: f}, nil
+		return t.feedKSymbol(rec, stream)
 	case perfdata.RecordBPFEvent:
-		e, err := perfdata.DecodeBPFEvent(rec.Raw, bo)
-		if err != nil {
-			return Update{}, fmt.Errorf("%w, at %#x", err, rec.Offset)
-		}
-		funcs := t.pending[stream]
-		delete(t.pending, stream)
-		delete(t.open, stream)
-		backward := !t.synthesized(rec) && t.backward()
-		if backward {
-			funcs = nil // the KSYMBOLs before are a later load's
-		}
-		switch e.Type {
-		case perfdata.BPFEventProgLoad:
-			old := t.loaded[e.ID] // a load of an id not unloaded replaces it
-			if old == nil && len(t.loaded) >= MaxPrograms {
-				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d programs loaded at once)", rec.Offset, ErrTooMany, MaxPrograms)
-			}
-			// The functions of the loaded programs are kept, registered or
-			// not: they count against MaxFuncs and MaxNameBytes too.
-			var oldFuncs []*Func
-			if old != nil {
-				oldFuncs = old.Funcs
-			}
-			names := nameBytes(funcs)
-			switch {
-			case t.loadedFuncs-len(oldFuncs)+len(funcs) > MaxFuncs:
-				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxFuncs)
-			case t.loadedNames-nameBytes(oldFuncs)+names > MaxNameBytes:
-				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d MiB of names of the functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxNameBytes>>20)
-			}
-			if err := t.charge(0, 1); err != nil {
-				return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w", rec.Offset, err)
-			}
-			t.forget(old)
-			t.loadedFuncs += len(funcs)
-			t.loadedNames += names
-			p := &Program{ID: e.ID, Tag: e.Tag, Funcs: funcs, Offset: rec.Offset, Outer: rec.Outer, Synthesized: t.synthesized(rec), Time: t.time(rec)}
-			for _, f := range funcs {
-				f.Program = p
-			}
-			t.loaded[e.ID] = p
-			if t.opts.History && !p.Synthesized {
-				for _, f := range funcs {
-					t.keep(f)
-				}
-			}
-			t.calledCache = nil
-			if backward {
-				t.open[stream] = p
-			}
-			return Update{Loaded: p, Replaced: old}, nil
-		case perfdata.BPFEventProgUnload:
-			p := t.loaded[e.ID]
-			if p == nil || p.Tag != e.Tag {
-				return Update{}, nil
-			}
-			p.Unloaded = true
-			t.forget(p)
-			t.charge(0, 0)
-			return Update{Unloaded: p}, nil
-		}
+		return t.feedBPFEvent(rec, stream)
 	}
 	return Update{}, nil
+}
+
+// feedSample counts a SAMPLE in the function its ip is in.
+func (t *Tracker) feedSample(rec *perfdata.Record) (Update, error) {
+	if !t.opts.Samples {
+		return Update{}, nil
+	}
+	sf := t.rec.Events().Sample(rec.Raw)
+	if !sf.HasIP {
+		return Update{}, nil
+	}
+	if f := t.FuncAt(sf.IP); f != nil {
+		f.Samples++
+		return Update{Func: f}, nil
+	}
+	return Update{}, nil
+}
+
+// feedKSymbol registers or unregisters a BPF function: of the program
+// whose BPF_EVENT came before it in a backward recording (open), or
+// pending for the BPF_EVENT that follows.
+func (t *Tracker) feedKSymbol(rec *perfdata.Record, stream int) (Update, error) {
+	bo := t.rec.ByteOrder()
+	k, err := perfdata.DecodeKSymbol(rec.Raw, bo)
+	if err != nil {
+		return Update{}, fmt.Errorf("%w, at %#x", err, rec.Offset)
+	}
+	if k.Type != perfdata.KSymbolTypeBPF {
+		return Update{}, nil
+	}
+	if k.Unregister() {
+		delete(t.open, stream)
+		f := t.unregister(k)
+		t.charge(0, 0) // what moves to the history was counted: no more
+		return Update{Func: f}, nil
+	}
+	f := &Func{Addr: k.Addr, Len: k.Len, Name: k.Name, Offset: rec.Offset, Part: rec.Part}
+	p := t.open[stream]
+	if p != nil && !isTrampoline(k.Name) {
+		// a function of the program whose BPF_EVENT came before
+		switch {
+		case t.loadedFuncs+1 > MaxFuncs:
+			return Update{}, fmt.Errorf("KSYMBOL at %#x: %w (%d functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxFuncs)
+		case t.loadedNames+len(f.Name) > MaxNameBytes:
+			return Update{}, fmt.Errorf("KSYMBOL at %#x: %w (%d MiB of names of the functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxNameBytes>>20)
+		case len(p.Funcs) >= maxPending:
+			p = nil
+		}
+	}
+	if err := t.register(f); err != nil {
+		return Update{}, fmt.Errorf("KSYMBOL at %#x: %w", rec.Offset, err)
+	}
+	if p != nil && !isTrampoline(k.Name) {
+		p.Funcs = slices.Insert(p.Funcs, 0, f) // the main function comes last
+		f.Program = p
+		t.loadedFuncs++
+		t.loadedNames += len(f.Name)
+		if t.opts.History {
+			t.keep(f)
+		}
+		t.calledCache = nil
+		if err := t.charge(0, 0); err != nil {
+			return Update{}, fmt.Errorf("KSYMBOL at %#x: %w", rec.Offset, err)
+		}
+	} else if !isTrampoline(k.Name) {
+		p := append(t.pending[stream], f)
+		if len(p) > maxPending {
+			p = slices.Delete(p, 0, len(p)-maxPending)
+		}
+		t.pending[stream] = p
+	}
+	return Update{Func: f}, nil
+}
+
+// feedBPFEvent loads or unloads a program, with the KSYMBOLs pending
+// before a load.
+func (t *Tracker) feedBPFEvent(rec *perfdata.Record, stream int) (Update, error) {
+	bo := t.rec.ByteOrder()
+	e, err := perfdata.DecodeBPFEvent(rec.Raw, bo)
+	if err != nil {
+		return Update{}, fmt.Errorf("%w, at %#x", err, rec.Offset)
+	}
+	funcs := t.pending[stream]
+	delete(t.pending, stream)
+	delete(t.open, stream)
+	backward := !t.synthesized(rec) && t.backward()
+	if backward {
+		funcs = nil // the KSYMBOLs before are a later load's
+	}
+	switch e.Type {
+	case perfdata.BPFEventProgLoad:
+		return t.load(rec, stream, e, funcs, backward)
+	case perfdata.BPFEventProgUnload:
+		p := t.loaded[e.ID]
+		if p == nil || p.Tag != e.Tag {
+			return Update{}, nil
+		}
+		p.Unloaded = true
+		t.forget(p)
+		t.charge(0, 0)
+		return Update{Unloaded: p}, nil
+	}
+	return Update{}, nil
+}
+
+// load is a PROG_LOAD BPF_EVENT of the program e, with funcs.
+func (t *Tracker) load(rec *perfdata.Record, stream int, e perfdata.BPFEvent, funcs []*Func, backward bool) (Update, error) {
+	old := t.loaded[e.ID] // a load of an id not unloaded replaces it
+	if old == nil && len(t.loaded) >= MaxPrograms {
+		return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d programs loaded at once)", rec.Offset, ErrTooMany, MaxPrograms)
+	}
+	// The functions of the loaded programs are kept, registered or
+	// not: they count against MaxFuncs and MaxNameBytes too.
+	var oldFuncs []*Func
+	if old != nil {
+		oldFuncs = old.Funcs
+	}
+	names := nameBytes(funcs)
+	switch {
+	case t.loadedFuncs-len(oldFuncs)+len(funcs) > MaxFuncs:
+		return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxFuncs)
+	case t.loadedNames-nameBytes(oldFuncs)+names > MaxNameBytes:
+		return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w (%d MiB of names of the functions of the programs loaded at once)", rec.Offset, ErrTooMany, MaxNameBytes>>20)
+	}
+	if err := t.charge(0, 1); err != nil {
+		return Update{}, fmt.Errorf("BPF_EVENT at %#x: %w", rec.Offset, err)
+	}
+	t.forget(old)
+	t.loadedFuncs += len(funcs)
+	t.loadedNames += names
+	p := &Program{ID: e.ID, Tag: e.Tag, Funcs: funcs, Offset: rec.Offset, Outer: rec.Outer, Synthesized: t.synthesized(rec), Time: t.time(rec)}
+	for _, f := range funcs {
+		f.Program = p
+	}
+	t.loaded[e.ID] = p
+	if t.opts.History && !p.Synthesized {
+		for _, f := range funcs {
+			t.keep(f)
+		}
+	}
+	t.calledCache = nil
+	if backward {
+		t.open[stream] = p
+	}
+	return Update{Loaded: p, Replaced: old}, nil
 }
 
 // isTrampoline tells the KSYMBOLs that belong to no program: perf
