@@ -11,6 +11,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -483,60 +484,170 @@ func TestPipeDamagedTail(t *testing.T) {
 	}
 }
 
-// TestCompressedAcrossRecords: perf 6.1 caps a COMPRESSED record at 65,535
-// bytes and carries what does not fit to the next one, after a
-// FINISHED_ROUND, so that a zstd block starts in one record and ends in
-// the next; perf reads every record of such a stream, and so does the
-// reader, in a pipe stream and in a file. Only a stream that ends inside a
-// block is cut (TestCompressedCut).
+// compressedShapes are the compressed records perf record caps: perf
+// 6.1's COMPRESSED of 65,535 bytes at most (not a multiple of 8, so every
+// record after one is unaligned), perf 7.2's COMPRESSED2 of 65,528 (data
+// padded to a multiple of 8).
+var compressedShapes = []struct {
+	name   string
+	c2     bool
+	typ    perfdata.RecordType
+	capped uint16 // the size of a record perf filled
+}{
+	{"COMPRESSED", false, perfdata.RecordCompressed, 65535},
+	{"COMPRESSED2", true, perfdata.RecordCompressed2, 65528},
+}
+
+// TestCompressedAcrossRecords: perf caps a compressed record (perf 6.1's
+// COMPRESSED at 65,535 bytes, perf 7.2's COMPRESSED2 at 65,528) and
+// carries what does not fit to the next one, after a FINISHED_ROUND, so
+// that a zstd block starts in one record and ends in the next; perf reads
+// every record of such a stream, and so does the reader, in a pipe stream
+// and in a file. Only a stream that ends inside a block is cut
+// (TestCompressedCutAcrossRecords).
 func TestCompressedAcrossRecords(t *testing.T) {
-	for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
-		s := testkit.NewStream(bo)
-		samples := s.BusyCompressed(3, true)
-		in := s.Bytes()
-		for _, file := range []bool{false, true} {
-			r := openBytes(t, in, file)
-			got, capped := 0, 0
-			for r.Next() {
-				rec := r.Record()
-				switch {
-				case rec.Header.Type == perfdata.RecordSample && rec.Outer >= 0:
-					got++
-				case rec.Header.Type == perfdata.RecordCompressed && rec.Header.Size == 65535:
-					capped++
+	for _, c := range compressedShapes {
+		for _, bo := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+			s := testkit.NewStream(bo)
+			s.Compressed2 = c.c2
+			samples := s.BusyCompressed(3, true)
+			in := s.Bytes()
+			for _, file := range []bool{false, true} {
+				r := openBytes(t, in, file)
+				got, capped := 0, 0
+				for r.Next() {
+					rec := r.Record()
+					switch {
+					case rec.Header.Type == perfdata.RecordSample && rec.Outer >= 0:
+						got++
+					case rec.Header.Type == c.typ && rec.Header.Size == c.capped:
+						capped++
+					}
 				}
+				if err := r.Err(); err != nil || got != samples || capped < 3 {
+					t.Errorf("%s %v file %v: %d of %d SAMPLEs, %d records of %d bytes, %v", c.name, bo, file, got, samples, capped, c.capped, err)
+				}
+				r.Close()
 			}
-			if err := r.Err(); err != nil || got != samples || capped < 3 {
-				t.Errorf("%v file %v: %d of %d SAMPLEs, %d records of 65,535 bytes, %v", bo, file, got, samples, capped, err)
-			}
-			r.Close()
 		}
 	}
 }
 
-// TestCompressedCutAcrossRecords: a stream whose last block was to end in
-// a COMPRESSED record that never came is truncated, with the offset of the
-// record the block starts in, and counts as records lost.
-func TestCompressedCutAcrossRecords(t *testing.T) {
-	bo := binary.LittleEndian
-	s := testkit.NewStream(bo)
-	s.BusyCompressed(2, false)
-	in := s.Bytes()
-	// the block starts in the last record of 65,535 bytes
+// busyCut writes, as s's records, a busy compressed stream that ends
+// inside a zstd block: after the capped record the block starts in
+// (nothing false), or after a record that holds only the block's start
+// and decompresses to nothing (nothing true).
+func busyCut(s *testkit.Stream, nothing bool) {
+	s.BusyCompressed(2, nothing)
+	if nothing {
+		recs := testkit.NewRecords(s.Order)
+		for i := range 1000 {
+			recs.SampleAt(0xffffffffc0000000+uint64(i)*7919, uint64(i))
+		}
+		s.CompressedBlockStart(recs.Bytes(), 100)
+	}
+}
+
+// lastCompressed is the offset of the last compressed record of type t in
+// in, whose records start at off.
+func lastCompressed(in []byte, off int, bo binary.ByteOrder, t perfdata.RecordType) int64 {
 	last := int64(-1)
-	for off := perfdata.PipeHeaderSize; off < len(in); {
+	for off < len(in) {
 		h := perfdata.DecodeEventHeader(in[off:], bo)
-		if h.Type == perfdata.RecordCompressed && h.Size == 65535 {
+		if h.Type == t {
 			last = int64(off)
 		}
 		off += int(h.Size)
 	}
-	for _, file := range []bool{false, true} {
-		n, err := countRecords(t, in, file)
-		var fe *reader.FormatError
-		if !errors.As(err, &fe) || !errors.Is(err, reader.ErrTruncated) || fe.Offset != last ||
-			!strings.Contains(err.Error(), "are lost") {
-			t.Errorf("file %v: %d records, error %v; want one naming the record at %#x", file, n, err, last)
+	return last
+}
+
+// TestCompressedCutAcrossRecords: a stream whose last block was to end in
+// a compressed record that never came is truncated, an error at the
+// record the block starts in that says how many bytes of records are
+// lost, and what perf does: it loses them too, silently when the last
+// compressed record decompressed to something, else stopping at that
+// record with "Couldn't decompress data" (TestCompressedCutPerf checks
+// both against perf).
+func TestCompressedCutAcrossRecords(t *testing.T) {
+	bo := binary.LittleEndian
+	for _, c := range compressedShapes {
+		for _, nothing := range []bool{false, true} {
+			s := testkit.NewStream(bo)
+			s.Compressed2 = c.c2
+			busyCut(s, nothing)
+			in := s.Bytes()
+			// the block starts in the last compressed record: a capped one,
+			// or the one with the block's start only
+			last := lastCompressed(in, perfdata.PipeHeaderSize, bo, c.typ)
+			perf := "perf loses them too, and says nothing"
+			if nothing {
+				perf = "perf loses them too, and stops at this record with \"Couldn't decompress data\""
+			}
+			for _, file := range []bool{false, true} {
+				n, err := countRecords(t, in, file)
+				var fe *reader.FormatError
+				if !errors.As(err, &fe) || !errors.Is(err, reader.ErrTruncated) || fe.Offset != last ||
+					!strings.Contains(err.Error(), "up to 131072 bytes of them, are lost") || !strings.Contains(err.Error(), perf) {
+					t.Errorf("%s, nothing %v, file %v: %d records, error %v; want one at %#x that says %q", c.name, nothing, file, n, err, last, perf)
+				}
+			}
 		}
+	}
+}
+
+// TestCompressedCutPerf: what cutBlock says perf does with a stream cut
+// inside a zstd block is what perf does (perf 6.1 with COMPRESSED, perf
+// 7.2 with COMPRESSED2): with a last compressed record that decompressed
+// to something, perf reads to the end without a word and has the SAMPLEs
+// the reader handed out before its error; with one that decompresses to
+// nothing, perf fails with "Couldn't decompress data" (and exits 0).
+func TestCompressedCutPerf(t *testing.T) {
+	bo := binary.LittleEndian
+	for _, c := range compressedShapes {
+		t.Run(c.name, func(t *testing.T) {
+			perf := testkit.PerfStock(t)
+			if c.c2 {
+				perf = testkit.PerfModern(t)
+			}
+			for _, nothing := range []bool{false, true} {
+				s := testkit.NewRecords(bo)
+				s.Compressed2 = c.c2
+				busyCut(s, nothing)
+				path := filepath.Join(t.TempDir(), "cut.data")
+				if err := testkit.WriteFile(path, bo, s.Bytes(), []testkit.FileFeature{testkit.CompressedFeature(bo)}); err != nil {
+					t.Fatal(err)
+				}
+				r, err := reader.Open(path, reader.Options{Decompress: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				samples := 0
+				for r.Next() {
+					if r.Record().Header.Type == perfdata.RecordSample {
+						samples++
+					}
+				}
+				rerr := r.Err()
+				r.Close()
+				if !errors.Is(rerr, reader.ErrTruncated) {
+					t.Fatalf("nothing %v: %v, want a truncation", nothing, rerr)
+				}
+				// perf report exits 0 after "failed to process sample"
+				out, err := exec.Command(perf, "report", "--stats", "-i", path).CombinedOutput()
+				failed := bytes.Contains(out, []byte("failed to process"))
+				if nothing {
+					if !failed || !bytes.Contains(out, []byte("Couldn't decompress data")) ||
+						!strings.Contains(rerr.Error(), "Couldn't decompress data") {
+						t.Errorf("a last record that decompresses to nothing: perf %v\n%s\nbpfmeta: %v", err, out, rerr)
+					}
+					continue
+				}
+				st, ok := testkit.ParseStats(string(out))
+				if err != nil || failed || !ok || st.Counts["SAMPLE"] != samples || !strings.Contains(rerr.Error(), "says nothing") {
+					t.Errorf("a block cut after records decompressed: perf %v, %d SAMPLEs; bpfmeta %d SAMPLEs, %v\n%s", err, st.Counts["SAMPLE"], samples, rerr, out)
+				}
+			}
+		})
 	}
 }

@@ -31,6 +31,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/bpfmeta/bpfmeta/internal/budget"
@@ -75,7 +76,11 @@ type Reader struct {
 	innerR   int    // start of the next inner record in inner
 	innerOff int64  // decompressed-stream offset of inner[innerR]
 	outer    int64  // offset of the compressed record being handed out
-	inInner  bool   // the current compressed record's output is not all out
+	// outerOut is how many bytes the compressed record at outer has
+	// decompressed to so far: perf fails on one that decompresses to
+	// nothing (see cutBlock).
+	outerOut int64
+	inInner  bool // the current compressed record's output is not all out
 	// innerBlk is the hugebuf block inner starts as, once a compressed
 	// record is read; innerCleanup gives it back for a Reader dropped
 	// unclosed.
@@ -391,18 +396,7 @@ func (r *Reader) finish() error {
 	r.originDone = true
 	if r.zs != nil {
 		if have, short, ok := r.zs.frame.unfinished(); ok {
-			// perf's zstd_decompress_stream() keeps the block's start and
-			// waits for the rest, which never comes: it loses the records
-			// in the block without a word. So does a recording cut short.
-			msg := fmt.Sprintf("the compressed data ends inside a zstd block that starts in this record: %d bytes of it are here and %d are missing", have, short)
-			if short == 0 {
-				msg = fmt.Sprintf("the compressed data ends inside a zstd block or frame header that starts in this record (%d bytes of it)", have)
-			}
-			if left := len(r.inner) - r.innerR; left > 0 {
-				msg += fmt.Sprintf(", after %d bytes of a record decompressed before it", left)
-			}
-			return &FormatError{Offset: r.zs.frame.at, Outer: -1, Err: ErrTruncated,
-				Msg: msg + "; the records compressed in that block are lost (perf loses them too, and says nothing)"}
+			return r.cutBlock(have, short)
 		}
 	}
 	if left := len(r.inner) - r.innerR; left > 0 {
@@ -415,6 +409,46 @@ func (r *Reader) finish() error {
 		r.zs.restart() // the next data file of a directory recording starts a new stream
 	}
 	return nil
+}
+
+// cutBlock is the error of a compressed stream that ends inside a zstd
+// block (or a header), have bytes of it there and short missing (0: not
+// known): the block was to end in a compressed record that never came, and
+// the records compressed in it are lost. perf loses them too: its
+// zstd_decompress_stream() keeps the block's start and waits for the rest.
+// What perf says depends on the last compressed record: if nothing of it
+// decompressed (it holds only the block's start, or its middle),
+// perf_session__process_compressed_event() fails ("Couldn't decompress
+// data") and perf stops there; else perf loses the block without a word.
+func (r *Reader) cutBlock(have, short int64) error {
+	f := &r.zs.frame
+	var b strings.Builder
+	if short > 0 {
+		fmt.Fprintf(&b, "the compressed data ends inside a zstd block that starts in this record: %d bytes of it are here and %d are missing", have, short)
+	} else {
+		fmt.Fprintf(&b, "the compressed data ends inside a zstd block or frame header that starts in this record (%d bytes of it)", have)
+	}
+	// A block decompresses to at most Block_Maximum_Size, and to no more
+	// than the frame's window (RFC 8878, 3.1.1.2.3); how much, only its
+	// missing end says.
+	most := int64(zstdMaxBlock)
+	if f.window > 0 {
+		most = min(most, f.window)
+	}
+	fmt.Fprintf(&b, ", so the records compressed in it, up to %d bytes of them,", most)
+	if left := len(r.inner) - r.innerR; left > 0 {
+		fmt.Fprintf(&b, " and the %d bytes of a record decompressed before it", left)
+	}
+	b.WriteString(" are lost")
+	switch {
+	case r.outerOut == 0 && r.outer == f.at:
+		b.WriteString("; perf loses them too, and stops at this record with \"Couldn't decompress data\" (nothing of it decompresses), reading none after it")
+	case r.outerOut == 0:
+		fmt.Fprintf(&b, "; perf loses them too, and stops at the compressed record at %#x with \"Couldn't decompress data\" (nothing of it decompresses), reading none after it", r.outer)
+	default:
+		b.WriteString("; perf loses them too, and says nothing")
+	}
+	return &FormatError{Offset: f.at, Outer: -1, Err: ErrTruncated, Msg: b.String()}
 }
 
 // nextTop reads the next record stored in the data section or pipe stream.
@@ -596,7 +630,7 @@ func (r *Reader) topLevel(rec *perfdata.Record) error {
 		if err := r.chargeWindow(); err != nil {
 			return &FormatError{Offset: rec.Offset, Outer: -1, Msg: fmt.Sprintf("the zstd window of the %v records: %v", t, err), Err: err}
 		}
-		r.outer = rec.Offset
+		r.outer, r.outerOut = rec.Offset, 0
 		r.inInner = true
 	}
 	return nil
@@ -648,6 +682,7 @@ func (r *Reader) nextInner() (bool, error) {
 		if err := r.checkExpansion(n); err != nil {
 			return false, err
 		}
+		r.outerOut += int64(n)
 		r.inner = r.inner[:len(r.inner)+n]
 	}
 }

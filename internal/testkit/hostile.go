@@ -42,9 +42,26 @@ func (s *Stream) Compressed(records []byte, cut bool) {
 // then not a multiple of 8).
 const MaxCompressedPayload = 65536 - perfdata.EventHeaderSize - 1
 
-// CompressedCapped writes records as perf 6.1's
+// MaxCompressed2Payload is perf 7.2's max_record_size for a COMPRESSED2
+// record's data: PERF_SAMPLE_MAX_SIZE less the 16-byte header and data_size,
+// less 8, so that the record padded to a multiple of 8 (65,528 bytes at
+// most) fits its u16 (zstd_compress() in builtin-record.c; perf 6.16 to
+// 7.1 reserved 1 byte only and overflowed the u16, see the README).
+const MaxCompressed2Payload = 65536 - 16 - 8
+
+// maxPayload is the most compressed bytes one of the stream's compressed
+// records holds, as perf record caps them.
+func (s *Stream) maxPayload() int {
+	if s.Compressed2 {
+		return MaxCompressed2Payload
+	}
+	return MaxCompressedPayload
+}
+
+// CompressedCapped writes records as perf's
 // zstd_compress_stream_to_records() does when they compress to more than
-// one record holds: COMPRESSED records of MaxCompressedPayload bytes, and
+// one record holds: compressed records of the most perf puts in one
+// (MaxCompressedPayload, or MaxCompressed2Payload with Compressed2), and
 // what ZSTD_flushStream() could not write into them stays in the
 // compressor, carried to the start of the next call's first record
 // (whatever records the caller writes in between). It says whether it
@@ -54,16 +71,29 @@ const MaxCompressedPayload = 65536 - perfdata.EventHeaderSize - 1
 func (s *Stream) CompressedCapped(records []byte) (carried bool) {
 	out := append(s.zcarry, s.compress(func(enc *zstd.Encoder) { enc.Write(records) })...)
 	s.zcarry = nil
-	if len(out) <= MaxCompressedPayload {
+	most := s.maxPayload()
+	if len(out) <= most {
 		s.compressedRecord(out)
 		return false
 	}
-	for len(out) >= MaxCompressedPayload {
-		s.compressedRecord(out[:MaxCompressedPayload])
-		out = out[MaxCompressedPayload:]
+	for len(out) >= most {
+		s.compressedRecord(out[:most])
+		out = out[most:]
 	}
 	s.zcarry = out
 	return len(out) > 0
+}
+
+// CompressedBlockStart writes a compressed record that holds only the
+// first n bytes of the zstd block records compress to, and nothing that
+// ends in it: what a stream cut right after such a record ends with. perf
+// decompresses nothing from that record.
+func (s *Stream) CompressedBlockStart(records []byte, n int) {
+	out := append(s.zcarry, s.compress(func(enc *zstd.Encoder) { enc.Write(records) })...)
+	if len(s.zcarry) > 0 || n >= len(out) {
+		panic("testkit: CompressedBlockStart needs a stream between blocks and n inside its block")
+	}
+	s.compressedRecord(out[:n])
 }
 
 // FlushCompressed writes the compressed bytes CompressedCapped carried, if
@@ -76,14 +106,15 @@ func (s *Stream) FlushCompressed() {
 }
 
 // BusyCompressed writes rounds rounds of what a busy perf 6.1 -z recording
-// holds: per round, 8,000 SAMPLEs of random ips and times (256 KB that
-// compress to more than a record holds) through CompressedCapped, then a
-// FINISHED_ROUND between the COMPRESSED records, so that every round's
-// last zstd block starts in one COMPRESSED record and ends in the next,
-// after the FINISHED_ROUND. With finish, the last carried bytes are
-// written too (perf writes them with the next ring-buffer flush); without,
-// the stream ends inside a block, as one cut there does. It returns the
-// number of SAMPLEs written (without finish, the last ones are lost).
+// (perf 7.2's, with Compressed2) holds: per round, 8,000 SAMPLEs of random
+// ips and times (256 KB that compress to more than a record holds) through
+// CompressedCapped, then a FINISHED_ROUND between the compressed records,
+// so that every round's last zstd block starts in one compressed record
+// and ends in the next, after the FINISHED_ROUND. With finish, the last
+// carried bytes are written too (perf writes them with the next
+// ring-buffer flush); without, the stream ends inside a block, as one cut
+// there does. It returns the number of SAMPLEs written (without finish,
+// the last ones are lost).
 func (s *Stream) BusyCompressed(rounds int, finish bool) (samples int) {
 	rnd := rand.New(rand.NewPCG(36, 1))
 	for range rounds {
@@ -92,7 +123,7 @@ func (s *Stream) BusyCompressed(rounds int, finish bool) (samples int) {
 			recs.SampleAt(0xffffffffc0000000|rnd.Uint64()>>24, rnd.Uint64())
 		}
 		if !s.CompressedCapped(recs.Bytes()) {
-			panic("testkit: BusyCompressed's records fit one COMPRESSED record")
+			panic("testkit: BusyCompressed's records fit one compressed record")
 		}
 		s.Record(perfdata.RecordFinishedRound, nil)
 		samples += 8000
@@ -144,10 +175,35 @@ func (s *Stream) compress(write func(*zstd.Encoder)) []byte {
 }
 
 func (s *Stream) compressedRecord(payload []byte) {
-	if perfdata.EventHeaderSize+len(payload) > perfdata.MaxRecordSize {
+	if !s.Compressed2 {
+		if perfdata.EventHeaderSize+len(payload) > perfdata.MaxRecordSize {
+			panic(fmt.Sprintf("testkit: a compressed payload of %d bytes does not fit a record", len(payload)))
+		}
+		s.Record(perfdata.RecordCompressed, payload)
+		return
+	}
+	// as perf's process_comp_header(): data_size, then the data padded
+	// with zeros to a multiple of 8
+	size := (16 + len(payload) + 7) &^ 7
+	if size > perfdata.MaxRecordSize {
 		panic(fmt.Sprintf("testkit: a compressed payload of %d bytes does not fit a record", len(payload)))
 	}
-	s.Record(perfdata.RecordCompressed, payload)
+	body := make([]byte, size-perfdata.EventHeaderSize)
+	s.Order.PutUint64(body, uint64(len(payload)))
+	copy(body[8:], payload)
+	s.Record(perfdata.RecordCompressed2, body)
+}
+
+// CompressedFeature is the HEADER_COMPRESSED feature perf record -z
+// writes (version, type zstd, level, ratio, mmap_len): perf reads no
+// COMPRESSED record without it, and decompresses each into a buffer of
+// mmap_len bytes (perf_session__process_compressed_event()).
+func CompressedFeature(bo binary.ByteOrder) FileFeature {
+	h := make([]byte, 20)
+	for i, v := range []uint32{2, 1, 1, 10, 528384} { // perf's default mmap of 516 KiB and a page
+		bo.PutUint32(h[4*i:], v)
+	}
+	return FileFeature{Bit: perfdata.FeatCompressed, Head: h, Size: int64(len(h))}
 }
 
 // WriteBuildIDs writes HEADER_BUILD_ID records of about 4 KiB each (a

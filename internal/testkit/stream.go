@@ -22,6 +22,10 @@ type Stream struct {
 	// ZstdWindow is the window the stream's zstd frame declares (0: the
 	// encoder's default), set before the first Compressed.
 	ZstdWindow int
+	// Compressed2 makes the compressed records COMPRESSED2 (83), as perf
+	// >= 6.16 writes them (a data_size field, the size padded to a
+	// multiple of 8), not COMPRESSED (81); set before the first Compressed.
+	Compressed2 bool
 
 	zenc   *zstd.Encoder // the stream's one zstd stream (Compressed)
 	zout   bytes.Buffer
