@@ -45,8 +45,9 @@ const MaxCompressedPayload = 65536 - perfdata.EventHeaderSize - 1
 // MaxCompressed2Payload is perf 7.2's max_record_size for a COMPRESSED2
 // record's data: PERF_SAMPLE_MAX_SIZE less the 16-byte header and data_size,
 // less 8, so that the record padded to a multiple of 8 (65,528 bytes at
-// most) fits its u16 (zstd_compress() in builtin-record.c; perf 6.16 to
-// 7.1 reserved 1 byte only and overflowed the u16, see the README).
+// most) fits its u16 (zstd_compress() in builtin-record.c; before that
+// fix, which perf 7.2.13 has, perf from 6.16 on reserved 1 byte, framed a
+// flush that filled several records as one, and overflowed the u16).
 const MaxCompressed2Payload = 65536 - 16 - 8
 
 // maxPayload is the most compressed bytes one of the stream's compressed
