@@ -159,7 +159,8 @@ func (t *Table) annotate(dst, line []byte) (out []byte, parsed, labelled bool) {
 
 // progSymbol reports whether b starts with bpf_prog_<16 hex digits>, as
 // perf's synthesize_bpf_prog_name() and the kernel's bpf_get_prog_name()
-// name a JITed function, followed by _<name> or nothing.
+// name a JITed function, followed by _<name> or nothing (an unnamed
+// program's).
 func progSymbol(b []byte) bool {
 	n := len(bpfProg)
 	if len(b) < n+16 {
@@ -170,7 +171,8 @@ func progSymbol(b []byte) bool {
 			return false
 		}
 	}
-	return len(b) == n+16 || b[n+16] == '_' || b[n+16] == '+' || b[n+16] == ' ' || b[n+16] == '\t'
+	// ')': an unnamed function's dso, [unknown] (bpf_prog_<tag>)
+	return len(b) == n+16 || b[n+16] == '_' || b[n+16] == '+' || b[n+16] == ' ' || b[n+16] == '\t' || b[n+16] == ')'
 }
 
 // symbolAt reports whether a symbol starts at p: after an address and a
@@ -217,8 +219,9 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' }
 
 // perfScriptLine reports whether line (without its newline) is a line of
 // perf script output: empty, a comment (perf script --header), a frame
-// (blanks, an address, a space and more; or blanks and a symbol), or a
-// sample's first line (a name, then a pid or pid/tid).
+// (blanks, an address, a space and more; or blanks and a symbol), a
+// sample's first line (a name, then a pid or pid/tid), a frame's source
+// line, or a record printed without a sample's header.
 func perfScriptLine(line []byte) bool {
 	if len(line) == 0 || line[0] == '#' {
 		return true
@@ -235,13 +238,55 @@ func perfScriptLine(line []byte) bool {
 		if h > i && h+1 < len(line) && line[h] == ' ' {
 			return true // a frame: ip sym...
 		}
-		// a frame without an address, sym (dso); or a sample's first line,
-		// which perf script right-aligns (comm in %16s)
-		return stackRE.Match(line) || sampleRE.Match(line[i:])
+		// a frame without an address, sym (dso); a sample's first line,
+		// which perf script right-aligns (comm in %16s); a frame's source
+		// line (-F +srcline); an entry of a BPF_METADATA record
+		return srcline(line) || stackRE.Match(line) || sampleRE.Match(line[i:]) || metadataEntryRE.Match(line)
 	}
-	return sampleRE.Match(line)
+	return sampleRE.Match(line) || recordRE.Match(line)
 }
 
 // sampleRE is a sample's first line: comm, then pid or pid/tid, -1 where
 // perf knows none (perf script's ":-1    -1" for a sample of no thread).
 var sampleRE = regexp.MustCompile(`^[^ \t].*?[ \t]+-?\d+(/-?\d+)?([ \t]|$)`)
+
+var (
+	// recordRE is a record perf script prints without a sample's header
+	// (--show-round-events, --show-bpf-events): perf_event__fprintf()'s
+	// PERF_RECORD_<type> and what follows it, PERF_RECORD_FINISHED_ROUND
+	// or PERF_RECORD_BPF_METADATA prog <name>.
+	recordRE = regexp.MustCompile(`^PERF_RECORD_[A-Z0-9_]+( |$)`)
+	// metadataEntryRE is an entry of a BPF_METADATA record, as perf's
+	// perf_event__fprintf_bpf_metadata() prints it: "  entry %d: %20s = %s".
+	metadataEntryRE = regexp.MustCompile(`^  entry \d+: +[^ ]+ = `)
+)
+
+// srcline reports whether line is the line perf script -F +srcline prints
+// after a frame: map__fprintf_srcline()'s "\n  " and what __get_srcline()
+// returns, file:line (" (inlined)" for an inlined function's; the file may
+// be empty) or, where it has no line, the dso's short name and the
+// address, dso[addr].
+func srcline(line []byte) bool {
+	if len(line) < 3 || line[0] != ' ' || line[1] != ' ' || isBlank(line[2]) {
+		return false
+	}
+	s := bytes.TrimSuffix(line[2:], []byte(" (inlined)"))
+	end := len(s)
+	if s[end-1] == ']' {
+		i := bytes.LastIndexByte(s, '[')
+		if i < 0 || i+2 > end-1 {
+			return false
+		}
+		for _, c := range s[i+1 : end-1] {
+			if !isHex(c) {
+				return false
+			}
+		}
+		return true
+	}
+	d := end
+	for d > 0 && '0' <= s[d-1] && s[d-1] <= '9' {
+		d--
+	}
+	return d < end && d > 0 && s[d-1] == ':'
+}
