@@ -106,6 +106,8 @@ func run(r io.Reader, bw *bufio.Writer, lw LineWriter, t *Table) (Stats, error) 
 // symbol is [unknown] and whose dso is a BPF function (perf names the dso
 // of a JITed function as its symbol) gets the label inside the dso's
 // parentheses, so that stackcollapse-perf.pl's [dso] frame carries it.
+// The frame's address, when perf printed it, tells loads of one function
+// name apart (Table.SetLoads).
 func (t *Table) Annotate(dst, line []byte) ([]byte, bool) {
 	out, _, labelled := t.annotate(dst, line)
 	return out, labelled
@@ -130,6 +132,8 @@ func (t *Table) annotate(dst, line []byte) (out []byte, parsed, labelled bool) {
 			continue
 		}
 		var end int // where the symbol (without +0x...) ends
+		var ip uint64
+		var hasIP bool // the frame's address, before its symbol
 		switch {
 		case p > 0 && body[p-1] == '(' && p >= len(unknown) && bytes.Equal(body[p-len(unknown):p], unknown) && symbolAt(body, p-len(unknown)):
 			e := bytes.IndexByte(body[p:], ')')
@@ -137,16 +141,18 @@ func (t *Table) annotate(dst, line []byte) (out []byte, parsed, labelled bool) {
 				continue
 			}
 			end = p + e
+			ip, hasIP = addressBefore(body, p-len(unknown))
 		case symbolAt(body, p):
 			e := bytes.IndexAny(body[p:], " \t")
 			if e < 0 {
 				e = len(body) - p
 			}
 			end = p + trimOffset(body[p:p+e])
+			ip, hasIP = addressBefore(body, p)
 		default:
 			continue
 		}
-		l := t.Label(string(body[p:end]))
+		l := t.labelAt(body[p:end], ip, hasIP)
 		if l == "" {
 			break
 		}
@@ -196,6 +202,31 @@ func symbolAt(b []byte, p int) bool {
 		h--
 	}
 	return h < p-1 && (h == 0 || b[h-1] == ' ' || b[h-1] == '\t')
+}
+
+// addressBefore returns the address right before the symbol at p (ip
+// sym, as perf prints a frame: "%16" PRIx64 and a space), if there is one.
+func addressBefore(b []byte, p int) (uint64, bool) {
+	if p == 0 || b[p-1] != ' ' {
+		return 0, false
+	}
+	h := p - 1
+	for h > 0 && isHex(b[h-1]) {
+		h--
+	}
+	if h == p-1 || p-1-h > 16 {
+		return 0, false
+	}
+	var ip uint64
+	for _, c := range b[h : p-1] {
+		ip <<= 4
+		if c <= '9' {
+			ip |= uint64(c - '0')
+		} else {
+			ip |= uint64(c - 'a' + 10)
+		}
+	}
+	return ip, true
 }
 
 // trimOffset returns the length of sym without a +0x<hex> suffix (perf

@@ -18,11 +18,19 @@ import (
 // bpftrack cannot tell between functions of several names makes each of
 // them ambiguous; so does a name several loads share when fewer records
 // than loads have it (a load without metadata, or whose record is
-// missing, is never given another's).
+// missing, is never given another's). A name several loads with other
+// metadata share gets each load's address (SetLoads) when every KSYMBOL
+// of the name has a record placed on it alone, so that a frame's address
+// tells them apart.
 func Fill(t *Table, r bpftrack.Records) (bpftrack.MetadataSummary, error) {
 	records := map[string]int{} // records per name
 	loads := map[string]int{}   // the most loads of the name a record lists
-	sum, err := bpftrack.WalkMetadata(r, func(m *bpftrack.MetadataRecord) error {
+	ks := newKSymbols(r)
+	defer ks.mem.Close()
+	sum, err := bpftrack.WalkMetadata(ks, func(m *bpftrack.MetadataRecord) error {
+		if err := ks.place(m); err != nil {
+			return err
+		}
 		if len(m.Funcs) == 0 {
 			// no KSYMBOL of it: perf script names no frame after it
 			// but, were it the recording's, its own name
@@ -52,6 +60,9 @@ func Fill(t *Table, r bpftrack.Records) (bpftrack.MetadataSummary, error) {
 		if records[name] < n && err == nil {
 			err = t.SetAmbiguous(name)
 		}
+	}
+	if err == nil {
+		err = ks.setLoads(t)
 	}
 	return sum, err
 }

@@ -48,6 +48,25 @@ type label struct {
 	entries   []perfdata.BPFMetadataEntry
 	ambiguous bool
 	text      string // the label, made once
+	// loads are where each load of an ambiguous function is, with its
+	// label (SetLoads); nil when not every load is known.
+	loads []placedLoad
+}
+
+// A Load is one load of a function: where the kernel put its JITed code
+// (its KSYMBOL's addr and len) and its metadata.
+type Load struct {
+	Addr    uint64
+	Len     uint32
+	Entries []perfdata.BPFMetadataEntry
+	// Unknown: no record says its metadata (it has none, or its record
+	// is missing), so its frames are ambiguous.
+	Unknown bool
+}
+
+type placedLoad struct {
+	addr, end uint64
+	text      string
 }
 
 // NewTable returns a table whose labels carry keys, in that order (their
@@ -104,6 +123,65 @@ func (t *Table) SetAmbiguous(sym string) error {
 	}
 	t.labels[sym] = &label{ambiguous: true, text: Ambiguous}
 	return nil
+}
+
+// SetLoads says where every load of the function sym is, and the
+// metadata of each, and makes sym ambiguous but where a frame's address
+// tells: a frame whose address is in loads of one label only gets that
+// label. It must be every load of sym the text can have frames of: a load
+// left out would have its frames given another's label where the kernel
+// put both at one address. The error is the memory budget's.
+func (t *Table) SetLoads(sym string, loads []Load) error {
+	if err := t.SetAmbiguous(sym); err != nil {
+		return err
+	}
+	l := t.labels[sym]
+	placed := make([]placedLoad, 0, len(loads))
+	size := int64(0)
+	for _, ld := range loads {
+		text := Ambiguous
+		if !ld.Unknown {
+			text = t.format(ld.Entries)
+		}
+		placed = append(placed, placedLoad{addr: ld.Addr, end: ld.Addr + uint64(ld.Len), text: text})
+		size += int64(len(text)) + 48
+	}
+	if err := t.mem.Set(t.size + size); err != nil {
+		return err
+	}
+	t.size += size
+	l.loads = placed
+	return nil
+}
+
+// labelAt is the label of a frame of the function sym at ip (hasIP: the
+// frame has its address): for an ambiguous function whose loads are known,
+// the label of the loads whose code holds ip, when they have one label,
+// as perf's machine__process_ksymbol() maps each load's address range to
+// its symbol.
+func (t *Table) labelAt(sym []byte, ip uint64, hasIP bool) string {
+	l, ok := t.labels[string(sym)]
+	if !ok {
+		return ""
+	}
+	if !hasIP || l.loads == nil {
+		return l.text
+	}
+	text, found := "", false
+	for _, ld := range l.loads {
+		if ld.addr <= ip && ip < ld.end {
+			switch {
+			case !found:
+				text, found = ld.text, true
+			case text != ld.text:
+				return Ambiguous // loads of other labels at one address, one after the other
+			}
+		}
+	}
+	if !found {
+		return l.text // in no load of the function
+	}
+	return text
 }
 
 // Label returns the label of the function sym, "" when sym has none (not

@@ -40,9 +40,12 @@ as stackcollapse-perf.pl does.
 The metadata comes from the recording's BPF_METADATA records (perf >= 6.17,
 or bpfmeta inject); for a recording without them, from the running kernel
 (its programs still loaded, and once gone its journal: --journal) or
---snapshot, as bpfmeta inject would add them. A function whose name several loads with other metadata share, or
-that a record cannot be told to belong to, is labelled [bpfmeta:ambiguous],
-never given one of them. Memory grows with the programs, not the text.
+--snapshot, as bpfmeta inject would add them. Loads of one function name
+with other metadata are told apart by a frame's address (each load's
+KSYMBOL); a frame the address does not tell (none printed, a load without a
+record, loads one after the other at one address), or of a function that a
+record cannot be told to belong to, is labelled [bpfmeta:ambiguous], never
+given one of them. Memory grows with the programs, not the text.
 
 Examples:
    perf script -i perf.data | bpfmeta annotate -i perf.data

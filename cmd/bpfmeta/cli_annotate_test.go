@@ -219,54 +219,70 @@ func TestAnnotateCLI(t *testing.T) {
 
 // loadAsmVersion loads testkit's asm program (bpfprogt_asm) with its
 // .rodata's bpf_metadata_version = version: loads of other versions have
-// the same tag and name, so the same symbol in perf script.
-func loadAsmVersion(t testing.TB, version string) (uint32, perfdata.BPFTag) {
+// the same tag and name, so the same symbol in perf script. It returns the
+// load's tag, the address of its JITed code, and a function that unloads
+// it before the test ends.
+func loadAsmVersion(t testing.TB, version string) (perfdata.BPFTag, uint64, func()) {
 	t.Helper()
 	m := testkit.MetadataRodata(t, 12, version, "build_num", 1)
-	t.Cleanup(func() { m.Close() })
 	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: testkit.AsmProgName, Type: ebpf.SocketFilter, License: "GPL",
 		Instructions: asm.Instructions{asm.LoadMapPtr(asm.R1, m.FD()), asm.Mov.Imm(asm.R0, 0), asm.Return()}})
 	if err != nil {
+		m.Close()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { p.Close() })
-	id, info := testkit.ProgramInfo(t, p)
-	return id, testkit.Tag(t, info.Tag)
+	unload := func() { p.Close(); m.Close() }
+	t.Cleanup(unload)
+	_, info := testkit.ProgramInfo(t, p)
+	addrs, ok := info.JitedKsymAddrs()
+	if !ok || len(addrs) != 1 {
+		t.Fatalf("the kernel reports %d JITed functions of the program (%v)", len(addrs), ok)
+	}
+	return testkit.Tag(t, info.Tag), uint64(addrs[0]), unload
 }
 
 // Two loads of one function: with the same metadata, labelled; with
-// other metadata, ambiguous, never one of them; from the records, and from
-// the kernel for a recording without them.
+// other metadata, each frame by its address, and where the address does
+// not tell (none, or in neither load), ambiguous, never one of them; from
+// the records of bpfmeta inject and of perf 7.2, and from the kernel for a
+// recording without them.
 func TestAnnotateAmbiguous(t *testing.T) {
 	testkit.Root(t)
 	testkit.BPF(t)
 	stock := perfPath(t, stockPerf)
-	for _, tc := range []struct {
-		versions []string
-		want     string
-	}{
-		{[]string{"v1", "v1"}, "[version=v1,build_num=1]"},
-		{[]string{"v1", "v2"}, "[bpfmeta:ambiguous]"},
-	} {
-		t.Run(strings.Join(tc.versions, ","), func(t *testing.T) {
-			var tag perfdata.BPFTag
-			for _, v := range tc.versions {
-				_, tag = loadAsmVersion(t, v)
+	modern := perfPath(t, modernPerf)
+	for _, versions := range [][]string{{"v1", "v1"}, {"v1", "v2"}} {
+		t.Run(strings.Join(versions, ","), func(t *testing.T) {
+			var sym string
+			type frame struct{ line, want string }
+			var frames []frame
+			for _, v := range versions {
+				tag, addr, _ := loadAsmVersion(t, v)
+				sym = fmt.Sprintf("bpf_prog_%s_%s", tag, testkit.AsmProgName)
+				frames = append(frames, frame{fmt.Sprintf("\t%16x %s+0x4 (%s)\n", addr+4, sym, sym), "[version=" + v + ",build_num=1]"})
 			}
+			other := "[bpfmeta:ambiguous]"
+			if versions[0] == versions[1] {
+				other = frames[0].want
+			}
+			frames = append(frames, frame{"\tffffffffffff0004 " + sym + "+0x4 (" + sym + ")\n", other},
+				frame{"\t" + sym + "+0x4 (" + sym + ")\n", other})
 			dir := t.TempDir()
-			rec := filepath.Join(dir, "two.data")
-			r := testkit.StartPerf(t, stock, rec, testkit.PerfOptions{SystemWide: true, Workload: "sleep 0.2", Args: []string{"-F", "99"}})
-			r.Wait(t)
+			rec, rec72 := filepath.Join(dir, "two.data"), filepath.Join(dir, "two72.data")
+			for perf, out := range map[string]string{stock: rec, modern: rec72} {
+				testkit.StartPerf(t, perf, out, testkit.PerfOptions{SystemWide: true, Workload: "sleep 0.2", Args: []string{"-F", "99"}}).Wait(t)
+			}
 			meta := filepath.Join(dir, "two.meta.data")
 			if res := bpfmeta(t, nil, "inject", "-q", "-i", rec, "-o", meta); res.code != 0 {
 				t.Fatalf("inject: %v", res)
 			}
-			sym := fmt.Sprintf("bpf_prog_%s_%s", tag, testkit.AsmProgName)
-			line := "\tffffffffc0001234 " + sym + "+0x4 (" + sym + ")\n"
-			for _, in := range []string{meta, rec} {
-				res := annotateText(t, line, "-i", in)
-				if want := "\tffffffffc0001234 " + sym + tc.want + "+0x4 (" + sym + ")\n"; res.code != 0 || res.stdout != want {
-					t.Errorf("-i %s: %v: %q, want %q", filepath.Base(in), res, res.stdout, want)
+			for _, in := range []string{meta, rec, rec72} {
+				for _, f := range frames {
+					res := annotateText(t, f.line, "-i", in)
+					want := strings.Replace(f.line, "+0x4", f.want+"+0x4", 1)
+					if res.code != 0 || res.stdout != want {
+						t.Errorf("-i %s: %v: %q, want %q", filepath.Base(in), res, res.stdout, want)
+					}
 				}
 			}
 		})

@@ -1,0 +1,165 @@
+package annotate
+
+import (
+	"slices"
+
+	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/internal/budget"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+)
+
+// MaxKSymbols bounds the BPF functions' KSYMBOLs Fill keeps the address
+// of, to tell loads of one name apart by a frame's address: a machine
+// loads a few thousand; a recording with more is read as if it had none
+// (its ambiguous names stay ambiguous).
+const MaxKSymbols = 1 << 14
+
+// ksymbolCost is what a KSYMBOL kept costs beside its name.
+const ksymbolCost = 96
+
+// ksymbols passes a recording's records on to bpftrack and keeps where
+// each BPF function was loaded, and which BPF_METADATA record was placed
+// on each, for Table.SetLoads.
+type ksymbols struct {
+	bpftrack.Records
+	byName map[string][]ksymbol
+	n      int
+	full   bool // more than MaxKSymbols: none is used
+	// placed is the metadata of the records bpftrack placed on one
+	// function alone (the program whose BPF_EVENT they follow, or the one
+	// load of their name), by the function's KSYMBOL: at most one a
+	// KSYMBOL kept.
+	placed map[ksymbolAt][]perfdata.BPFMetadataEntry
+	// unplaced names a record was not placed on alone, or one that had
+	// other metadata than another placed on the same function.
+	unplaced map[string]bool
+	size     int64
+	mem      budget.Meter
+}
+
+type ksymbolAt struct {
+	part   int
+	offset int64
+}
+
+type ksymbol struct {
+	at   ksymbolAt
+	addr uint64
+	len  uint32
+}
+
+func newKSymbols(r bpftrack.Records) *ksymbols {
+	return &ksymbols{Records: r, byName: map[string][]ksymbol{}, placed: map[ksymbolAt][]perfdata.BPFMetadataEntry{},
+		unplaced: map[string]bool{}, mem: budget.Meter{What: "annotate's BPF function addresses"}}
+}
+
+// Next moves to the next record, keeping a BPF function's KSYMBOL.
+func (k *ksymbols) Next() bool {
+	if !k.Records.Next() {
+		return false
+	}
+	rec := k.Record()
+	if rec.Header.Type != perfdata.RecordKSymbol || k.full {
+		return true
+	}
+	sym, err := perfdata.DecodeKSymbol(rec.Raw, k.ByteOrder())
+	if err != nil || sym.Type != perfdata.KSymbolTypeBPF || sym.Unregister() {
+		return true // bpftrack reports a record it cannot decode
+	}
+	if k.n++; k.n > MaxKSymbols {
+		k.giveUp()
+		return true
+	}
+	k.byName[sym.Name] = append(k.byName[sym.Name], ksymbol{at: ksymbolAt{rec.Part, rec.Offset}, addr: sym.Addr, len: sym.Len})
+	k.size += int64(len(sym.Name)) + ksymbolCost
+	if k.mem.Set(k.size) != nil {
+		// past the memory budget: read on as if none were kept, as
+		// the table's own labels draw on the budget and report it
+		k.giveUp()
+	}
+	return true
+}
+
+// giveUp forgets the KSYMBOLs kept: loads of one name stay ambiguous.
+func (k *ksymbols) giveUp() {
+	k.full, k.byName, k.placed, k.unplaced, k.size = true, nil, nil, nil, 0
+	k.mem.Set(0)
+}
+
+// place notes where bpftrack placed a BPF_METADATA record.
+func (k *ksymbols) place(m *bpftrack.MetadataRecord) error {
+	if k.full {
+		return nil
+	}
+	if len(m.Funcs) != 1 || m.MoreFuncs != 0 || m.Matched == bpftrack.MatchAmbiguous || m.Matched == bpftrack.MatchNone {
+		k.unplace(m.Metadata.ProgName)
+		for _, f := range m.Funcs {
+			k.unplace(f.Name)
+		}
+		return k.mem.Set(k.size)
+	}
+	f := m.Funcs[0]
+	at := ksymbolAt{f.Part, f.Offset}
+	if e, ok := k.placed[at]; ok {
+		if !slices.Equal(e, m.Metadata.Entries) {
+			k.unplace(f.Name)
+		}
+		return k.mem.Set(k.size)
+	}
+	k.placed[at] = slices.Clone(m.Metadata.Entries)
+	for _, e := range m.Metadata.Entries {
+		k.size += int64(len(e.Key)+len(e.Value)) + 32
+	}
+	return k.mem.Set(k.size)
+}
+
+func (k *ksymbols) unplace(name string) {
+	if !k.unplaced[name] {
+		k.unplaced[name] = true
+		k.size += int64(len(name)) + 32
+	}
+}
+
+// setLoads gives t the loads of each name several KSYMBOLs have, when
+// every record of the name was placed on one function: those with other
+// metadata are told apart by a frame's address, and a load no record was
+// placed on (without metadata, or whose record is missing) makes the
+// frames in it ambiguous, never another load's.
+func (k *ksymbols) setLoads(t *Table) error {
+	if k.full {
+		return nil
+	}
+	for name, syms := range k.byName {
+		l, ok := t.labels[name]
+		if !ok || len(syms) < 2 || k.unplaced[name] {
+			// no metadata of the name; one load; or records bpftrack
+			// could not place, counted by Fill
+			continue
+		}
+		loads := make([]Load, 0, len(syms))
+		known := 0
+		for _, s := range syms {
+			e, ok := k.placed[s.at]
+			if ok {
+				known++
+			}
+			loads = append(loads, Load{Addr: s.addr, Len: s.len, Entries: e, Unknown: !ok})
+		}
+		if known == len(syms) && !l.ambiguous {
+			continue // every load has the same metadata
+		}
+		if err := t.SetLoads(name, loads); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// PartName names a directory recording's data file, as the records'
+// reader does (bpftrack names the file a record is in with it).
+func (k *ksymbols) PartName(part int) string {
+	if d, ok := k.Records.(interface{ PartName(int) string }); ok {
+		return d.PartName(part)
+	}
+	return ""
+}
