@@ -4,9 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cilium/ebpf"
 
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
@@ -51,6 +55,103 @@ func TestAnnotateLoadWithoutRecord(t *testing.T) {
 		want := strings.Replace(tc.line, "+0x4", tc.label+"+0x4", 1)
 		if res.code != 0 || res.stdout != want {
 			t.Errorf("%v: %q, want %q", res, res.stdout, want)
+		}
+	}
+}
+
+// ourFrameRE is a frame of testdata/bpf/meta.bpf.o's functions: its
+// address and symbol.
+var ourFrameRE = regexp.MustCompile(`^\s*([0-9a-f]+) (bpf_prog_[0-9a-f]{16}_bpfprogt_\w+)`)
+
+// A program reloaded with another build while perf records (same code, so
+// the same tag and symbols; other metadata), both loads busy: perf 7.2's
+// perf script of the injected file and perf 6.1's of the recording
+// without records, through annotate --keys build: every frame of either
+// load carries its own build, told by its address, none is ambiguous.
+func TestAnnotateReloaded(t *testing.T) {
+	testkit.Root(t)
+	stock := perfPath(t, stockPerf)
+	modern := perfPath(t, modernPerf)
+	progs1, busy1 := testkit.BusyFilterBuild(t, "build1")
+	progs2, busy2 := testkit.BusyFilterBuild(t, "build2")
+	type load struct {
+		addr, end uint64
+		label     string
+	}
+	var loads []load
+	for label, progs := range map[string][]testkit.Loaded{"[build=build1]": progs1, "[build=build2]": progs2} {
+		for _, p := range progs {
+			prog, err := ebpf.NewProgramFromID(ebpf.ProgramID(p.ID))
+			if err != nil {
+				t.Fatal(err)
+			}
+			info, err := prog.Info()
+			prog.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			addrs, _ := info.JitedKsymAddrs()
+			lens, _ := info.JitedFuncLens()
+			if len(addrs) == 0 || len(addrs) != len(lens) {
+				t.Fatalf("%s: %d JITed functions, %d lengths", p, len(addrs), len(lens))
+			}
+			for i := range addrs {
+				loads = append(loads, load{uint64(addrs[i]), uint64(addrs[i]) + uint64(lens[i]), label})
+			}
+		}
+	}
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "reload.data")
+	r := testkit.StartPerf(t, stock, rec, testkit.PerfOptions{SystemWide: true, Workload: "sleep 1.5", Args: []string{"-g", "-F", "2000"}})
+	r.WaitReady(t)
+	busy1(500 * time.Millisecond)
+	busy2(500 * time.Millisecond)
+	r.Wait(t)
+	meta := filepath.Join(dir, "reload.meta.data")
+	if res := bpfmeta(t, nil, "inject", "-q", "-i", rec, "-o", meta); res.code != 0 {
+		t.Fatalf("inject: %v", res)
+	}
+	for _, tc := range []struct{ what, perf, in string }{
+		{"perf 7.2, injected", modern, meta},
+		{"perf 6.1, without records", stock, rec},
+	} {
+		text := perfScriptText(t, tc.perf, tc.in)
+		res := annotateText(t, text, "--keys", "build", "-i", tc.in)
+		if res.code != 0 {
+			t.Fatalf("%s: %v", tc.what, res)
+		}
+		il, ol := strings.SplitAfter(text, "\n"), strings.SplitAfter(res.stdout, "\n")
+		if len(il) != len(ol) {
+			t.Fatalf("%s: %d lines in, %d out", tc.what, len(il), len(ol))
+		}
+		seen := map[string]int{}
+		for i := range il {
+			m := ourFrameRE.FindStringSubmatch(il[i])
+			if m == nil {
+				if il[i] != ol[i] && !strings.Contains(il[i], " bpf_prog_") {
+					t.Errorf("%s: line %d: %q became %q", tc.what, i+1, il[i], ol[i])
+				}
+				continue
+			}
+			ip, _ := strconv.ParseUint(m[1], 16, 64)
+			want := ""
+			for _, l := range loads {
+				if l.addr <= ip && ip < l.end {
+					want = l.label
+				}
+			}
+			if want == "" {
+				t.Errorf("%s: line %d: %q in neither load", tc.what, i+1, il[i])
+				continue
+			}
+			seen[want]++
+			if exp := strings.Replace(il[i], m[2], m[2]+want, 1); ol[i] != exp {
+				t.Errorf("%s: line %d: %q, want %q", tc.what, i+1, ol[i], exp)
+			}
+		}
+		t.Logf("%s: frames labelled %v", tc.what, seen)
+		if len(seen) != 2 {
+			t.Errorf("%s: frames of %d loads labelled, want both: %v", tc.what, len(seen), seen)
 		}
 	}
 }

@@ -65,24 +65,7 @@ func TestAnnotateRecording(t *testing.T) {
 		ours = append(ours, "_"+p.Name)
 	}
 	ours = append(ours, "_bpfprogt_sub_add", "_bpfprogt_sub_mul")
-	script := func(perf, in string, args ...string) string {
-		// perf 6.1's perf script now and then aborts on a recording of a
-		// machine where programs come and go (as its perf record does, see
-		// the README's Development); it reads the same file a moment later
-		var err error
-		for range 3 {
-			var out []byte
-			cmd := exec.Command(perf, append([]string{"script", "-i", in}, args...)...)
-			var stderr bytes.Buffer
-			cmd.Stderr = &stderr
-			if out, err = cmd.Output(); err == nil {
-				return string(out)
-			}
-			t.Logf("%s script -i %s %s: %v: %s", perf, in, strings.Join(args, " "), err, tail(stderr.String(), 500))
-		}
-		t.Fatalf("%s script -i %s: %v", perf, in, err)
-		return ""
-	}
+	script := func(perf, in string, args ...string) string { return perfScriptText(t, perf, in, args...) }
 	texts := map[string]string{
 		"perf 6.1, stripped": script(stock, stripped),
 		// without callchains, and -F field sets with a symbol
@@ -126,6 +109,27 @@ func TestAnnotateRecording(t *testing.T) {
 			}
 		}
 	}
+}
+
+// perfScriptText is perf script's text of recording in.
+func perfScriptText(t testing.TB, perf, in string, args ...string) string {
+	t.Helper()
+	// perf 6.1's perf script now and then aborts on a recording of a
+	// machine where programs come and go (as its perf record does, see
+	// the README's Development); it reads the same file a moment later
+	var err error
+	for range 3 {
+		var out []byte
+		cmd := exec.Command(perf, append([]string{"script", "-i", in}, args...)...)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if out, err = cmd.Output(); err == nil {
+			return string(out)
+		}
+		t.Logf("%s script -i %s %s: %v: %s", perf, in, strings.Join(args, " "), err, tail(stderr.String(), 500))
+	}
+	t.Fatalf("%s script -i %s: %v", perf, in, err)
+	return ""
 }
 
 // annotateText runs bpfmeta annotate with text on stdin.

@@ -17,10 +17,29 @@ import (
 // once, so a profile of the loop has samples inside them.
 func BusyFilter(t testing.TB) (progs []Loaded, busy func(d time.Duration) int) {
 	t.Helper()
+	return BusyFilterBuild(t, "")
+}
+
+// BusyFilterBuild is BusyFilter with the object's bpf_metadata_build set
+// to build (at most 15 bytes; "" leaves its "abc"): the code is the same,
+// so each load has the same tag and function names, as a program reloaded
+// with a new build has, and other metadata.
+func BusyFilterBuild(t testing.TB, build string) (progs []Loaded, busy func(d time.Duration) int) {
+	t.Helper()
 	BPF(t)
 	spec, err := ebpf.LoadCollectionSpec(Fixture("meta"))
 	if err != nil {
 		t.Fatal(err)
+	}
+	if build != "" {
+		var b [16]byte
+		if len(build) >= len(b) {
+			t.Fatalf("build %q is too long for char[%d]", build, len(b))
+		}
+		copy(b[:], build)
+		if err := spec.Variables["bpf_metadata_build"].Set(b); err != nil {
+			t.Fatalf("setting bpf_metadata_build: %v", err)
+		}
 	}
 	coll, err := ebpf.NewCollection(spec)
 	if err != nil {
