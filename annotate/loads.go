@@ -14,6 +14,12 @@ import (
 // (its ambiguous names stay ambiguous).
 const MaxKSymbols = 1 << 14
 
+// MaxLoads bounds the loads of one name told apart by address, each
+// frame of the name looked for among them: a program is reloaded a few
+// times in a recording; a name with more, not all of one metadata, is
+// ambiguous.
+const MaxLoads = 256
+
 // ksymbolCost is what a KSYMBOL kept costs beside its name.
 const ksymbolCost = 96
 
@@ -147,6 +153,12 @@ func (k *ksymbols) setLoads(t *Table) error {
 		}
 		if known == len(syms) && !l.ambiguous {
 			continue // every load has the same metadata
+		}
+		if len(syms) > MaxLoads {
+			if err := t.SetAmbiguous(name); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := t.SetLoads(name, loads); err != nil {
 			return err
