@@ -36,8 +36,11 @@ type ksymbols struct {
 	// load of their name), by the function's KSYMBOL: at most one a
 	// KSYMBOL kept.
 	placed map[ksymbolAt][]perfdata.BPFMetadataEntry
-	// unplaced names a record was not placed on alone, or one that had
-	// other metadata than another placed on the same function.
+	// doubted are the functions a record not placed on one alone may be
+	// of, or two records of other metadata were placed on.
+	doubted map[ksymbolAt]bool
+	// unplaced names a record that lists none or not all of the functions
+	// it may be of has: any of the name's.
 	unplaced map[string]bool
 	size     int64
 	mem      budget.Meter
@@ -56,7 +59,7 @@ type ksymbol struct {
 
 func newKSymbols(r bpftrack.Records) *ksymbols {
 	return &ksymbols{Records: r, byName: map[string][]ksymbol{}, placed: map[ksymbolAt][]perfdata.BPFMetadataEntry{},
-		unplaced: map[string]bool{}, mem: budget.Meter{What: "annotate's BPF function addresses"}}
+		doubted: map[ksymbolAt]bool{}, unplaced: map[string]bool{}, mem: budget.Meter{What: "annotate's BPF function addresses"}}
 }
 
 // Next moves to the next record, keeping a BPF function's KSYMBOL.
@@ -88,35 +91,50 @@ func (k *ksymbols) Next() bool {
 
 // giveUp forgets the KSYMBOLs kept: loads of one name stay ambiguous.
 func (k *ksymbols) giveUp() {
-	k.full, k.byName, k.placed, k.unplaced, k.size = true, nil, nil, nil, 0
+	k.full, k.byName, k.placed, k.doubted, k.unplaced, k.size = true, nil, nil, nil, nil, 0
 	k.mem.Set(0)
 }
 
-// place notes where bpftrack placed a BPF_METADATA record.
+// place notes where bpftrack placed a BPF_METADATA record: on one
+// function alone; among functions it lists (each of them may be its, so
+// none is known by it); or where it cannot list them all (every function
+// of the name may be its).
 func (k *ksymbols) place(m *bpftrack.MetadataRecord) error {
 	if k.full {
 		return nil
 	}
-	if len(m.Funcs) != 1 || m.MoreFuncs != 0 || m.Matched == bpftrack.MatchAmbiguous || m.Matched == bpftrack.MatchNone {
+	switch {
+	case len(m.Funcs) == 0 || m.MoreFuncs != 0:
 		k.unplace(m.Metadata.ProgName)
 		for _, f := range m.Funcs {
 			k.unplace(f.Name)
 		}
-		return k.mem.Set(k.size)
-	}
-	f := m.Funcs[0]
-	at := ksymbolAt{f.Part, f.Offset}
-	if e, ok := k.placed[at]; ok {
-		if !slices.Equal(e, m.Metadata.Entries) {
-			k.unplace(f.Name)
+	case len(m.Funcs) != 1 || m.Matched == bpftrack.MatchAmbiguous || m.Matched == bpftrack.MatchNone:
+		for _, f := range m.Funcs {
+			k.doubt(ksymbolAt{f.Part, f.Offset})
 		}
-		return k.mem.Set(k.size)
-	}
-	k.placed[at] = slices.Clone(m.Metadata.Entries)
-	for _, e := range m.Metadata.Entries {
-		k.size += int64(len(e.Key)+len(e.Value)) + 32
+	default:
+		f := m.Funcs[0]
+		at := ksymbolAt{f.Part, f.Offset}
+		if e, ok := k.placed[at]; ok {
+			if !slices.Equal(e, m.Metadata.Entries) {
+				k.doubt(at) // two records of other metadata placed on it
+			}
+			break
+		}
+		k.placed[at] = slices.Clone(m.Metadata.Entries)
+		for _, e := range m.Metadata.Entries {
+			k.size += int64(len(e.Key)+len(e.Value)) + 32
+		}
 	}
 	return k.mem.Set(k.size)
+}
+
+func (k *ksymbols) doubt(at ksymbolAt) {
+	if !k.doubted[at] {
+		k.doubted[at] = true
+		k.size += 32
+	}
 }
 
 func (k *ksymbols) unplace(name string) {
@@ -126,10 +144,11 @@ func (k *ksymbols) unplace(name string) {
 	}
 }
 
-// setLoads gives t the loads of each name several KSYMBOLs have, when
-// every record of the name was placed on one function: those with other
-// metadata are told apart by a frame's address, and a load no record was
-// placed on (without metadata, or whose record is missing) makes the
+// setLoads gives t the loads of each name several KSYMBOLs have, unless
+// a record of the name may be of any of them: those with other metadata
+// are told apart by a frame's address, and a load no record was placed on
+// alone (without metadata, whose record is missing, or that a record
+// bpftrack could not tell between it and others may be of) makes the
 // frames in it ambiguous, never another load's.
 func (k *ksymbols) setLoads(t *Table) error {
 	if k.full {
@@ -146,7 +165,7 @@ func (k *ksymbols) setLoads(t *Table) error {
 		known := 0
 		for _, s := range syms {
 			e, ok := k.placed[s.at]
-			if ok {
+			if ok = ok && !k.doubted[s.at]; ok {
 				known++
 			}
 			loads = append(loads, Load{Addr: s.addr, Len: s.len, Entries: e, Unknown: !ok})

@@ -25,16 +25,18 @@ func TestSetLoads(t *testing.T) {
 		what     string
 		loads    int
 		placed   []string // the record placed on each load, "" for none
+		doubted  []int    // loads a record not placed alone may be of
 		unplaced bool
 		full     bool
 		want     map[uint64]string // a frame's address, its label
 	}{
-		{"one metadata", 2, []string{"1", "1"}, false, false, map[uint64]string{0x1004: "[version=1]", 0x9000: "[version=1]"}},
-		{"told apart", 2, []string{"1", "2"}, false, false, map[uint64]string{0x1004: "[version=1]", 0x2004: "[version=2]", 0x9000: Ambiguous}},
-		{"a load without a record", 2, []string{"1", ""}, false, false, map[uint64]string{0x1004: "[version=1]", 0x2004: Ambiguous, 0x9000: Ambiguous}},
-		{"a record not placed", 2, []string{"1", "2"}, true, false, map[uint64]string{0x1004: Ambiguous}},
-		{"too many KSYMBOLs", 2, []string{"1", "2"}, false, true, map[uint64]string{0x1004: Ambiguous}},
-		{"too many loads", MaxLoads + 1, []string{"1"}, false, false, map[uint64]string{0x1004: Ambiguous}},
+		{"one metadata", 2, []string{"1", "1"}, nil, false, false, map[uint64]string{0x1004: "[version=1]", 0x9000: "[version=1]"}},
+		{"told apart", 2, []string{"1", "2"}, nil, false, false, map[uint64]string{0x1004: "[version=1]", 0x2004: "[version=2]", 0x9000: Ambiguous}},
+		{"a load without a record", 2, []string{"1", ""}, nil, false, false, map[uint64]string{0x1004: "[version=1]", 0x2004: Ambiguous, 0x9000: Ambiguous}},
+		{"a record among loads", 3, []string{"1", "2", ""}, []int{1, 2}, false, false, map[uint64]string{0x1004: "[version=1]", 0x2004: Ambiguous, 0x3004: Ambiguous}},
+		{"a record not placed", 2, []string{"1", "2"}, nil, true, false, map[uint64]string{0x1004: Ambiguous}},
+		{"too many KSYMBOLs", 2, []string{"1", "2"}, nil, false, true, map[uint64]string{0x1004: Ambiguous}},
+		{"too many loads", MaxLoads + 1, []string{"1"}, nil, false, false, map[uint64]string{0x1004: Ambiguous}},
 	} {
 		t.Run(tc.what, func(t *testing.T) {
 			const name = "bpf_prog_0123456789abcdef_f"
@@ -48,6 +50,9 @@ func TestSetLoads(t *testing.T) {
 					k.placed[ksymbolAt{0, int64(i)}] = v(p)
 					tab.Add(name, v(p))
 				}
+			}
+			for _, i := range tc.doubted {
+				k.doubt(ksymbolAt{0, int64(i)})
 			}
 			if tc.unplaced {
 				k.unplace(name)
