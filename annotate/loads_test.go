@@ -1,7 +1,9 @@
 package annotate_test
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/annotate"
@@ -68,4 +70,29 @@ func TestTableLoads(t *testing.T) {
 			t.Errorf("--keys build: %q: got %q, want %q", in, got, want)
 		}
 	}
+}
+
+// Whatever the text, a table with loads told apart by address adds
+// labels and nothing else.
+func FuzzAnnotateLoads(f *testing.F) {
+	const sym = "bpf_prog_0123456789abcdef_f"
+	f.Add([]byte(fmt.Sprintf("\t%16x %s+0x4 (%s)\n", uint64(0xffffffffc0001004), sym, sym)))
+	f.Add([]byte(fmt.Sprintf("\t%16x [unknown] (%s)\n", uint64(0xffffffffc0002004), sym)))
+	f.Add([]byte(fmt.Sprintf("c 1 [000] 1.0: 1 e:  %x %s\n", uint64(0xffffffffc0001004), sym)))
+	f.Add([]byte("\tffffffffffffffffff " + sym + "\n\t " + sym + "\n"))
+	tab := annotate.NewTable(nil)
+	tab.SetLoads(sym, []annotate.Load{
+		{Addr: 0xffffffffc0001000, Len: 0x40, Entries: entries("version", "1")},
+		{Addr: 0xffffffffc0002000, Len: 0x40, Entries: entries("version", "2")},
+	})
+	labels := strings.NewReplacer("[version=1]", "", "[version=2]", "", annotate.Ambiguous, "")
+	f.Fuzz(func(t *testing.T, in []byte) {
+		var out bytes.Buffer
+		if _, err := annotate.Run(bytes.NewReader(in), &out, tab); err != nil {
+			t.Fatal(err)
+		}
+		if labels.Replace(out.String()) != labels.Replace(string(in)) {
+			t.Errorf("output %q of %q is more than the input and labels", out.Bytes(), in)
+		}
+	})
 }
