@@ -18,6 +18,7 @@ const MaxLine = 64 << 10
 type Stats struct {
 	Lines     int64 // lines read
 	Annotated int64 // frames given a label
+	Ambiguous int64 // of them, labelled Ambiguous
 	// Unparsed counts the lines that are not perf script output: not a
 	// comment, an empty line, a sample's first line or a frame.
 	Unparsed int64
@@ -64,8 +65,13 @@ func run(r io.Reader, bw *bufio.Writer, lw LineWriter, t *Table) (Stats, error) 
 				}
 			default:
 				st.Lines++
-				var ok, labelled bool
-				out, ok, labelled = t.annotate(out[:0], line)
+				var ok bool
+				var label string
+				out, ok, label = t.annotate(out[:0], line)
+				labelled := label != ""
+				if label == Ambiguous {
+					st.Ambiguous++
+				}
 				if !ok {
 					st.Unparsed++
 				}
@@ -109,8 +115,8 @@ func run(r io.Reader, bw *bufio.Writer, lw LineWriter, t *Table) (Stats, error) 
 // The frame's address, when perf printed it, tells loads of one function
 // name apart (Table.SetLoads).
 func (t *Table) Annotate(dst, line []byte) ([]byte, bool) {
-	out, _, labelled := t.annotate(dst, line)
-	return out, labelled
+	out, _, label := t.annotate(dst, line)
+	return out, label != ""
 }
 
 var (
@@ -118,7 +124,7 @@ var (
 	unknown = []byte("[unknown] (")
 )
 
-func (t *Table) annotate(dst, line []byte) (out []byte, parsed, labelled bool) {
+func (t *Table) annotate(dst, line []byte) (out []byte, parsed bool, label string) {
 	body := bytes.TrimSuffix(line, []byte("\n"))
 	parsed = perfScriptLine(body)
 	for off := 0; ; {
@@ -158,9 +164,9 @@ func (t *Table) annotate(dst, line []byte) (out []byte, parsed, labelled bool) {
 		}
 		dst = append(dst, line[:end]...)
 		dst = append(dst, l...)
-		return append(dst, line[end:]...), parsed, true
+		return append(dst, line[end:]...), parsed, l
 	}
-	return append(dst, line...), parsed, false
+	return append(dst, line...), parsed, ""
 }
 
 // progSymbol reports whether b starts with bpf_prog_<16 hex digits>, as

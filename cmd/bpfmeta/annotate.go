@@ -60,7 +60,7 @@ Examples:
 				Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch) instead of the recording's records or the running kernel"},
 			journalFlag(),
 			maxExpansionFlag(), quietFlag(),
-			verboseFlag("count the frames labelled and the lines that are not perf script output"),
+			verboseFlag("count the frames labelled (and ambiguous) and the lines that are not perf script output"),
 		},
 		Action: runAnnotate,
 	}
@@ -106,8 +106,8 @@ func runAnnotate(c *cli.Context) error {
 		return err
 	}
 	if verbose(c) {
-		fmt.Fprintf(notes(c), "bpfmeta: %s: %s of %s labelled; %s read, %d not perf script output, in %.3fs\n",
-			name, plural(int(st.Annotated), "frame"), plural(t.Len(), "BPF function"),
+		fmt.Fprintf(notes(c), "bpfmeta: %s: %s of %s labelled (%d ambiguous); %s read, %d not perf script output, in %.3fs\n",
+			name, plural(int(st.Annotated), "frame"), plural(t.Len(), "BPF function"), st.Ambiguous,
 			plural(int(st.Lines), "line"), st.Unparsed, time.Since(start).Seconds())
 	}
 	return nil

@@ -46,16 +46,21 @@ func TestAnnotateLoadWithoutRecord(t *testing.T) {
 		}
 	}
 	v1 := "[version=v1,build_num=1]"
+	var text, want string
 	for _, tc := range []struct{ line, label string }{
 		{fmt.Sprintf("\t%16x %s+0x4 (%s)\n", kept+4, sym, sym), v1},
 		{fmt.Sprintf("\t%16x %s+0x4 (%s)\n", gone+4, sym, sym), "[bpfmeta:ambiguous]"},
 		{"\t" + sym + "+0x4 (" + sym + ")\n", "[bpfmeta:ambiguous]"},
 	} {
-		res := annotateText(t, tc.line, "-i", rec)
-		want := strings.Replace(tc.line, "+0x4", tc.label+"+0x4", 1)
-		if res.code != 0 || res.stdout != want {
-			t.Errorf("%v: %q, want %q", res, res.stdout, want)
-		}
+		text += tc.line
+		want += strings.Replace(tc.line, "+0x4", tc.label+"+0x4", 1)
+	}
+	res := annotateText(t, text, "-v", "-i", rec)
+	if res.code != 0 || res.stdout != want {
+		t.Errorf("%v: %q, want %q", res, res.stdout, want)
+	}
+	if !strings.Contains(res.stderr, "3 frames of 1 BPF function labelled (2 ambiguous)") {
+		t.Errorf("-v says %q", res.stderr)
 	}
 }
 
