@@ -18,10 +18,11 @@ import (
 // bpftrack cannot tell between functions of several names makes each of
 // them ambiguous; so does a name several loads share when fewer records
 // than loads have it (a load without metadata, or whose record is
-// missing, is never given another's). A name several loads with other
-// metadata share gets each load's address (SetLoads) when every KSYMBOL
-// of the name has a record placed on it alone, so that a frame's address
-// tells them apart.
+// missing, is never given another's). A name several KSYMBOLs have gets
+// each load's address and metadata (SetLoads), unless a record of it may
+// be of any of them: a frame's address tells the loads with a record
+// placed on them alone apart, and makes a frame in any other load
+// ambiguous.
 func Fill(t *Table, r bpftrack.Records) (bpftrack.MetadataSummary, error) {
 	records := map[string]int{} // records per name
 	loads := map[string]int{}   // the most loads of the name a record lists

@@ -49,7 +49,8 @@ type label struct {
 	ambiguous bool
 	text      string // the label, made once
 	// loads are where each load of an ambiguous function is, with its
-	// label (SetLoads); nil when not every load is known.
+	// label or Ambiguous (SetLoads); nil: a frame's address does not
+	// tell.
 	loads []placedLoad
 }
 
