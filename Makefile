@@ -56,9 +56,8 @@ uninstall: ## remove what make install installed under PREFIX
 test: build deps cross ## every test, none skipped: unit, corpus, golden files, live BPF programs and both perfs (root)
 	$(GO) vet ./...
 	@test -z "$$(gofmt -l .)" || { echo "gofmt -l:"; gofmt -l .; exit 1; }
-	@# -p 1: one package at a time, so that no package's BPF programs load
-	@# while another's system-wide perf records (perf 6.1 and 7.2 were seen
-	@# to crash, and recordings to count programs not their test's)
+	@# -p 1: one package at a time, for steady timings (tests that load
+	@# programs or run perf hold the machine anyway: testkit.Exclusive)
 	BPFMETA_REQUIRE_ALL=1 $(GO) test -p 1 -count=1 -timeout 30m ./...
 	BPFMETA_REQUIRE_ALL=1 $(GO) test -count=1 -race ./reader ./writer ./cmd/internal/cliutil ./internal/outfile
 

@@ -76,6 +76,7 @@ func LoadBpftool(t testing.TB, bpffs, object, pin string) ([]Loaded, func()) {
 // LoadBpftoolPath is LoadBpftool for an object file anywhere.
 func LoadBpftoolPath(t testing.TB, bpffs, path, object, pin string) ([]Loaded, func()) {
 	t.Helper()
+	Exclusive(t)
 	bpftool := Command(t, "bpftool")
 	dir := filepath.Join(bpffs, pin)
 	unload := func() { os.RemoveAll(dir) }
@@ -108,6 +109,7 @@ func LoadBpftoolPath(t testing.TB, bpffs, path, object, pin string) ([]Loaded, f
 // function unloads them; it also runs at cleanup.
 func LoadCilium(t testing.TB, object string) ([]Loaded, func()) {
 	t.Helper()
+	Exclusive(t)
 	spec, err := ebpf.LoadCollectionSpec(Fixture(object))
 	if err != nil {
 		t.Fatalf("cilium/ebpf: %s: %v", object, err)

@@ -85,6 +85,7 @@ func BPF(t testing.TB) {
 	if _, err := os.Stat("/sys/kernel/btf/vmlinux"); err != nil {
 		Missing(t, "needs a kernel with BTF: %v", err)
 	}
+	Exclusive(t)
 }
 
 // Command returns the path of a program the test runs, or ends the test
@@ -102,7 +103,9 @@ func Command(t testing.TB, name string) string {
 // BPF_METADATA records and cannot read them).
 func PerfStock(t testing.TB) string {
 	t.Helper()
-	return Command(t, "perf")
+	p := Command(t, "perf")
+	Exclusive(t)
+	return p
 }
 
 var (
@@ -141,6 +144,7 @@ func PerfModern(t testing.TB) string {
 	if err != nil {
 		Missing(t, "needs a perf >= 6.17: %v", err)
 	}
+	Exclusive(t)
 	return p
 }
 

@@ -29,6 +29,7 @@ const (
 // AsmBuildNum). The returned function unloads it; it also runs at cleanup.
 func LoadAsm(t testing.TB) ([]Loaded, func()) {
 	t.Helper()
+	Exclusive(t)
 	m := MetadataRodata(t, asmVersionLen, AsmVersion, "build_num", AsmBuildNum)
 	t.Cleanup(func() { m.Close() })
 	p, err := ebpf.NewProgram(&ebpf.ProgramSpec{Name: AsmProgName, Type: ebpf.SocketFilter, License: "GPL",
