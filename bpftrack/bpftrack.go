@@ -49,8 +49,8 @@
 // BPF_EVENT too short for its fields is an error: the kernel writes none,
 // and a stream of them is no recording (issue 37). WalkMetadata reads a
 // whole recording for the BPF_METADATA records it has and what they
-// belong to, handing each out as soon as that is known (bpfmeta show;
-// MarshalJSON is show --json's form of one).
+// belong to, handing each out as soon as that is known (bpfmeta show,
+// whose JSON form of a record is the command's own).
 //
 // It opens nothing (it is fed records, or reads a Records such as a
 // *reader.Reader) and knows a program only by its records: what a program

@@ -80,6 +80,15 @@ type MetadataSummary struct {
 	Forgotten int
 }
 
+// Program is the program the record belongs to, when that is known: it
+// belongs to one function, of a program the recording has a BPF_EVENT of.
+func (m *MetadataRecord) Program() *Program {
+	if len(m.Funcs) == 1 && m.MoreFuncs == 0 && m.Matched != MatchAmbiguous {
+		return m.Funcs[0].Program
+	}
+	return nil
+}
+
 // OfProgram returns the records of the program prog names: by id (of a
 // program the recording has a BPF_EVENT of), or by the name of its
 // function, with or without perf's bpf_prog_<tag>_ (bpfmeta show --prog).

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/btf"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -152,7 +153,7 @@ type jsonPrinter struct {
 // jsonHead is the document without records: it ends in `"records": []`
 // and `}`, and the records go between the brackets.
 func jsonHead() ([]byte, error) {
-	return json.MarshalIndent(showJSON{Header: bpfprog.NewHeader(bpfprog.KindShow), Records: []bpftrack.MetadataRecord{}}, "", "  ")
+	return json.MarshalIndent(showJSON{Header: bpfprog.NewHeader(bpfprog.KindShow), Records: []recordJSON{}}, "", "  ")
 }
 
 func (p *jsonPrinter) record(r *bpftrack.MetadataRecord) error {
@@ -171,7 +172,7 @@ func (p *jsonPrinter) record(r *bpftrack.MetadataRecord) error {
 		p.w.Write([]byte(",\n"))
 	}
 	p.n++
-	b, err := json.MarshalIndent(r, "    ", "  ")
+	b, err := json.MarshalIndent(newRecordJSON(r), "    ", "  ")
 	if err != nil {
 		return err
 	}
@@ -198,7 +199,62 @@ func (p *jsonPrinter) end() error {
 // showJSON is show --json's document.
 type showJSON struct {
 	bpfprog.Header
-	Records []bpftrack.MetadataRecord `json:"records"`
+	Records []recordJSON `json:"records"`
+}
+
+// recordJSON is a bpftrack.MetadataRecord in show --json's document (the
+// README's "JSON" section). Its entries are bpfprog.Entry, as a program's
+// are, typed where the text of the value tells the value (btf.DumpJSON).
+type recordJSON struct {
+	Offset   int64           `json:"offset"`
+	File     string          `json:"file,omitempty"`
+	ProgName string          `json:"prog_name"`
+	Entries  []bpfprog.Entry `json:"entries"`
+	// KSymbol is the function the record belongs to, null if the
+	// recording has none of its name.
+	KSymbol *funcJSON `json:"ksymbol"`
+	Program *uint32   `json:"program_id,omitempty"`
+	// Samples counts the samples in KSymbol and Others.
+	Samples int `json:"samples"`
+	// Others are further KSYMBOLs of the same name (the same function in
+	// several loads of a program) the record may belong to, [] when there
+	// are none; MoreOthers counts those not listed.
+	Others     []funcJSON `json:"others"`
+	MoreOthers int        `json:"more_others,omitempty"`
+}
+
+type funcJSON struct {
+	Addr bpfprog.Addr `json:"addr"`
+	Len  uint32       `json:"len"`
+	Name string       `json:"name"`
+	// Matched says how (bpftrack.Match): "name" (the same name),
+	// "function" (only the function name after the tag agrees, as for the
+	// main function of a program loaded during the recording), "tag", or
+	// "ambiguous" (one of the candidates listed, or a load the recording
+	// has no KSYMBOL of).
+	Matched string `json:"matched"`
+}
+
+// newRecordJSON is m as show --json writes it.
+func newRecordJSON(m *bpftrack.MetadataRecord) recordJSON {
+	r := recordJSON{Offset: m.Offset, File: m.File, ProgName: m.Metadata.ProgName, Entries: []bpfprog.Entry{}, Others: []funcJSON{}, Samples: m.Samples, MoreOthers: m.MoreFuncs}
+	for _, e := range m.Metadata.Entries {
+		typed, _ := btf.DumpJSON(e.Value)
+		r.Entries = append(r.Entries, bpfprog.Entry{Key: e.Key, Value: e.Value, Typed: typed})
+	}
+	for j, f := range m.Funcs {
+		k := funcJSON{Addr: bpfprog.Addr(f.Addr), Len: f.Len, Name: f.Name, Matched: m.Matched.String()}
+		if j == 0 {
+			r.KSymbol = &k
+		} else {
+			r.Others = append(r.Others, k)
+		}
+	}
+	if p := m.Program(); p != nil {
+		id := p.ID
+		r.Program = &id
+	}
+	return r
 }
 
 // textPrinter prints the records as perf script --show-bpf-events does,
