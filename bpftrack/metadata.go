@@ -166,124 +166,164 @@ type waiting struct {
 func WalkMetadata(r Records, each func(*MetadataRecord) error) (MetadataSummary, error) {
 	t := New(r, Options{Samples: true, History: true})
 	defer t.Close()
-	var sum MetadataSummary
-	var queue []*waiting
-	head, kept := 0, 0 // bytes of the records waiting, headers of strings included
-	// mem is what the records waiting and the names counted take of the
-	// process's memory budget (internal/budget), the tracker's aside.
-	mem := budget.Meter{What: "BPF_METADATA records"}
-	defer mem.Close()
-	atEndBytes := 0
-	charge := func() error {
-		return mem.Set(int64(kept + (len(queue)-head)*waitingCost + atEndBytes))
-	}
-	// after is the program whose BPF_EVENT the records since follow (only
-	// BPF_METADATA records came since); pos is the place of the last
-	// record among them; last is the record before, if it was one.
-	var after *Program
-	pos := 0
-	var last *waiting
-	// atEnd counts the records by name that follow no program of theirs
-	// (of MaxMetadataRecords names at most: those at the end wait for the
-	// end, and few come elsewhere).
-	atEnd := map[string]int{}
-	// emit hands out the records at the head of the queue whose samples
-	// are counted.
-	emit := func(all bool) error {
-		for ; head < len(queue); head++ {
-			w := queue[head]
-			if !all && (w.own == nil || w.own.registered) {
-				break
-			}
-			if w.own != nil {
-				(&found{funcs: []*Func{w.own}, n: 1, match: w.ownMatch, samples: w.own.Samples}).give(&w.rec)
-			}
-			kept -= w.bytes
-			queue[head] = nil
-			if err := each(&w.rec); err != nil {
-				return err
-			}
-		}
-		if head == len(queue) {
-			queue, head = queue[:0], 0
-		}
-		return charge() // less: it cannot fail
-	}
+	w := &metadataWalk{t: t, r: r, each: each, atEnd: map[string]int{},
+		mem: budget.Meter{What: "BPF_METADATA records"}}
+	defer w.mem.Close()
 	for r.Next() {
 		rec := r.Record()
-		if typ := rec.Header.Type; typ != perfdata.RecordBPFMetadata {
-			last, pos = nil, -1
-			u, err := t.Feed(rec)
-			if err != nil {
-				return sum, err
-			}
-			after = u.Loaded
-			if u.Loaded != nil {
-				sum.Loads++
-			}
-			// only these unregister a function
-			if typ == perfdata.RecordKSymbol || typ == perfdata.RecordBPFEvent {
-				if err := emit(false); err != nil {
-					return sum, err
-				}
-			}
-			continue
+		var err error
+		if rec.Header.Type == perfdata.RecordBPFMetadata {
+			err = w.metadata(rec)
+		} else {
+			err = w.other(rec)
 		}
-		m, err := perfdata.DecodeBPFMetadata(rec.Raw, r.ByteOrder())
 		if err != nil {
-			return sum, fmt.Errorf("BPF_METADATA record at %#x: %w", rec.Offset, err)
-		}
-		sum.Records++
-		w := &waiting{rec: MetadataRecord{Offset: rec.Offset, File: partName(r, rec.Part), Metadata: m}, follows: last != nil}
-		w.bytes = len(m.ProgName) + 64
-		for _, e := range m.Entries {
-			w.bytes += len(e.Key) + len(e.Value) + 32
-		}
-		// The records of a program perf found loaded follow its BPF_EVENT,
-		// one per function in order, found by name or else by tag; the
-		// others are counted by name.
-		name := m.ProgName
-		pos++
-		if after != nil {
-			if k := slices.IndexFunc(after.Funcs, func(f *Func) bool { return f.Name == name }); k >= 0 {
-				w.own, w.ownMatch = after.Funcs[k], MatchName
-			} else if f := tagFunc(after, name, pos); f != nil {
-				w.own, w.ownMatch = f, MatchTag
-			}
-		}
-		if w.own == nil {
-			if _, ok := atEnd[name]; !ok && len(atEnd) == MaxMetadataRecords {
-				return sum, fmt.Errorf("%w (at %#x)", ErrTooManyRecords, rec.Offset)
-			}
-			if atEnd[name]++; atEnd[name] == 1 {
-				atEndBytes += len(name) + tallyCost
-			}
-			// right after the record of a program's function: its next
-			if last != nil && last.own != nil {
-				if next := nextFunc(last.own); next != nil && next.Name == name {
-					w.own, w.ownMatch = next, MatchName
-				}
-			}
-		}
-		last = w
-		if len(queue)-head == MaxMetadataRecords || kept+w.bytes > MaxMetadataBytes {
-			return sum, fmt.Errorf("%w (at %#x)", ErrTooManyRecords, rec.Offset)
-		}
-		kept += w.bytes
-		queue = append(queue, w)
-		if err := charge(); err != nil {
-			return sum, fmt.Errorf("BPF_METADATA record at %#x: %w", rec.Offset, err)
-		}
-		if err := emit(false); err != nil {
-			return sum, err
+			return w.sum, err
 		}
 	}
 	if err := r.Err(); err != nil {
-		return sum, err
+		return w.sum, err
 	}
-	sum.Forgotten = t.Forgotten()
-	t.matchAtEnd(queue[head:], atEnd)
-	return sum, emit(true)
+	w.sum.Forgotten = t.Forgotten()
+	t.matchAtEnd(w.queue[w.head:], w.atEnd)
+	return w.sum, w.emit(true)
+}
+
+// metadataWalk is a WalkMetadata under way: the tracker it feeds, and the
+// records read and not yet handed out.
+type metadataWalk struct {
+	t    *Tracker
+	r    Records
+	each func(*MetadataRecord) error
+	sum  MetadataSummary
+	// queue[head:] are the records waiting, in the recording's order;
+	// kept counts their bytes, headers of strings included.
+	queue []*waiting
+	head  int
+	kept  int
+	// mem is what the records waiting and the names counted take of the
+	// process's memory budget (internal/budget), the tracker's aside.
+	mem budget.Meter
+	// after is the program whose BPF_EVENT the records since follow (only
+	// BPF_METADATA records came since); pos is the place of the last
+	// record among them; last is the record before, if it was one.
+	after *Program
+	pos   int
+	last  *waiting
+	// atEnd counts the records by name that follow no program of theirs
+	// (of MaxMetadataRecords names at most: those at the end wait for the
+	// end, and few come elsewhere); atEndBytes is what the counts take.
+	atEnd      map[string]int
+	atEndBytes int
+}
+
+// other feeds a record other than BPF_METADATA to the tracker, and hands
+// out the records waiting for a function it unregisters.
+func (w *metadataWalk) other(rec *perfdata.Record) error {
+	w.last, w.pos = nil, -1
+	u, err := w.t.Feed(rec)
+	if err != nil {
+		return err
+	}
+	w.after = u.Loaded
+	if u.Loaded != nil {
+		w.sum.Loads++
+	}
+	// only these unregister a function
+	if typ := rec.Header.Type; typ == perfdata.RecordKSymbol || typ == perfdata.RecordBPFEvent {
+		return w.emit(false)
+	}
+	return nil
+}
+
+// metadata reads a BPF_METADATA record into the queue, with its function
+// if that is known already, and hands out the records whose samples are
+// counted.
+func (w *metadataWalk) metadata(rec *perfdata.Record) error {
+	m, err := perfdata.DecodeBPFMetadata(rec.Raw, w.r.ByteOrder())
+	if err != nil {
+		return fmt.Errorf("BPF_METADATA record at %#x: %w", rec.Offset, err)
+	}
+	w.sum.Records++
+	wr := &waiting{rec: MetadataRecord{Offset: rec.Offset, File: partName(w.r, rec.Part), Metadata: m}, follows: w.last != nil}
+	wr.bytes = len(m.ProgName) + 64
+	for _, e := range m.Entries {
+		wr.bytes += len(e.Key) + len(e.Value) + 32
+	}
+	w.pos++
+	if err := w.own(wr); err != nil {
+		return err
+	}
+	w.last = wr
+	if len(w.queue)-w.head == MaxMetadataRecords || w.kept+wr.bytes > MaxMetadataBytes {
+		return fmt.Errorf("%w (at %#x)", ErrTooManyRecords, rec.Offset)
+	}
+	w.kept += wr.bytes
+	w.queue = append(w.queue, wr)
+	if err := w.charge(); err != nil {
+		return fmt.Errorf("BPF_METADATA record at %#x: %w", rec.Offset, err)
+	}
+	return w.emit(false)
+}
+
+// own finds the function record wr belongs to as it is read, if that can
+// be told then. The records of a program perf found loaded follow its
+// BPF_EVENT, one per function in order, found by name or else by tag; a
+// record right after the record of a program's function is its next
+// function's, by name. The others are counted by name, for the end.
+func (w *metadataWalk) own(wr *waiting) error {
+	name := wr.rec.Metadata.ProgName
+	if p := w.after; p != nil {
+		if k := slices.IndexFunc(p.Funcs, func(f *Func) bool { return f.Name == name }); k >= 0 {
+			wr.own, wr.ownMatch = p.Funcs[k], MatchName
+		} else if f := tagFunc(p, name, w.pos); f != nil {
+			wr.own, wr.ownMatch = f, MatchTag
+		}
+	}
+	if wr.own != nil {
+		return nil
+	}
+	if _, ok := w.atEnd[name]; !ok && len(w.atEnd) == MaxMetadataRecords {
+		return fmt.Errorf("%w (at %#x)", ErrTooManyRecords, wr.rec.Offset)
+	}
+	if w.atEnd[name]++; w.atEnd[name] == 1 {
+		w.atEndBytes += len(name) + tallyCost
+	}
+	if w.last != nil && w.last.own != nil {
+		if next := nextFunc(w.last.own); next != nil && next.Name == name {
+			wr.own, wr.ownMatch = next, MatchName
+		}
+	}
+	return nil
+}
+
+// charge sets what the walk keeps in the memory budget.
+func (w *metadataWalk) charge() error {
+	return w.mem.Set(int64(w.kept + (len(w.queue)-w.head)*waitingCost + w.atEndBytes))
+}
+
+// emit hands out the records at the head of the queue whose samples are
+// counted (their function is unregistered), or, all, every record
+// waiting.
+func (w *metadataWalk) emit(all bool) error {
+	for ; w.head < len(w.queue); w.head++ {
+		wr := w.queue[w.head]
+		if !all && (wr.own == nil || wr.own.registered) {
+			break
+		}
+		if wr.own != nil {
+			(&found{funcs: []*Func{wr.own}, n: 1, match: wr.ownMatch, samples: wr.own.Samples}).give(&wr.rec)
+		}
+		w.kept -= wr.bytes
+		w.queue[w.head] = nil
+		if err := w.each(&wr.rec); err != nil {
+			return err
+		}
+	}
+	if w.head == len(w.queue) {
+		w.queue, w.head = w.queue[:0], 0
+	}
+	return w.charge() // less: it cannot fail
 }
 
 // matchAtEnd gives the records that waited for the end of the recording
