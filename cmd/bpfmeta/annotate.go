@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -51,17 +52,15 @@ Examples:
    perf script -i perf.data | bpfmeta annotate -i perf.data
    perf script -i perf.data | bpfmeta annotate -i perf.data --keys version,build
    perf script -i perf.data | bpfmeta annotate -i perf.data --folded | flamegraph.pl > perf.svg`,
-		Flags: []cli.Flag{
+		Flags: slices.Concat([]cli.Flag{
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, TakesFile: true,
 				Usage: "the recording `FILE` (or directory) the perf script text was made from"},
 			&cli.StringFlag{Name: "keys", Usage: "label frames with these metadata `KEYS`, in this order (comma-separated, with or without bpf_metadata_; default: all)"},
 			&cli.BoolFlag{Name: "folded", Usage: "write folded stacks (comm;frame;...;frame count), as stackcollapse-perf.pl does"},
-			&cli.StringFlag{Name: "snapshot", TakesFile: true,
-				Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch) instead of the recording's records or the running kernel"},
-			journalFlag(),
+		}, sourceFlags("the recording's records or the running kernel", false), []cli.Flag{
 			maxExpansionFlag(), quietFlag(),
 			verboseFlag("count the frames labelled (and ambiguous) and the lines that are not perf script output"),
-		},
+		}),
 		Action: runAnnotate,
 	}
 }
@@ -136,7 +135,7 @@ func fillTable(c *cli.Context, t *annotate.Table) (string, error) {
 		_, err = annotate.Fill(t, inj)
 		return err
 	}
-	if c.String("snapshot") != "" {
+	if sourceNamed(c) {
 		err = fromSource()
 	} else {
 		var sum bpftrack.MetadataSummary

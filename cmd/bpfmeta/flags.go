@@ -159,10 +159,21 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// journalFlag is --journal of the commands that look programs up in the
-// running kernel and, once gone, in the journal of bpfmeta watch --journal
-// (openSource).
-func journalFlag() cli.Flag {
-	return &cli.StringFlag{Name: "journal", TakesFile: true,
-		Usage: "take the metadata of programs no longer loaded from the journal in `DIR` (bpfmeta watch --journal; default " + journal.DefaultDir + " when it exists)"}
+// sourceFlags are the flags of the commands that look programs up in a
+// metadata source (inject, annotate: openSource), which name the source:
+// --snapshot, and --journal, of the programs gone from the running kernel
+// (bpfmeta watch --journal). A new source adds its flag here, and its
+// opening to openSource. instead says what a snapshot is read instead of;
+// stdin, whether it may be "-".
+func sourceFlags(instead string, stdin bool) []cli.Flag {
+	dash := ""
+	if stdin {
+		dash = "; - for stdin"
+	}
+	return []cli.Flag{
+		&cli.StringFlag{Name: "snapshot", TakesFile: true,
+			Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch" + dash + ") instead of " + instead},
+		&cli.StringFlag{Name: "journal", TakesFile: true,
+			Usage: "take the metadata of programs no longer loaded from the journal in `DIR` (bpfmeta watch --journal; default " + journal.DefaultDir + " when it exists)"},
+	}
 }

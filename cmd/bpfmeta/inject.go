@@ -87,21 +87,19 @@ func injectCommand() *cli.Command {
 		Usage:       "add the BPF programs' metadata records (PERF_RECORD_BPF_METADATA) to a recording",
 		ArgsUsage:   inputArgs,
 		Description: injectDescription,
-		Flags: []cli.Flag{
+		Flags: slices.Concat([]cli.Flag{
 			inputFlag(),
 			outputFlag("recording"),
 			forceFlag(),
 			syncFlag(),
-			&cli.StringFlag{Name: "snapshot", TakesFile: true,
-				Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch; - for stdin) instead of the running kernel"},
-			journalFlag(),
+		}, sourceFlags("the running kernel", true), []cli.Flag{
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program with samples gets no metadata perf would have written"},
 			&cli.StringSliceFlag{Name: "require", Usage: "fail (exit 1, no output) if no program named `NAME` (repeatable) gets metadata"},
 			&cli.BoolFlag{Name: "perf-names", Usage: "name the records as perf record does, not after the function they belong to (see the README)"},
 			&cli.BoolFlag{Name: "recorded-only", Usage: "add metadata only for programs the recording has a record of (see above)"},
 			maxExpansionFlag(), quietFlag(),
 			verboseFlag("list every program that got no metadata, and why"),
-		},
+		}),
 		Action: runInject,
 	}
 }
@@ -251,6 +249,11 @@ func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, string, fun
 	}
 	return snap, snapshotName(path), func() { snap.Close() }, nil
 }
+
+// sourceNamed reports whether the flags name a source that replaces the
+// running kernel and its journal (openSource's default): annotate reads it
+// instead of the recording's own records.
+func sourceNamed(c *cli.Context) bool { return c.String("snapshot") != "" }
 
 // openJournal opens the journal --journal names, or the default one if
 // it exists; nil if neither.
