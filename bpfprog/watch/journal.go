@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -10,7 +9,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/perfevent"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -19,11 +17,8 @@ import (
 // unload of one, to a journal (journal.Writer): what bpfmeta watch
 // --journal does, as a service, until it is stopped.
 type Journaler struct {
-	w      *Watcher
-	jw     *journal.Writer
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error
+	background
+	jw *journal.Writer
 }
 
 // StartJournal opens the events and appends every program loaded (New)
@@ -31,31 +26,17 @@ type Journaler struct {
 // error writing the journal, here or later (Err, Stop), is a
 // *outfile.WriteError; one of the kernel's is not.
 func StartJournal(k *live.Kernel, jw *journal.Writer) (*Journaler, error) {
-	j := &Journaler{jw: jw, done: make(chan struct{})}
-	var err error
-	j.w, err = New(k, Options{
-		Emit: func(p *bpfprog.Program) error {
-			if err := jw.Load(p); err != nil {
-				return &outfile.WriteError{Err: err}
-			}
-			return nil
-		},
+	w, err := New(k, Options{
+		Emit: func(p *bpfprog.Program) error { return writeError(jw.Load(p)) },
 		Unload: func(id uint32, tag perfdata.BPFTag, at uint64) error {
-			if err := jw.Unload(id, tag, bootTime(at)); err != nil {
-				return &outfile.WriteError{Err: err}
-			}
-			return nil
+			return writeError(jw.Unload(id, tag, bootTime(at)))
 		},
 	})
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	j.cancel = cancel
-	go func() {
-		j.err = j.w.Run(ctx)
-		close(j.done)
-	}()
+	j := &Journaler{jw: jw}
+	j.start(w)
 	return j, nil
 }
 
@@ -70,27 +51,10 @@ func bootTime(at uint64) time.Duration {
 	return time.Duration(at) + time.Duration(boot.Nano()-mono.Nano())
 }
 
-// Stopped is closed when the watch stops by itself, on an error; Err then
-// says which.
-func (j *Journaler) Stopped() <-chan struct{} { return j.done }
-
-// Err is the error that stopped the watch (after Stopped is closed).
-func (j *Journaler) Err() error { return j.err }
-
-// AtStart is how many programs were loaded when the watch started.
-func (j *Journaler) AtStart() int { return j.w.Stats().AtStart }
-
 // Stop ends the watch, reads what is left (see Watcher.Run), closes the
 // events and the journal (synced), and returns the statistics of both.
 func (j *Journaler) Stop() (Stats, journal.Stats, error) {
-	j.cancel()
-	<-j.done
-	st := j.w.Stats()
-	j.w.Close()
+	st := j.stop()
 	jst := j.jw.Stats()
-	var cerr error
-	if err := j.jw.Close(); err != nil {
-		cerr = &outfile.WriteError{Err: err}
-	}
-	return st, jst, errors.Join(j.err, cerr)
+	return st, jst, errors.Join(j.err, writeError(j.jw.Close()))
 }

@@ -1,7 +1,6 @@
 package watch
 
 import (
-	"context"
 	"errors"
 	"io"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 )
 
 // Snapshotter is a Watcher that writes every program it reads to a
@@ -17,11 +15,8 @@ import (
 // The snapshot is complete once Stop has closed it; one cut short (the
 // process killed) holds every program read before, which inject reads.
 type Snapshotter struct {
-	w       *Watcher
+	background
 	sw      *snapshot.Writer
-	cancel  context.CancelFunc
-	done    chan struct{}
-	err     error
 	written int
 }
 
@@ -33,12 +28,12 @@ type Snapshotter struct {
 func StartSnapshot(k *live.Kernel, out io.Writer) (*Snapshotter, error) {
 	sw, err := snapshot.NewWriter(out, k.System(), time.Now())
 	if err != nil {
-		return nil, &outfile.WriteError{Err: err}
+		return nil, writeError(err)
 	}
-	s := &Snapshotter{sw: sw, done: make(chan struct{})}
-	s.w, err = New(k, Options{Emit: func(p *bpfprog.Program) error {
+	s := &Snapshotter{sw: sw}
+	w, err := New(k, Options{Emit: func(p *bpfprog.Program) error {
 		if err := sw.Add(p); err != nil {
-			return &outfile.WriteError{Err: err}
+			return writeError(err)
 		}
 		s.written++
 		return nil
@@ -46,24 +41,9 @@ func StartSnapshot(k *live.Kernel, out io.Writer) (*Snapshotter, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.cancel = cancel
-	go func() {
-		s.err = s.w.Run(ctx)
-		close(s.done)
-	}()
+	s.start(w)
 	return s, nil
 }
-
-// Stopped is closed when the watch stops by itself, on an error; Err then
-// says which.
-func (s *Snapshotter) Stopped() <-chan struct{} { return s.done }
-
-// Err is the error that stopped the watch (after Stopped is closed).
-func (s *Snapshotter) Err() error { return s.err }
-
-// AtStart is how many programs were loaded when the watch started.
-func (s *Snapshotter) AtStart() int { return s.w.Stats().AtStart }
 
 // Stop ends the watch, reads what is left (see Watcher.Run), closes the
 // snapshot with its end (the time, and how many programs were missed) and
@@ -71,13 +51,7 @@ func (s *Snapshotter) AtStart() int { return s.w.Stats().AtStart }
 // snapshot holds. An error leaves those programs in the snapshot, which is
 // then incomplete.
 func (s *Snapshotter) Stop() (Stats, int, error) {
-	s.cancel()
-	<-s.done
-	st := s.w.Stats()
-	var endErr error
-	if err := s.sw.Close(snapshot.End{Until: time.Now(), Missed: st.Lost + st.Failed}); err != nil {
-		endErr = &outfile.WriteError{Err: err}
-	}
-	s.w.Close()
+	st := s.stop()
+	endErr := writeError(s.sw.Close(snapshot.End{Until: time.Now(), Missed: st.Lost + st.Failed}))
 	return st, s.written, errors.Join(s.err, endErr)
 }
