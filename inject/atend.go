@@ -144,7 +144,7 @@ func (j *injector) writeAtEnd() error {
 	slices.SortStableFunc(j.atEnd, func(a, b pending) int { return cmp.Compare(a.prog.ID, b.prog.ID) })
 	j.atEndByName = map[string][]int{} // the indexes are the order's before the sort
 	for _, p := range j.atEnd {
-		if p.done {
+		if p.done || p.waits() {
 			continue
 		}
 		if err := j.write(p); err != nil {
@@ -158,6 +158,7 @@ func (j *injector) writeAtEnd() error {
 		}
 	}
 	j.atEnd, j.atEndBytes = nil, 0
+	j.endAwait()
 	for _, p := range j.unrecordedProgs {
 		// perf's tree of bpf_prog_info has it: a load of its id in the
 		// tail synthesis gets no metadata (Duplicate)

@@ -68,9 +68,10 @@ func TestFlightRecorder(t *testing.T) {
 			}
 			modern, _ := record(perfModern, "modern")
 			opts := inject.Options{PerfNames: true, RecordedOnly: true}
-			out, _ := mustInject(t, stock, dir, live, opts)
+			out, sum := mustInject(t, stock, dir, live, opts)
 			O, M := readRecording(t, out), readRecording(t, modern)
 			checkFlight(t, live, before, during, S, O, M)
+			logUnresolved(t, sum)
 			// perf 7.2 reads the injected file and sees exactly these
 			// records, if it reads the input: not a system-wide pipe stream
 			// synthesized at its tail, whose SAMPLEs come before the
@@ -279,8 +280,9 @@ func TestFlightRecorderDaemon(t *testing.T) {
 	}
 	M := readRecording(t, modern[len(modern)-1])
 	for i, in := range stock {
-		out, _ := mustInject(t, in, dir, live, inject.Options{PerfNames: true, RecordedOnly: true})
+		out, sum := mustInject(t, in, dir, live, inject.Options{PerfNames: true, RecordedOnly: true})
 		O := readRecording(t, out)
+		defer logUnresolved(t, sum)
 		var perfNames []string
 		for _, id := range spans[i] {
 			p, err := live.Program(id)
@@ -419,5 +421,16 @@ func TestTailSynthesized(t *testing.T) {
 	twice, sum := run(t, once, src, inject.Options{})
 	if !bytes.Equal(twice, once) || sum.Injected != 0 {
 		t.Errorf("injecting twice is not injecting once (%d records injected again): %s", sum.Injected, testkit.FirstDiff(twice, once))
+	}
+}
+
+// logUnresolved says, after a failure, why inject left programs without
+// their metadata: what a failure on a busy machine needs to be understood.
+func logUnresolved(t *testing.T, sum *inject.Summary) {
+	if !t.Failed() {
+		return
+	}
+	for _, p := range sum.Unresolved() {
+		t.Logf("program %d (%s): %v: %v", p.ID, p.Name, p.Outcome, p.Err)
 	}
 }

@@ -123,6 +123,7 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 
 		claimable:   map[string][]*program{},
 		known:       map[uint32]bool{},
+		awaited:     map[uint64]awaitedFunc{},
 		atEndByName: map[string][]int{},
 		orphans:     map[uint64]int{},
 		seed:        maphash.MakeSeed(),
@@ -272,6 +273,9 @@ type injector struct {
 	// the last record: inject matches it to the source's program once the
 	// KSYMBOLs that follow have come (settleLoad).
 	loading *bpftrack.Program
+	// awaited are the functions of kernel loads whose KSYMBOLs have not
+	// come yet, by address (awaitFuncs).
+	awaited map[uint64]awaitedFunc
 	// mem is what the above takes of the process's memory budget
 	// (internal/budget), the tracker's aside.
 	mem budget.Meter
@@ -292,7 +296,7 @@ const (
 // with what it keeps.
 func (j *injector) charge() error {
 	size := (len(j.byTP)+len(j.listed)+len(j.unrecordedProgs))*programCost + len(j.atEnd)*pendingCost + j.atEndBytes +
-		(len(j.known)+len(j.claimable))*knownCost + len(j.orphans)*orphanCost + j.deferredBytes + len(j.deferred)*16 +
+		(len(j.known)+len(j.claimable)+len(j.awaited))*knownCost + len(j.orphans)*orphanCost + j.deferredBytes + len(j.deferred)*16 +
 		j.heldBytes
 	return j.mem.Set(int64(size))
 }
@@ -369,6 +373,9 @@ func (j *injector) record(rec *perfdata.Record) error {
 		u, err := j.track.Feed(rec)
 		if err != nil {
 			return err
+		}
+		if f := u.Func; f != nil && len(j.awaited) > 0 && j.track.Func(f.Addr) == f {
+			j.arrived(f)
 		}
 		if u.Loaded != nil {
 			if !u.Loaded.Synthesized {

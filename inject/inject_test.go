@@ -715,3 +715,98 @@ func TestReloads(t *testing.T) {
 		})
 	}
 }
+
+// TestLoadAcrossCPUs: the kernel emits a load's KSYMBOLs and BPF_EVENT
+// one by one, each into the ring buffer of the CPU its loader runs on at
+// that moment, and perf record writes one CPU's records after another's:
+// a loader that moves between CPUs meanwhile leaves some of its KSYMBOLs
+// after its BPF_EVENT, and after other records, in the recording, read
+// forward or (--overwrite) newest first. The program is the source's all
+// the same, and its records are at the end; a KSYMBOL that never comes,
+// or comes at the address with another name, leaves it a Mismatch without
+// records.
+func TestLoadAcrossCPUs(t *testing.T) {
+	c := prog(30, 0xc0, 0xffff2000, 2, true) // three functions
+	d := prog(31, 0xd0, 0xffff3000, 0, true) // one
+	n := prog(32, 0xe0, 0xffff4000, 1, false)
+	src := fakeSource{30: c, 31: d, 32: n}
+	ksym := func(s *stream, f bpfprog.Func) { s.ksym(f.Addr, f.KernelName, false, true) }
+	for _, tc := range []struct {
+		name     string
+		backward bool
+		// loads writes the kernel's records of c, d and n.
+		loads func(s *stream)
+		want  map[uint32]inject.Outcome
+	}{
+		{"forward", false, func(s *stream) {
+			ksym(s, c.Funcs[1]) // f0 on one CPU, f1, f2 and the BPF_EVENT on another, read first
+			ksym(s, c.Funcs[2])
+			s.bpfEvent(perfdata.BPFEventProgLoad, c.ID, c.Tag, true)
+			s.bpfEvent(perfdata.BPFEventProgLoad, d.ID, d.Tag, true)
+			s.bpfEvent(perfdata.BPFEventProgLoad, n.ID, n.Tag, true)
+			s.sample()
+			ksym(s, c.Funcs[0])
+			ksym(s, d.Funcs[0])
+			ksym(s, n.Funcs[0])
+			ksym(s, n.Funcs[1])
+		}, map[uint32]inject.Outcome{30: inject.Injected, 31: inject.Injected, 32: inject.NoMetadata}},
+		{"backward", true, func(s *stream) {
+			s.bpfEvent(perfdata.BPFEventProgLoad, d.ID, d.Tag, true)
+			s.bpfEvent(perfdata.BPFEventProgLoad, c.ID, c.Tag, true)
+			ksym(s, c.Funcs[2])
+			ksym(s, c.Funcs[1])
+			s.sample()
+			s.rec(perfdata.RecordFinishedRound, nil)
+			ksym(s, d.Funcs[0])
+			ksym(s, c.Funcs[0])
+		}, map[uint32]inject.Outcome{30: inject.Injected, 31: inject.Injected}},
+		{"never", false, func(s *stream) {
+			ksym(s, c.Funcs[1])
+			ksym(s, c.Funcs[2])
+			s.bpfEvent(perfdata.BPFEventProgLoad, c.ID, c.Tag, true)
+			s.bpfEvent(perfdata.BPFEventProgLoad, d.ID, d.Tag, true)
+			s.sample()
+			s.ksym(d.Funcs[0].Addr, "bpf_prog_0000000000000000_other", false, true)
+		}, map[uint32]inject.Outcome{30: inject.Mismatch, 31: inject.Mismatch}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := newStream()
+			if tc.backward {
+				in = backwardStream()
+			}
+			tc.loads(in)
+			want := &stream{testkit.NewRecords(le)}
+			want.Write(in.Bytes())
+			for _, p := range []*bpfprog.Program{c, d} {
+				if tc.want[p.ID] == inject.Injected {
+					for _, f := range p.Funcs {
+						want.metadataOf(f.KernelName, p)
+					}
+				}
+			}
+			got, sum := run(t, in.Bytes(), src, inject.Options{RecordedOnly: true})
+			if !bytes.Equal(got, want.Bytes()) {
+				t.Errorf("output: %d bytes, want %d (the input and the records of the programs injected, in order)", len(got), len(want.Bytes()))
+			}
+			for _, p := range sum.Programs {
+				if p.Outcome != tc.want[p.ID] {
+					t.Errorf("program %d: %v (%v), want %v", p.ID, p.Outcome, p.Err, tc.want[p.ID])
+				}
+			}
+			if len(sum.Programs) != len(tc.want) {
+				t.Errorf("%d programs, want %d", len(sum.Programs), len(tc.want))
+			}
+		})
+	}
+}
+
+// backwardStream starts a recording whose attr has write_backward, as
+// perf record --overwrite's have.
+func backwardStream() *stream {
+	s := testkit.NewRecords(le)
+	s.Write(perfdata.PipeHeader(le))
+	attr := testkit.StreamAttr(le)
+	le.PutUint64(attr[40:], le.Uint64(attr[40:])|1<<27)
+	s.Record(perfdata.RecordHeaderAttr, attr)
+	return &stream{s}
+}

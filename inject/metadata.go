@@ -83,25 +83,30 @@ func (j *injector) records(tp *bpftrack.Program, p *program) ([]pending, Outcome
 	case err != nil:
 		return nil, Failed, err
 	}
-	// The program's functions must be the recording's KSYMBOLs: same
-	// address (where the source knows it) and one of the two names perf
-	// and the kernel give them.
-	names := make([]string, len(sp.Funcs))
-	for i, f := range sp.Funcs {
-		if f.Addr == 0 {
-			// Names alone are the same in every boot; without its
-			// addresses the program cannot be told from another boot's.
-			return nil, Failed, fmt.Errorf("program %d: the source has no addresses for its functions (read without CAP_SYSLOG, or with kernel.kptr_restrict): it cannot be matched to the recording's KSYMBOLs", tp.ID)
-		}
-		k := j.track.Func(f.Addr)
-		if k == nil || k.Name != f.PerfName && k.Name != f.KernelName {
-			return nil, Mismatch, fmt.Errorf("program %d: no KSYMBOL for its function %d (%s at %#x) in the recording: another boot?", tp.ID, i, f.KernelName, f.Addr)
-		}
-		names[i] = k.Name
+	if slices.ContainsFunc(sp.Funcs, func(f bpfprog.Func) bool { return f.Addr == 0 }) {
+		// Names alone are the same in every boot; without its addresses
+		// the program cannot be told from another boot's.
+		return nil, Failed, fmt.Errorf("program %d: the source has no addresses for its functions (read without CAP_SYSLOG, or with kernel.kptr_restrict): it cannot be matched to the recording's KSYMBOLs", tp.ID)
+	}
+	names, awaited, err := j.matchFuncs(tp, sp)
+	if err != nil {
+		return nil, Mismatch, err
 	}
 	if len(names) > 0 {
 		p.Name = names[0]
 	}
+	out, outcome, err := j.build(p, sp, names)
+	if len(awaited) > 0 {
+		// a Mismatch until the KSYMBOLs come (awaitFuncs)
+		j.awaitFuncs(p, sp, awaited, outcome, err)
+		return out, Mismatch, noKSymbol(tp.ID, sp, awaited[0])
+	}
+	return out, outcome, err
+}
+
+// build makes the records of the source's program sp (p), its functions
+// named names, or says why perf writes none.
+func (j *injector) build(p *program, sp *bpfprog.Program, names []string) ([]pending, Outcome, error) {
 	m, entries, outcome, err := metadataOf(sp)
 	if outcome != Injected {
 		return nil, outcome, err
@@ -116,12 +121,40 @@ func (j *injector) records(tp *bpftrack.Program, p *program) ([]pending, Outcome
 		if i == 0 {
 			// what Encode checks is the same for every record of a program
 			if _, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize()); err != nil {
-				return nil, Failed, fmt.Errorf("program %d: %w", tp.ID, err)
+				return nil, Failed, fmt.Errorf("program %d: %w", sp.ID, err)
 			}
 		}
 		out = append(out, pending{prog: p, names: uniq(names[i], m.ProgNames[i], f.PerfName, f.KernelName), md: bm})
 	}
 	return out, Injected, nil
+}
+
+// matchFuncs matches the source's program sp to the recording's program
+// tp: its functions must be the recording's KSYMBOLs, at the same address
+// and with one of the two names perf and the kernel give them; names are
+// the KSYMBOLs' names. Those of a kernel load may yet come: awaited are
+// the indexes of sp's functions whose addresses have no KSYMBOL yet
+// (awaitFuncs). perf synthesizes a program's KSYMBOLs before its BPF_EVENT.
+func (j *injector) matchFuncs(tp *bpftrack.Program, sp *bpfprog.Program) (names []string, awaited []int, err error) {
+	names = make([]string, len(sp.Funcs))
+	for i, f := range sp.Funcs {
+		k := j.track.Func(f.Addr)
+		switch {
+		case k == nil && !tp.Synthesized:
+			names[i] = f.KernelName
+			awaited = append(awaited, i)
+		case k == nil || k.Name != f.PerfName && k.Name != f.KernelName:
+			return nil, nil, noKSymbol(tp.ID, sp, i)
+		default:
+			names[i] = k.Name
+		}
+	}
+	return names, awaited, nil
+}
+
+func noKSymbol(id uint32, sp *bpfprog.Program, i int) error {
+	f := sp.Funcs[i]
+	return fmt.Errorf("program %d: no KSYMBOL for its function %d (%s at %#x) in the recording: another boot?", id, i, f.KernelName, f.Addr)
 }
 
 // lookup asks the source for program tp: by the whole of its load when

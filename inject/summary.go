@@ -140,6 +140,12 @@ type program struct {
 	// listed: in Summary.Programs (else counted in Summary.Unlisted once
 	// settled); atEnd: has records to write at the end.
 	listed, atEnd bool
+	// awaiting counts the functions whose KSYMBOLs the program awaits
+	// (awaitFuncs), -1 if one came with another name; its records at the
+	// end start at j.atEnd[firstAtEnd].
+	awaiting, firstAtEnd int
+	then                 Outcome
+	thenErr              error
 }
 
 // entry is p's entry in the summary as it stands.
