@@ -49,25 +49,51 @@ func Recording(t testing.TB, golden, path, snap string) {
 // RecordingText is what Recording compares: the recording's metadata in
 // the stable form, after an inject from snap (if not "") into dir.
 func RecordingText(path, snap, dir string) ([]byte, error) {
+	var fns stable.Funcs
 	if snap != "" {
 		out, err := injectFrom(path, snap, dir)
 		if err != nil {
 			return nil, err
 		}
 		path = out
+		// the snapshot has the types the records' text has lost
+		ix, err := typedIndex(snap)
+		if err != nil {
+			return nil, err
+		}
+		fns.Typed = ix.Typed
 	}
 	r, err := reader.Open(path, reader.Options{Decompress: true})
 	if err != nil {
 		return nil, err
 	}
 	defer r.Close()
-	var fns stable.Funcs
 	if _, err := bpftrack.WalkMetadata(r, func(rec *bpftrack.MetadataRecord) error { return fns.Add(rec.Metadata) }); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var b bytes.Buffer
 	err = stable.WriteFuncs(&b, fns.Sorted())
 	return b.Bytes(), err
+}
+
+// typedIndex indexes the typed forms of the entries of the snapshot's
+// programs.
+func typedIndex(snap string) (*stable.TypedIndex, error) {
+	src, err := snapshot.Open(snap)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	var ix stable.TypedIndex
+	for p, err := range src.All() {
+		if err == nil {
+			err = ix.Add(p)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", snap, err)
+		}
+	}
+	return &ix, nil
 }
 
 // injectFrom injects the recording at path from the snapshot snap into a

@@ -11,6 +11,7 @@
 package stable
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -23,10 +24,11 @@ import (
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// Func is one function's metadata, from a BPF_METADATA record.
+// Func is one function's metadata, from a BPF_METADATA record: perf's
+// text of each value, and its typed form where Funcs.Typed knows it.
 type Func struct {
-	Function string                      `json:"function"`
-	Entries  []perfdata.BPFMetadataEntry `json:"entries"`
+	Function string          `json:"function"`
+	Entries  []bpfprog.Entry `json:"entries"`
 }
 
 // Funcs gathers the functions of a recording's records, each distinct one
@@ -36,16 +38,22 @@ type Funcs struct {
 	list []Func
 	// Max bounds the distinct functions kept (0: no bound).
 	Max int
+	// Typed, if not nil, gives the typed form of an entry of function
+	// (named as in Func), or nil: perf's record holds only the text, the
+	// program's BTF (a snapshot's, the kernel's) the rest (TypedIndex).
+	Typed func(function string, e perfdata.BPFMetadataEntry) json.RawMessage
 }
 
-// Add adds the function of a BPF_METADATA record (perf's record holds
-// only the text of the values: no typed).
+// Add adds the function of a BPF_METADATA record.
 func (s *Funcs) Add(m perfdata.BPFMetadata) error {
-	name := m.ProgName
-	if _, fn, ok := perfdata.ParseBPFProgName(name); ok {
-		name = fn
+	name := FuncName(m.ProgName)
+	f := Func{Function: name, Entries: make([]bpfprog.Entry, len(m.Entries))}
+	for i, e := range m.Entries {
+		f.Entries[i] = bpfprog.Entry{Key: e.Key, Value: e.Value}
+		if s.Typed != nil {
+			f.Entries[i].Typed = s.Typed(name, e)
+		}
 	}
-	f := Func{Function: name, Entries: m.Entries}
 	b, err := json.Marshal(f)
 	if err != nil {
 		return err
@@ -62,6 +70,16 @@ func (s *Funcs) Add(m perfdata.BPFMetadata) error {
 	s.seen[string(b)] = true
 	s.list = append(s.list, f)
 	return nil
+}
+
+// FuncName is the stable name of a function named name in a record or a
+// KSYMBOL: without bpf_prog_<tag>_, which changes with any change of the
+// code.
+func FuncName(name string) string {
+	if _, fn, ok := perfdata.ParseBPFProgName(name); ok {
+		return fn
+	}
+	return name
 }
 
 // Sorted returns the functions by name, then entries.
@@ -98,16 +116,33 @@ func WriteFuncs(w io.Writer, fns []Func) error {
 		}
 		fmt.Fprintf(&b, "%s\n", safetext.Clean(f.Function))
 		for j, e := range f.Entries {
-			writeEntry(&b, j, e.Key, e.Value)
+			writeEntry(&b, j, e)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// writeEntry is perf_event__fprintf_bpf_metadata()'s entry line.
-func writeEntry(b *strings.Builder, i int, key, value string) {
-	fmt.Fprintf(b, "  entry %d: %20s = %s\n", i, safetext.Clean(key), safetext.Clean(value))
+// writeEntry is perf_event__fprintf_bpf_metadata()'s entry line, and,
+// for a struct, union or array whose typed form is known, a line with
+// that form: perf's text leaves out the names of the fields and those
+// that are zero, so that {1,0,"x86_64"} -> {1,1,"x86_64"} reads as
+// {1,"x86_64"} -> {1,1,"x86_64"}; the named form says which field changed.
+func writeEntry(b *strings.Builder, i int, e bpfprog.Entry) {
+	entry := fmt.Sprintf("  entry %d: ", i)
+	fmt.Fprintf(b, "%s%20s = %s\n", entry, safetext.Clean(e.Key), safetext.Clean(e.Value))
+	if t := bytes.TrimSpace(e.Typed); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
+		fmt.Fprintf(b, "%-*s%20s = %s\n", len(entry), "  named:", safetext.Clean(e.Key), safetext.Clean(string(compact(t))))
+	}
+}
+
+// compact is the typed form on one line.
+func compact(typed []byte) []byte {
+	var b bytes.Buffer
+	if json.Compact(&b, typed) != nil {
+		return typed
+	}
+	return b.Bytes()
 }
 
 // Program is one loaded program.
@@ -156,7 +191,7 @@ func WritePrograms(w io.Writer, progs []Program) error {
 			b.WriteString("  no metadata\n")
 		}
 		for j, e := range p.Entries {
-			writeEntry(&b, j, e.Key, e.Value)
+			writeEntry(&b, j, e)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
@@ -180,4 +215,49 @@ type ShowDoc struct {
 type ProgramsDoc struct {
 	bpfprog.Header
 	Programs []Program `json:"programs"`
+}
+
+// MaxTyped bounds the entries a TypedIndex keeps.
+const MaxTyped = 1 << 16
+
+// TypedIndex has the typed forms of programs' entries by function (its
+// stable name), key and value: what a recording's BPF_METADATA records,
+// which hold perf's text only, lack (Funcs.Typed).
+type TypedIndex struct {
+	m map[string]json.RawMessage
+}
+
+func typedKey(function, key, value string) string { return function + "\x00" + key + "\x00" + value }
+
+// Add indexes p's entries under each name of each of its functions.
+func (ix *TypedIndex) Add(p *bpfprog.Program) error {
+	if p.Metadata == nil {
+		return nil
+	}
+	if ix.m == nil {
+		ix.m = map[string]json.RawMessage{}
+	}
+	for _, f := range p.Funcs {
+		for _, name := range []string{f.BTFName, FuncName(f.PerfName), FuncName(f.KernelName)} {
+			if name == "" {
+				continue
+			}
+			for _, e := range p.Metadata.Entries {
+				if len(e.Typed) == 0 {
+					continue
+				}
+				k := typedKey(name, e.Key, e.Value)
+				if _, ok := ix.m[k]; !ok && len(ix.m) >= MaxTyped {
+					return fmt.Errorf("program %d: more than %d typed entries", p.ID, MaxTyped)
+				}
+				ix.m[k] = e.Typed
+			}
+		}
+	}
+	return nil
+}
+
+// Typed is the typed form of entry e of function, or nil: a Funcs.Typed.
+func (ix *TypedIndex) Typed(function string, e perfdata.BPFMetadataEntry) json.RawMessage {
+	return ix.m[typedKey(function, e.Key, e.Value)]
 }

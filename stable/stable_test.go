@@ -1,0 +1,102 @@
+package stable_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/stable"
+)
+
+// versioned is a program with a struct entry, as the kernel or a snapshot
+// has it (typed).
+func versioned(id uint32, tag, version string, minor int) *bpfprog.Program {
+	typed, _ := json.Marshal(map[string]any{"major": 1, "minor": minor, "arch": "x86_64"})
+	text := `{1,"x86_64"}`
+	if minor != 0 {
+		text = `{1,1,"x86_64"}`
+	}
+	perfName := "bpf_prog_" + tag + "_xdp_main"
+	return &bpfprog.Program{ID: id, Name: "xdp_main",
+		Funcs: []bpfprog.Func{{BTFName: "xdp_main", PerfName: perfName, KernelName: perfName}},
+		Metadata: &bpfprog.Metadata{ProgNames: []string{perfName}, Entries: []bpfprog.Entry{
+			{Key: "version", Value: `"` + version + `"`, Typed: json.RawMessage(`"` + version + `"`)},
+			{Key: "abi", Value: text, Typed: typed},
+		}}}
+}
+
+// record is the BPF_METADATA record perf writes for p: the text only.
+func record(p *bpfprog.Program) perfdata.BPFMetadata {
+	m := perfdata.BPFMetadata{ProgName: p.Metadata.ProgNames[0]}
+	for _, e := range p.Metadata.Entries {
+		m.Entries = append(m.Entries, perfdata.BPFMetadataEntry{Key: e.Key, Value: e.Value})
+	}
+	return m
+}
+
+// TestNamedForm: a record's struct gets its named form from the program's
+// types (TypedIndex), on a line of its own under perf's text; the text of
+// two versions differs in the changed values only, whatever the tags; a
+// record whose program is not indexed has perf's text alone.
+func TestNamedForm(t *testing.T) {
+	text := func(p *bpfprog.Program, index bool) string {
+		var ix stable.TypedIndex
+		if err := ix.Add(p); err != nil {
+			t.Fatal(err)
+		}
+		fns := stable.Funcs{}
+		if index {
+			fns.Typed = ix.Typed
+		}
+		if err := fns.Add(record(p)); err != nil {
+			t.Fatal(err)
+		}
+		var b bytes.Buffer
+		if err := stable.WriteFuncs(&b, fns.Sorted()); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	v100, v110 := text(versioned(7, "aaaaaaaaaaaaaaaa", "1.0.0", 0), true), text(versioned(9, "bbbbbbbbbbbbbbbb", "1.1.0", 1), true)
+	want := `xdp_main
+  entry 0:              version = "1.0.0"
+  entry 1:                  abi = {1,"x86_64"}
+  named:                    abi = {"arch":"x86_64","major":1,"minor":0}
+`
+	if v100 != want {
+		t.Errorf("got\n%s\nwant\n%s", v100, want)
+	}
+	changed := strings.NewReplacer(`"1.0.0"`, `"1.1.0"`, `{1,"x86_64"}`, `{1,1,"x86_64"}`, `"minor":0`, `"minor":1`).Replace(v100)
+	if changed != v110 {
+		t.Errorf("1.0.0 -> 1.1.0 changes more than its values:\n%s\n%s", v100, v110)
+	}
+	if plain := text(versioned(7, "aaaaaaaaaaaaaaaa", "1.0.0", 0), false); strings.Contains(plain, "named:") {
+		t.Errorf("a record without types has a named form:\n%s", plain)
+	}
+}
+
+// TestNamedFormClean: a named form is printed without raw control bytes,
+// and a TypedIndex holds at most MaxTyped entries.
+func TestNamedFormClean(t *testing.T) {
+	p := versioned(7, "aaaaaaaaaaaaaaaa", "1.0.0", 0)
+	p.Metadata.Entries[1].Typed = json.RawMessage("{\"a\":\"x\x1b[2Jy\"}")
+	var b bytes.Buffer
+	if err := stable.WritePrograms(&b, stable.Programs([]*bpfprog.Program{p})); err != nil {
+		t.Fatal(err)
+	}
+	if strings.ContainsRune(b.String(), 0x1b) || !strings.Contains(b.String(), "named:") {
+		t.Errorf("the named form:\n%q", b.String())
+	}
+	var ix stable.TypedIndex
+	big := &bpfprog.Program{ID: 1, Funcs: []bpfprog.Func{{BTFName: "f"}}, Metadata: &bpfprog.Metadata{}}
+	for i := 0; i <= stable.MaxTyped; i++ {
+		big.Metadata.Entries = append(big.Metadata.Entries, bpfprog.Entry{Key: "k", Value: strconv.Itoa(i), Typed: json.RawMessage("1")})
+	}
+	if err := ix.Add(big); err == nil {
+		t.Errorf("a TypedIndex took more than %d entries", stable.MaxTyped)
+	}
+}
