@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -430,4 +431,57 @@ func TestSnapshotOldTyped(t *testing.T) {
 	if again := rewrite(t, s); !bytes.Contains(again, []byte(`"typed":18446744073709551615`)) {
 		t.Errorf("the typed value is not kept:\n%s", again)
 	}
+}
+
+// TestTakePortable: a portable snapshot has no hostname, boot id, boot
+// time, times, load times, uids, map or BTF ids, and is the same bytes
+// whenever it is taken; its programs have their ids, tags, functions (with
+// addresses) and metadata, looked up as from the whole snapshot.
+func TestTakePortable(t *testing.T) {
+	src := goldenSnapshot(t)
+	var a, b bytes.Buffer
+	if _, err := TakePortable(&a, src); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * time.Millisecond)
+	if _, err := TakePortable(&b, src); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Errorf("two portable snapshots of the same programs differ:\n%s\n%s", a.Bytes(), b.Bytes())
+	}
+	for _, leak := range []string{src.Sys.BootID, `"vm"`, "2026", `"load_time_ns":1049500284317`, `"btf_id":21`, `"map_ids":[29]`, `"map_id":29`} {
+		if strings.Contains(a.String(), leak) {
+			t.Errorf("the portable snapshot has %s:\n%s", leak, a.Bytes())
+		}
+	}
+	s, err := openBytes(a.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Incomplete != "" || s.System().KernelRelease != src.Sys.KernelRelease {
+		t.Errorf("incomplete %q, kernel release %q", s.Incomplete, s.System().KernelRelease)
+	}
+	for _, want := range src.Programs {
+		got, err := s.Lookup(want.ID, want.Tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Funcs, want.Funcs) || (want.Metadata != nil) != (got.Metadata != nil) ||
+			want.Metadata != nil && !slicesEqualEntries(got.Metadata, want.Metadata) {
+			t.Errorf("program %d: %+v\nwant %+v", want.ID, got, want)
+		}
+	}
+}
+
+func slicesEqualEntries(a, b *bpfprog.Metadata) bool {
+	if strings.Join(a.ProgNames, ",") != strings.Join(b.ProgNames, ",") || len(a.Entries) != len(b.Entries) {
+		return false
+	}
+	for i := range a.Entries {
+		if a.Entries[i].Key != b.Entries[i].Key || a.Entries[i].Value != b.Entries[i].Value {
+			return false
+		}
+	}
+	return true
 }

@@ -86,7 +86,49 @@ func (sw *Writer) Close(end End) error {
 // bpfmeta snapshot is Take; bpfmeta watch, which goes on adding programs
 // as they are loaded, is watch.StartSnapshot.
 func Take(w io.Writer, src bpfprog.Lister) (int, error) {
-	sw, err := NewWriter(w, src.System(), time.Now())
+	return take(w, src.System(), time.Now(), src, func(p *bpfprog.Program) *bpfprog.Program { return p })
+}
+
+// TakePortable is Take for a snapshot to check in beside a recording of
+// one's programs (bpfmeta snapshot --portable): it has what inject needs
+// to match the recording's programs and write their records (ids, tags,
+// names, the functions' addresses and names, the metadata), and nothing
+// that says which host, boot or user they are of, or when: no hostname,
+// boot id, boot time or clock offset, no time taken, no load times, uids,
+// map or BTF ids. Only the kernel release is kept (inject warns of a
+// recording of another). inject labels the recording's programs from it
+// as from the whole snapshot; the programs the recording has no record of
+// it cannot place in time, and says so.
+func TakePortable(w io.Writer, src bpfprog.Lister) (int, error) {
+	sys := bpfprog.System{KernelRelease: src.System().KernelRelease}
+	return take(w, sys, time.Time{}, src, portable)
+}
+
+// portable is p without what TakePortable leaves out.
+func portable(p *bpfprog.Program) *bpfprog.Program {
+	q := *p
+	q.LoadTime, q.LoadedAt, q.CreatedByUID, q.BTFID, q.MapIDs = 0, time.Time{}, 0, 0, nil
+	if p.Metadata != nil {
+		m := *p.Metadata
+		m.MapID, m.BTFID = 0, 0
+		q.Metadata = &m
+	}
+	var me *bpfprog.MetadataError
+	if errors.As(p.MetadataErr, &me) {
+		e := *me
+		e.MapID = 0
+		q.MetadataErr = &e
+	}
+	if p.TooLarge != nil {
+		e := *p.TooLarge
+		e.MapID = 0
+		q.TooLarge = &e
+	}
+	return &q
+}
+
+func take(w io.Writer, sys bpfprog.System, taken time.Time, src bpfprog.Lister, keep func(*bpfprog.Program) *bpfprog.Program) (int, error) {
+	sw, err := NewWriter(w, sys, taken)
 	if err != nil {
 		return 0, err
 	}
@@ -95,10 +137,14 @@ func Take(w io.Writer, src bpfprog.Lister) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		if err := sw.Add(p); err != nil {
+		if err := sw.Add(keep(p)); err != nil {
 			return n, err
 		}
 		n++
 	}
-	return n, sw.Close(End{Until: time.Now()})
+	until := time.Now()
+	if taken.IsZero() {
+		until = time.Time{}
+	}
+	return n, sw.Close(End{Until: until})
 }

@@ -32,14 +32,19 @@ whole snapshot could be taken. Needs root.
 by the name of one of their functions (with or without bpf_prog_<tag>_): a
 snapshot small enough to check in beside a recording of one's own programs,
 which inject reads as any other (its end line counts what it holds). A
---prog that names no loaded program is an error.
+--prog that names no loaded program is an error. --portable leaves out what
+a checked-in fixture should not carry: the hostname, boot id and boot time,
+when it was taken, load times, uids, map and BTF ids (the kernel release
+stays). inject labels a recording of its programs from it as from the whole
+snapshot; only the programs the recording has no record of are beyond it.
 
 Examples:
    bpfmeta snapshot -o progs.jsonl
-   bpfmeta snapshot --prog xdp_prog --prog 97 -o mine.jsonl
+   bpfmeta snapshot --prog xdp_prog --prog 97 --portable -o testdata/mine.jsonl
    bpfmeta snapshot | jq -c 'select(.program) | .program.name'`,
 		Flags: []cli.Flag{outputFlag("snapshot"), forceFlag(),
 			&cli.StringSliceFlag{Name: "prog", Usage: "save only program `NAME|ID` (repeatable): an id, a program's name or one of its functions'"},
+			&cli.BoolFlag{Name: "portable", Usage: "leave out the hostname, boot id, times, uids, map and BTF ids: a fixture to check in"},
 			quietFlag(),
 			verboseFlag("say how many programs were saved")},
 		Action: runSnapshot,
@@ -74,7 +79,11 @@ func runSnapshot(c *cli.Context) error {
 	if len(progs) > 0 {
 		src = onlyNamed{k, progs, named}
 	}
-	n, err := snapshot.Take(out.Dest(), src)
+	take := snapshot.Take
+	if c.Bool("portable") {
+		take = snapshot.TakePortable
+	}
+	n, err := take(out.Dest(), src)
 	if err != nil {
 		return out.Error(err)
 	}
