@@ -68,7 +68,7 @@ func (s System) ClockOf(c RecordingClock) (LoadClock, error) {
 	}
 	if !c.UseClockID {
 		if s.PerfClockOffset == 0 {
-			return unplaced("the source does not say how its clock relates to perf's (a snapshot of an older bpfmeta?)")
+			return unplaced("the source does not say how its clock relates to perf's (a portable snapshot, or one of an older bpfmeta)")
 		}
 		return LoadClock{-s.PerfClockOffset}, nil
 	}

@@ -16,6 +16,9 @@ done
 for n in 202 203; do
 	clang -O2 -g -target bpf -fdebug-prefix-map="$HERE"=. -I"$ARCH_INC" -DNVARS=$n -DPROG=bpfprogt_many$n -c "$HERE/manyvars.bpf.c" -o "$HERE/many$n.bpf.o"
 done
+# two versions of one program, for the golden tests of a version's change
+clang -O2 -g -target bpf -fdebug-prefix-map="$HERE"=. -I"$ARCH_INC" -DVERSION='"1.0.0"' -DMINOR=0 -c "$HERE/versioned.bpf.c" -o "$HERE/versioned100.bpf.o"
+clang -O2 -g -target bpf -fdebug-prefix-map="$HERE"=. -I"$ARCH_INC" -DVERSION='"1.1.0"' -DMINOR=1 -c "$HERE/versioned.bpf.c" -o "$HERE/versioned110.bpf.o"
 # rich again with clang 19 (Debian 12's clang-19), whose BTF differs
 if command -v clang-19 >/dev/null; then
 	clang-19 -O2 -g -target bpf -fdebug-prefix-map="$HERE"=. -I"$ARCH_INC" -DPROG=bpfprogt_rich19 -DSALT=19 -c "$HERE/rich.bpf.c" -o "$HERE/rich19.bpf.o"
