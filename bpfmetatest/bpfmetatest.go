@@ -85,13 +85,8 @@ func typedIndex(snap string) (*stable.TypedIndex, error) {
 	}
 	defer src.Close()
 	var ix stable.TypedIndex
-	for p, err := range src.All() {
-		if err == nil {
-			err = ix.Add(p)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", snap, err)
-		}
+	if err := ix.AddAll(src); err != nil {
+		return nil, fmt.Errorf("%s: %w", snap, err)
 	}
 	return &ix, nil
 }

@@ -257,6 +257,19 @@ func (ix *TypedIndex) Add(p *bpfprog.Program) error {
 	return nil
 }
 
+// AddAll indexes every program l lists (a snapshot's).
+func (ix *TypedIndex) AddAll(l bpfprog.Lister) error {
+	for p, err := range l.All() {
+		if err == nil {
+			err = ix.Add(p)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Typed is the typed form of entry e of function, or nil: a Funcs.Typed.
 func (ix *TypedIndex) Typed(function string, e perfdata.BPFMetadataEntry) json.RawMessage {
 	return ix.m[typedKey(function, e.Key, e.Value)]

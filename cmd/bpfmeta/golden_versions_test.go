@@ -18,7 +18,8 @@ import (
 // "1.1.0", a struct's minor field 0 -> 1), each loaded, recorded by perf
 // 6.1 and saved by snapshot --prog --portable. The loaded program's and
 // the injected recording's stable text match goldens made at another
-// time (other ids, addresses, load times); between the versions only the
+// time (other ids, addresses, load times), and show --stable --snapshot
+// prints the recording's the same; between the versions only the
 // version and the struct change, the struct with its fields' names; and a
 // portable snapshot injects the same bytes as the whole one.
 func TestGoldenVersions(t *testing.T) {
@@ -47,6 +48,10 @@ func TestGoldenVersions(t *testing.T) {
 		recording, err := bpfmetatest.RecordingText(rec, portable, t.TempDir())
 		if err != nil {
 			t.Fatal(err)
+		}
+		// the command line's route to the same text
+		if r := bpfmeta(t, nil, "show", "--stable", "--snapshot", portable, portable+".data"); r.code != exitOK || r.stdout != string(recording) {
+			t.Errorf("show --stable --snapshot: %v\nwant\n%s", r, recording)
 		}
 		testkit.Golden(t, filepath.Join("testdata", "golden-versions", v+".loaded"), loaded)
 		testkit.Golden(t, filepath.Join("testdata", "golden-versions", v+".recording"), recording)

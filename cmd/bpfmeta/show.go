@@ -11,10 +11,14 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/btf"
+	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
+	"github.com/bpfmeta/bpfmeta/stable"
 )
 
 func showCommand() *cli.Command {
@@ -57,7 +61,12 @@ bpf_prog_<tag>_<name> of the record).
 or load to the next: each function's name without bpf_prog_<tag>_ (a tag
 changes with any change of the code) and its entries, sorted, each function
 with the same entries once; no ids, addresses, offsets or samples (with
---json: {"functions": [{"function", "entries": [{"key", "value"}]}]}).
+--json: {"functions": [{"function", "entries": [{"key", "value", "typed"}]}]}).
+
+--snapshot FILE types the values from the snapshot's programs (bpfmeta
+snapshot --prog, of the recording's programs): perf's text of a struct has
+neither its fields' names nor its zero fields, and --json's "typed" and
+--stable's "named:" line then give them.
 
 Examples:
    bpfmeta show perf.meta.data
@@ -67,6 +76,7 @@ Examples:
 			&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the JSON section of README.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
 			&cli.StringFlag{Name: "prog", Usage: "only the records of program `NAME|ID`"},
 			&cli.BoolFlag{Name: "stable", Usage: "print what is the same on any host and boot, for golden files: each function's name without its tag and its entries, sorted, once"},
+			&cli.StringFlag{Name: "snapshot", TakesFile: true, Usage: "type the values from the programs of snapshot `FILE` (bpfmeta snapshot): structs with their fields' names"},
 			maxExpansionFlag(), quietFlag(), verboseFlag("say what was read")},
 		Action: runShow,
 	}
@@ -83,12 +93,16 @@ func runShow(c *cli.Context) error {
 	// Printed as the records are known, one at a time: what a record says
 	// of its functions can be many times the record.
 	w := bufio.NewWriter(c.App.Writer)
+	typed, err := showTypes(c)
+	if err != nil {
+		return err
+	}
 	var p showPrinter = &textPrinter{w: w}
 	switch {
 	case c.Bool("stable"):
-		p = &stablePrinter{w: w, json: c.Bool("json")}
+		p = &stablePrinter{w: w, json: c.Bool("json"), fns: stable.Funcs{Typed: typed}}
 	case c.Bool("json"):
-		p = &jsonPrinter{w: w}
+		p = &jsonPrinter{w: w, typed: typed}
 	}
 	prog, shown := c.String("prog"), 0
 	sum, err := bpftrack.WalkMetadata(in, func(r *bpftrack.MetadataRecord) error {
@@ -146,8 +160,31 @@ func isWriteError(err error) bool {
 // jsonPrinter writes show --json's document (showJSON, as printJSON
 // writes it) a record at a time.
 type jsonPrinter struct {
-	w *bufio.Writer
-	n int
+	w     *bufio.Writer
+	n     int
+	typed typedFunc
+}
+
+// typedFunc gives the typed form of an entry of a function (stable.Funcs.Typed).
+type typedFunc = func(function string, e perfdata.BPFMetadataEntry) json.RawMessage
+
+// showTypes is the typed form of entries that --snapshot's programs give,
+// or nil.
+func showTypes(c *cli.Context) (typedFunc, error) {
+	path := c.String("snapshot")
+	if path == "" {
+		return nil, nil
+	}
+	snap, err := snapshot.Open(path)
+	if err != nil {
+		return nil, cliutil.FileError(snapshotName(path), err)
+	}
+	defer snap.Close()
+	var ix stable.TypedIndex
+	if err := ix.AddAll(snap); err != nil {
+		return nil, cliutil.FileError(snapshotName(path), err)
+	}
+	return ix.Typed, nil
 }
 
 // jsonHead is the document without records: it ends in `"records": []`
@@ -172,7 +209,7 @@ func (p *jsonPrinter) record(r *bpftrack.MetadataRecord) error {
 		p.w.Write([]byte(",\n"))
 	}
 	p.n++
-	b, err := json.MarshalIndent(newRecordJSON(r), "    ", "  ")
+	b, err := json.MarshalIndent(newRecordJSON(r, p.typed), "    ", "  ")
 	if err != nil {
 		return err
 	}
@@ -235,11 +272,18 @@ type funcJSON struct {
 	Matched string `json:"matched"`
 }
 
-// newRecordJSON is m as show --json writes it.
-func newRecordJSON(m *bpftrack.MetadataRecord) recordJSON {
+// newRecordJSON is m as show --json writes it; typed, if not nil, types
+// its entries where the text cannot (a struct's fields' names).
+func newRecordJSON(m *bpftrack.MetadataRecord, typedOf typedFunc) recordJSON {
 	r := recordJSON{Offset: m.Offset, File: m.File, ProgName: m.Metadata.ProgName, Entries: []bpfprog.Entry{}, Others: []funcJSON{}, Samples: m.Samples, MoreOthers: m.MoreFuncs}
 	for _, e := range m.Metadata.Entries {
-		typed, _ := btf.DumpJSON(e.Value)
+		var typed json.RawMessage
+		if typedOf != nil {
+			typed = typedOf(stable.FuncName(m.Metadata.ProgName), e)
+		}
+		if typed == nil {
+			typed, _ = btf.DumpJSON(e.Value)
+		}
 		r.Entries = append(r.Entries, bpfprog.Entry{Key: e.Key, Value: e.Value, Typed: typed})
 	}
 	for j, f := range m.Funcs {
