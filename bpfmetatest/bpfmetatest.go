@@ -49,6 +49,20 @@ func Recording(t testing.TB, golden, path, snap string) {
 // RecordingText is what Recording compares: the recording's metadata in
 // the stable form, after an inject from snap (if not "") into dir.
 func RecordingText(path, snap, dir string) ([]byte, error) {
+	fns, err := RecordingFuncs(path, snap, dir)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	err = stable.WriteFuncs(&b, fns)
+	return b.Bytes(), err
+}
+
+// RecordingFuncs is the recording's metadata, after an inject from snap
+// (if not "") into dir: each function's entries, typed from the
+// snapshot's programs, in the stable form (sorted, each distinct one once;
+// json.Marshal gives show --stable --json's "functions").
+func RecordingFuncs(path, snap, dir string) ([]stable.Func, error) {
 	var fns stable.Funcs
 	if snap != "" {
 		out, err := injectFrom(path, snap, dir)
@@ -68,12 +82,11 @@ func RecordingText(path, snap, dir string) ([]byte, error) {
 		return nil, err
 	}
 	defer r.Close()
+	fns.Max = bpftrack.MaxMetadataRecords
 	if _, err := bpftrack.WalkMetadata(r, func(rec *bpftrack.MetadataRecord) error { return fns.Add(rec.Metadata) }); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	var b bytes.Buffer
-	err = stable.WriteFuncs(&b, fns.Sorted())
-	return b.Bytes(), err
+	return fns.Sorted(), nil
 }
 
 // typedIndex indexes the typed forms of the entries of the snapshot's

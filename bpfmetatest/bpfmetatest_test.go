@@ -3,6 +3,7 @@ package bpfmetatest_test
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/bpfmetatest"
@@ -59,5 +60,27 @@ func TestLoaded(t *testing.T) {
 		}
 		bpfmetatest.Loaded(t, "testdata/meta-loaded.golden", ids...)
 		unload()
+	}
+}
+
+// TestRecordingFuncs: the functions Recording's text is made of, with
+// their entries, from the recording and its snapshot in one call.
+func TestRecordingFuncs(t *testing.T) {
+	data, snap := recording("stock_file_before_withmeta")
+	fns, err := bpfmetatest.RecordingFuncs(data, snap, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, err := bpfmetatest.RecordingText(data, snap, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fns) == 0 || len(fns[0].Entries) == 0 {
+		t.Fatalf("functions %+v", fns)
+	}
+	for _, f := range fns {
+		if !strings.Contains(string(text), "\n"+f.Function+"\n") && !strings.HasPrefix(string(text), f.Function+"\n") {
+			t.Errorf("function %s is not in the text:\n%s", f.Function, text)
+		}
 	}
 }
