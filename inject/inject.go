@@ -51,6 +51,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/internal/budget"
+	"github.com/bpfmeta/bpfmeta/internal/recrun"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/writer"
@@ -133,10 +134,8 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 		j.timed = true
 	}
 	j.dir = r.IsDirRecording()
-	if rr, ok := r.(runRecording); ok {
-		if rw, ok := w.(runWriter); ok {
-			j.runs, j.runW = rr, rw
-		}
+	if rr, rw := recrun.SourceOf(r), recrun.SinkOf(w); rr != nil && rw != nil {
+		j.runs, j.runW = rr, rw
 	}
 	if opts.Progress != nil {
 		j.progress = &progressWriter{RecordWriter: w, progress: opts.Progress}
@@ -366,8 +365,11 @@ func (j *injector) record(rec *perfdata.Record) error {
 			j.time(ts)
 		}
 	}
-	// A kernel record that is to do more than the above must end
-	// passRun's runs too, as KSYMBOL and BPF_EVENT do.
+	if recrun.Passes(t) {
+		// All that inject does with a record that can be in a run: what
+		// passRun does. A record that is to do more does not pass.
+		return nil
+	}
 	switch t {
 	case perfdata.RecordKSymbol, perfdata.RecordBPFEvent:
 		u, err := j.track.Feed(rec)
@@ -399,25 +401,21 @@ func (j *injector) record(rec *perfdata.Record) error {
 }
 
 // runRecording is a Recording that hands out runs of records, which
-// inject walks in a loop of its own (*reader.Reader is one).
-type runRecording interface {
-	Run() reader.Run
-	Pass(reader.Run)
-}
+// inject walks in a loop of its own (a *reader.Reader, by
+// recrun.SourceOf).
+type runRecording = recrun.Source
 
 // runWriter is a RecordWriter that writes a run of records passed through
-// in one call (*writer.Writer is one). A RecordWriter without it gets
-// every record by WriteRecord.
-type runWriter interface {
-	WriteRun(reader.Run) error
-}
+// in one call (a *writer.Writer, by recrun.SinkOf). A RecordWriter
+// without it gets every record by WriteRecord.
+type runWriter = recrun.Sink
 
 // passRun passes on the records at the recording's position that inject
 // only passes through, as record does with each of them, in one loop over
 // the reader's buffer instead of a chain of calls per record (a 317 MB
-// recording has 2.8 M of them; most are SAMPLEs): every kernel record but
-// KSYMBOL and BPF_EVENT, which feed the tracker. Records of user types
-// (BPF_METADATA, FINISHED_INIT, ...) end a run. A run also ends where
+// recording has 2.8 M of them; most are SAMPLEs): the records that pass
+// (recrun.Passes, which the run's Peek asks: every kernel record but
+// KSYMBOL and BPF_EVENT, which feed the tracker). A run also ends where
 // Options.Progress is due, so that it is called after the same records.
 func (j *injector) passRun() error {
 	u := j.runs.Run()
@@ -429,7 +427,7 @@ func (j *injector) passRun() error {
 	timed, counting := j.timed, j.missing > 0
 	for u.Len() < limit {
 		h, ok := u.Peek()
-		if !ok || h.Type == perfdata.RecordKSymbol || h.Type == perfdata.RecordBPFEvent {
+		if !ok {
 			break
 		}
 		raw := u.Take(h)

@@ -36,7 +36,7 @@ func DecodeEventHeaderBig(b []byte, big bool) EventHeader {
 
 // DecodeEventHeaderLittle decodes the 8 little-endian bytes at the start
 // of b: for a loop over the records of a little-endian recording that
-// must stay small enough to be inlined whole (reader.Run).
+// must stay small enough to be inlined whole (recrun.Run.Peek).
 func DecodeEventHeaderLittle(b []byte) EventHeader {
 	le := binary.LittleEndian
 	return EventHeader{Type: RecordType(le.Uint32(b)), Misc: le.Uint16(b[4:]), Size: le.Uint16(b[6:])}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/bpfmeta/bpfmeta/internal/recrun"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
@@ -38,7 +39,8 @@ func walk(t *testing.T, r *reader.Reader, take func(i int) int) (got []handedOut
 	t.Helper()
 	for i := 0; ; i++ {
 		if take != nil {
-			u := r.Run()
+			runs := recrun.SourceOf(r)
+			u := runs.Run()
 			k := take(i)
 			var recs []perfdata.Record
 			for u.Len() < k {
@@ -54,7 +56,7 @@ func walk(t *testing.T, r *reader.Reader, take func(i int) int) (got []handedOut
 				t.Fatalf("Taken() = %#x, %d bytes; the records taken are from %#x", off, len(taken), recs[0].Offset)
 			}
 			counts := r.Counts()
-			r.Pass(u)
+			runs.Pass(u)
 			for j := range recs {
 				// as Next would have handed them out
 				rec := &recs[j]
@@ -99,7 +101,7 @@ func got0pos(r *reader.Reader, rec *perfdata.Record, last bool) int64 {
 	return rec.Offset + int64(len(rec.Raw))
 }
 
-// TestRun: walking runs of records (Run, Peek, Take, Pass), any number of
+// TestRun: walking runs of records (recrun: Run, Peek, Take, Pass), any number of
 // records at a time, hands out the records Next hands out, in the same
 // order, with the same Counts, Offset and Record, and ends as Next ends
 // (error, trailing bytes), for every corpus recording, as a file and as

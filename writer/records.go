@@ -3,10 +3,10 @@ package writer
 import (
 	"errors"
 	"fmt"
-	"github.com/bpfmeta/bpfmeta/internal/outfile"
 
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
+	"github.com/bpfmeta/bpfmeta/internal/recrun"
 	"github.com/bpfmeta/bpfmeta/perfdata"
-	"github.com/bpfmeta/bpfmeta/reader"
 )
 
 // Records is a recording read one record at a time, as Copy reads it.
@@ -56,9 +56,9 @@ func Blame(in Records, err error) error {
 // reading r is returned as r.Err returns it; one writing, as a
 // *WriteError (Blame). The caller closes w, as after WriteRecord.
 func Copy(w *Writer, r Records, keep func(*perfdata.Record) bool) (dropped int, err error) {
-	runs, _ := r.(runRecords)
-	if keep != nil {
-		runs = nil // keep is asked of every record
+	var runs recrun.Source
+	if keep == nil { // else keep is asked of every record
+		runs = recrun.SourceOf(r)
 	}
 	for {
 		if runs != nil {
@@ -81,17 +81,9 @@ func Copy(w *Writer, r Records, keep func(*perfdata.Record) bool) (dropped int, 
 	return dropped, r.Err()
 }
 
-// runRecords is Records that hands out runs of records (*reader.Reader is
-// one): Copy writes them a run at a time, as inject does the records it
-// passes through.
-type runRecords interface {
-	Run() reader.Run
-	Pass(reader.Run)
-}
-
-// copyRun writes the run of records at r's position, as Copy does each of
-// them, in one call of WriteRun.
-func copyRun(w *Writer, r runRecords) error {
+// copyRun writes the run of records at r's position (a *reader.Reader
+// hands out runs), as Copy does each of them, in one call of WriteRun.
+func copyRun(w *Writer, r recrun.Source) error {
 	u := r.Run()
 	for {
 		h, ok := u.Peek()
@@ -104,5 +96,5 @@ func copyRun(w *Writer, r runRecords) error {
 		return nil
 	}
 	r.Pass(u)
-	return w.WriteRun(u)
+	return (*runSink)(w).WriteRun(u)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bpfmeta/bpfmeta/internal/recrun"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -39,7 +40,8 @@ func marker(part int) *perfdata.Record {
 func copyInRuns(r *reader.Reader, w *writer.Writer) (map[where]bool, error) {
 	marked := map[where]bool{}
 	for i := 0; ; i++ {
-		u := r.Run()
+		runs := recrun.SourceOf(r)
+		u := runs.Run()
 		for u.Len() < i%7 {
 			h, ok := u.Peek()
 			if !ok {
@@ -47,8 +49,8 @@ func copyInRuns(r *reader.Reader, w *writer.Writer) (map[where]bool, error) {
 			}
 			u.Take(h)
 		}
-		r.Pass(u)
-		if err := w.WriteRun(u); err != nil {
+		runs.Pass(u)
+		if err := recrun.SinkOf(w).WriteRun(u); err != nil {
 			return nil, err
 		}
 		if !r.Next() {
@@ -85,13 +87,13 @@ func copyMarked(r *reader.Reader, w *writer.Writer, marked map[where]bool) error
 	return r.Err()
 }
 
-// TestWriteRecords: records written a run at a time (WriteRecords), with
+// TestWriteRun: records written a run at a time (recrun.Sink.WriteRun), with
 // new records between the runs, give the output that writing each of
 // them with WriteRecord gives, byte for byte: every corpus recording and
 // directory recording, into a file (or directory) in its format and as a
 // pipe stream (or a file from a stream), from the reader's buffers or
 // copied.
-func TestWriteRecords(t *testing.T) {
+func TestWriteRun(t *testing.T) {
 	ins := testkit.CorpusFiles(t)
 	for _, name := range testkit.ThreadsNames(t) {
 		ins = append(ins, testkit.ThreadsDir(name))
@@ -137,9 +139,9 @@ func TestWriteRecords(t *testing.T) {
 	}
 }
 
-// TestWriteRecordsOneStream: a directory recording written as one pipe
+// TestWriteRunOneStream: a directory recording written as one pipe
 // stream in runs is the stream written a record at a time.
-func TestWriteRecordsOneStream(t *testing.T) {
+func TestWriteRunOneStream(t *testing.T) {
 	for _, name := range testkit.ThreadsNames(t) {
 		t.Run(name, func(t *testing.T) {
 			var marked map[where]bool

@@ -7,9 +7,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/bpfmeta/bpfmeta/internal/recrun"
 	"github.com/bpfmeta/bpfmeta/internal/retain"
 	"github.com/bpfmeta/bpfmeta/perfdata"
-	"github.com/bpfmeta/bpfmeta/reader"
 )
 
 // Input is the recording a Writer copies. *reader.Reader is one.
@@ -77,7 +77,7 @@ type recordWriter interface {
 	// passThrough writes records read from the input, back to back in
 	// raw, the first at input offset off of data file part, that pass
 	// through unchanged and carry no data after them: what WriteRecord
-	// does with each (WriteRecords).
+	// does with each (runSink.WriteRun).
 	passThrough(off int64, part int, raw []byte) error
 	Close() error
 	Abort()
@@ -195,33 +195,36 @@ func (w *Writer) WriteRecord(rec *perfdata.Record) error {
 	return w.w.WriteRecord(rec)
 }
 
-// WriteRecords writes whole records read from the input, back to back in
-// raw, the first at input offset off of data file part (Record.Offset,
-// Record.Part), as WriteRecord writes each of them, in one call: a run of
-// records the reader handed out (reader.Run) that pass through unchanged.
-// They must be stored records (not decoded from a compressed record) of
-// kernel types (below perfdata.UserTypeStart), which carry no data after
-// them and mean nothing to the framing of any output.
-func (w *Writer) WriteRecords(off int64, part int, raw []byte) error {
+func init() {
+	recrun.SetSinkOf(func(x any) recrun.Sink {
+		if w, ok := x.(*Writer); ok && w != nil {
+			return (*runSink)(w)
+		}
+		return nil
+	})
+}
+
+// runSink is a Writer as the recrun.Sink of the runs of records it
+// writes: package recrun's fast path (inject, Copy), not part of the
+// Writer's API.
+type runSink Writer
+
+// WriteRun writes the records taken from u, a run of the input's that its
+// Pass has moved past, as WriteRecord writes each of them, in one call:
+// back to back, as one span of input bytes. They pass (recrun.Passes):
+// kernel records, which carry no data after them and mean nothing to the
+// framing of any output. Records decoded from a compressed record are not
+// written: the compressed record, written as it is, carries them.
+func (s *runSink) WriteRun(u recrun.Run) error {
+	w := (*Writer)(s)
+	off, raw := u.Taken()
 	switch {
 	case w.closed:
 		return errClosed
-	case len(raw) == 0:
+	case u.Compressed(), len(raw) == 0:
 		return nil
 	}
-	return w.w.passThrough(off, part, raw)
-}
-
-// WriteRun writes the records taken from u, a run of the reader's that
-// its Pass has moved past, as WriteRecords does. Records decoded from a
-// compressed record are not written: the compressed record, written as
-// it is, carries them.
-func (w *Writer) WriteRun(u reader.Run) error {
-	if u.Compressed() {
-		return nil
-	}
-	off, raw := u.Taken()
-	return w.WriteRecords(off, u.Part(), raw)
+	return w.w.passThrough(off, u.Part(), raw)
 }
 
 var errClosed = errors.New("writer: WriteRecord after Close")
