@@ -17,11 +17,22 @@ func short(h perfdata.EventHeader, n int) bool {
 
 func init() {
 	recrun.SetSourceOf(func(x any) recrun.Source {
-		if r, ok := x.(*Reader); ok && r != nil {
-			return (*runs)(r)
+		if r, ok := x.(runSource); ok {
+			return r.runSource()
 		}
 		return nil
 	})
+}
+
+// runSource is a *Reader, or a value that embeds one (the command line's
+// input): the reader's runs are its.
+type runSource interface{ runSource() recrun.Source }
+
+func (r *Reader) runSource() recrun.Source {
+	if r == nil {
+		return nil
+	}
+	return (*runs)(r)
 }
 
 // runs is a Reader as the recrun.Source of its runs: package recrun's

@@ -197,11 +197,22 @@ func (w *Writer) WriteRecord(rec *perfdata.Record) error {
 
 func init() {
 	recrun.SetSinkOf(func(x any) recrun.Sink {
-		if w, ok := x.(*Writer); ok && w != nil {
-			return (*runSink)(w)
+		if w, ok := x.(runWriter); ok {
+			return w.runSink()
 		}
 		return nil
 	})
+}
+
+// runWriter is a *Writer, or a value that embeds one: the writer writes
+// its runs.
+type runWriter interface{ runSink() recrun.Sink }
+
+func (w *Writer) runSink() recrun.Sink {
+	if w == nil {
+		return nil
+	}
+	return (*runSink)(w)
 }
 
 // runSink is a Writer as the recrun.Sink of the runs of records it

@@ -151,8 +151,9 @@ func SetSourceOf(f func(any) Source) { sourceOf = f }
 func SetSinkOf(f func(any) Sink) { sinkOf = f }
 
 // SourceOf returns the runs that x, a recording, hands out: x itself if
-// it is a Source (a test's), the reader's if x is a *reader.Reader, nil
-// if x hands out none (its records then go one at a time by Next).
+// it is a Source (a test's), the reader's if x is a *reader.Reader or
+// embeds one (the command line's input), nil if x hands out none (its
+// records then go one at a time by Next).
 func SourceOf(x any) Source {
 	if s, ok := x.(Source); ok {
 		return s
@@ -164,7 +165,7 @@ func SourceOf(x any) Source {
 }
 
 // SinkOf returns what writes runs to x, an output: x itself if it is a
-// Sink, the writer's if x is a *writer.Writer, nil if none.
+// Sink, the writer's if x is a *writer.Writer or embeds one, nil if none.
 func SinkOf(x any) Sink {
 	if s, ok := x.(Sink); ok {
 		return s
