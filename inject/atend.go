@@ -34,16 +34,16 @@ func (j *injector) atEndRecord(name string) error {
 	}
 	// A program that cannot claim the name now never can: each is asked
 	// once per name.
-	for ps := j.claimable[name]; len(ps) > 0; ps = ps[1:] {
+	for ps := j.progs.claimable[name]; len(ps) > 0; ps = ps[1:] {
 		if j.claim(ps[0], name) {
-			j.claimable[name] = ps[1:]
+			j.progs.claimable[name] = ps[1:]
 			return nil
 		}
 	}
-	delete(j.claimable, name)
-	if j.nOrphans < MaxAtEnd { // more stand for nothing inject would write
-		j.orphans[maphash.String(j.seed, name)]++
-		j.nOrphans++
+	delete(j.progs.claimable, name)
+	if j.end.nOrphans < MaxAtEnd { // more stand for nothing inject would write
+		j.end.orphans[maphash.String(j.end.seed, name)]++
+		j.end.nOrphans++
 		return j.charge()
 	}
 	return nil
@@ -52,18 +52,18 @@ func (j *injector) atEndRecord(name string) error {
 // cancelAtEnd drops the first record to write at the end that the
 // recording's record named name stands for.
 func (j *injector) cancelAtEnd(name string) bool {
-	idx := j.atEndByName[name]
+	idx := j.end.byName[name]
 	for len(idx) > 0 {
-		p := &j.atEnd[idx[0]]
+		p := &j.end.records[idx[0]]
 		idx = idx[1:]
 		if !p.done {
 			p.done = true
-			j.atEndByName[name] = idx
+			j.end.byName[name] = idx
 			j.stands(p.prog, name)
 			return true
 		}
 	}
-	delete(j.atEndByName, name)
+	delete(j.end.byName, name)
 	return false
 }
 
@@ -73,24 +73,24 @@ func (j *injector) queueAtEnd(pr pending) error {
 	for _, s := range pr.names {
 		n += len(s) + 16
 	}
-	if k := len(j.atEnd); k == 0 || j.atEnd[k-1].prog != pr.prog {
+	if k := len(j.end.records); k == 0 || j.end.records[k-1].prog != pr.prog {
 		n += entryBytes(pr.md.Entries) // a program's records are queued together, and share them
 	}
 	switch {
-	case len(j.atEnd) == MaxAtEnd:
+	case len(j.end.records) == MaxAtEnd:
 		return fmt.Errorf("program %d: %w (%d)", pr.prog.ID, ErrTooMany, MaxAtEnd)
-	case j.atEndBytes+n > MaxAtEndBytes:
+	case j.end.bytes+n > MaxAtEndBytes:
 		return fmt.Errorf("program %d: %w (%d MiB)", pr.prog.ID, ErrTooMany, MaxAtEndBytes>>20)
 	}
-	j.atEndBytes += n
+	j.end.bytes += n
 	if err := j.charge(); err != nil {
-		j.atEndBytes -= n
+		j.end.bytes -= n
 		return fmt.Errorf("program %d: %w", pr.prog.ID, err)
 	}
 	for _, n := range pr.names {
-		j.atEndByName[n] = append(j.atEndByName[n], len(j.atEnd))
+		j.end.byName[n] = append(j.end.byName[n], len(j.end.records))
 	}
-	j.atEnd = append(j.atEnd, pr)
+	j.end.records = append(j.end.records, pr)
 	return nil
 }
 
@@ -114,7 +114,7 @@ func (j *injector) finish() error {
 		return err
 	}
 	// Settle the unlisted programs that were not yet: those still loaded.
-	for _, p := range j.byTP {
+	for _, p := range j.progs.byTP {
 		if !p.listed && !p.atEnd {
 			j.unlisted(p)
 		}
@@ -129,21 +129,21 @@ func (j *injector) finish() error {
 // A load the recording has after that (none that perf writes) has its
 // records at the end.
 func (j *injector) writeAtEnd() error {
-	for _, name := range j.deferred {
+	for _, name := range j.end.deferred {
 		if err := j.atEndRecord(name); err != nil {
 			return err
 		}
 	}
-	j.deferred, j.deferredBytes = nil, 0
-	if !j.unrecordedDone {
-		j.unrecordedDone = true
+	j.end.deferred, j.end.deferredBytes = nil, 0
+	if !j.unrec.done {
+		j.unrec.done = true
 		if err := j.unrecorded(); err != nil {
 			return err
 		}
 	}
-	slices.SortStableFunc(j.atEnd, func(a, b pending) int { return cmp.Compare(a.prog.ID, b.prog.ID) })
-	j.atEndByName = map[string][]int{} // the indexes are the order's before the sort
-	for _, p := range j.atEnd {
+	slices.SortStableFunc(j.end.records, func(a, b pending) int { return cmp.Compare(a.prog.ID, b.prog.ID) })
+	j.end.byName = map[string][]int{} // the indexes are the order's before the sort
+	for _, p := range j.end.records {
 		if p.done || p.waits() {
 			continue
 		}
@@ -152,25 +152,25 @@ func (j *injector) writeAtEnd() error {
 		}
 	}
 	// Settle the unlisted programs with records at the end.
-	for i, pr := range j.atEnd {
-		if p := pr.prog; !p.listed && !p.Unrecorded && (i == 0 || j.atEnd[i-1].prog != p) {
+	for i, pr := range j.end.records {
+		if p := pr.prog; !p.listed && !p.Unrecorded && (i == 0 || j.end.records[i-1].prog != p) {
 			j.unlisted(p)
 		}
 	}
-	j.atEnd, j.atEndBytes = nil, 0
+	j.end.records, j.end.bytes = nil, 0
 	j.endAwait()
-	for _, p := range j.unrecordedProgs {
+	for _, p := range j.unrec.progs {
 		// perf's tree of bpf_prog_info has it: a load of its id in the
 		// tail synthesis gets no metadata (Duplicate)
-		j.known[p.ID] = true
-		if len(j.listed) < MaxListed {
+		j.progs.known[p.ID] = true
+		if len(j.progs.listed) < MaxListed {
 			p.listed = true
-			j.listed = append(j.listed, p)
+			j.progs.listed = append(j.progs.listed, p)
 		} else {
 			j.unlisted(p)
 		}
 	}
-	j.unrecordedProgs = nil
+	j.unrec.progs = nil
 	return j.charge()
 }
 
@@ -187,10 +187,10 @@ func (j *injector) unrecorded() error {
 	case !ok:
 		j.sum.UnrecordedSkipped = "the source cannot list its programs"
 		return nil
-	case j.first == 0:
+	case j.span.first == 0:
 		j.sum.UnrecordedSkipped = "the recording has no timestamps"
 		return nil
-	case !j.matched:
+	case !j.progs.matched:
 		// Load times say nothing across boots: only a program matched by
 		// id, tag and addresses shows that the recording is of this boot.
 		j.sum.UnrecordedSkipped = "none of the recording's programs is the source's: it may be of another boot"
@@ -208,23 +208,23 @@ func (j *injector) unrecorded() error {
 	if ll, ok := lister.(bpfprog.LoadLister); ok {
 		// only those that can be loaded during the recording: a watch's
 		// journal may hold thousands of others
-		if from, to, ok := clock.Span(j.first, j.last); ok {
+		if from, to, ok := clock.Span(j.span.first, j.span.last); ok {
 			progs = ll.LoadedBetween(from, to)
 		}
 	}
 	for sp, err := range progs {
-		if err != nil || j.known[sp.ID] {
+		if err != nil || j.progs.known[sp.ID] {
 			continue
 		}
 		t, ok := clock.LoadedAt(sp)
-		if !ok || t < j.first || t > j.last {
+		if !ok || t < j.span.first || t > j.span.last {
 			continue
 		}
 		p := &program{Program: Program{ID: sp.ID, Tag: sp.Tag, Unrecorded: true, Outcome: Injected}, atEnd: true}
 		if len(sp.Funcs) > 0 {
 			p.Name = sp.Funcs[0].PerfName
 		}
-		j.unrecordedProgs = append(j.unrecordedProgs, p)
+		j.unrec.progs = append(j.unrec.progs, p)
 		m, entries, outcome, err := metadataOf(sp)
 		if outcome != Injected {
 			p.setOutcome(outcome, err, j)
@@ -233,9 +233,9 @@ func (j *injector) unrecorded() error {
 		for i, f := range sp.Funcs {
 			// no KSYMBOL to name it after: perf's name
 			names := uniq(m.ProgNames[i], f.PerfName, f.KernelName)
-			if k := slices.IndexFunc(names, func(n string) bool { return j.orphans[maphash.String(j.seed, n)] > 0 }); k >= 0 {
+			if k := slices.IndexFunc(names, func(n string) bool { return j.end.orphans[maphash.String(j.end.seed, n)] > 0 }); k >= 0 {
 				// write() makes it Injected if other records are added
-				j.orphans[maphash.String(j.seed, names[k])]--
+				j.end.orphans[maphash.String(j.end.seed, names[k])]--
 				p.Outcome = AlreadyPresent
 				continue
 			}

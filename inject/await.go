@@ -21,7 +21,7 @@ import (
 // awaitedFunc is a function of a program that awaits its KSYMBOL.
 type awaitedFunc struct {
 	p *program
-	// fn is the source's function; its record is j.atEnd[p.firstAtEnd+i].
+	// fn is the source's function; its record is j.end.records[p.firstAtEnd+i].
 	fn bpfprog.Func
 	i  int
 }
@@ -30,22 +30,22 @@ type awaitedFunc struct {
 // await the KSYMBOLs of the functions awaited of sp; outcome and err are
 // its outcome once they have come.
 func (j *injector) awaitFuncs(p *program, sp *bpfprog.Program, awaited []int, outcome Outcome, err error) {
-	p.firstAtEnd = len(j.atEnd)
+	p.firstAtEnd = len(j.end.records)
 	p.awaiting = len(awaited)
 	p.then, p.thenErr = outcome, err
 	for _, i := range awaited {
-		j.awaited[sp.Funcs[i].Addr] = awaitedFunc{p: p, fn: sp.Funcs[i], i: i}
+		j.pend.awaited[sp.Funcs[i].Addr] = awaitedFunc{p: p, fn: sp.Funcs[i], i: i}
 	}
 }
 
 // arrived takes a KSYMBOL that registers f: a function a program may
 // await.
 func (j *injector) arrived(f *bpftrack.Func) {
-	a, ok := j.awaited[f.Addr]
+	a, ok := j.pend.awaited[f.Addr]
 	if !ok {
 		return
 	}
-	delete(j.awaited, f.Addr)
+	delete(j.pend.awaited, f.Addr)
 	p := a.p
 	if p.awaiting <= 0 {
 		return // another function of it had another name
@@ -56,14 +56,14 @@ func (j *injector) arrived(f *bpftrack.Func) {
 	}
 	if p.then == Injected && !j.opts.PerfNames {
 		// named after the KSYMBOL, as the others are
-		j.atEnd[p.firstAtEnd+a.i].md.ProgName = f.Name
+		j.end.records[p.firstAtEnd+a.i].md.ProgName = f.Name
 	}
 	p.awaiting--
 	if p.awaiting == 0 && p.Outcome == Mismatch {
 		p.setOutcome(p.then, p.thenErr, j)
 		switch p.then {
 		case Injected, NoMetadata, TooLarge:
-			j.matched = true // as load says
+			j.progs.matched = true // as load says
 		}
 	}
 }
@@ -75,5 +75,5 @@ func (pr *pending) waits() bool { return pr.prog.awaiting != 0 }
 // endAwait ends the waiting, at the end: the programs that still await a
 // KSYMBOL are a Mismatch.
 func (j *injector) endAwait() {
-	clear(j.awaited)
+	clear(j.pend.awaited)
 }

@@ -120,18 +120,17 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 		opts:   opts,
 		track:  bpftrack.New(r, bpftrack.Options{}),
 		sum:    &Summary{},
-		byTP:   map[*bpftrack.Program]*program{},
-
-		claimable:   map[string][]*program{},
-		known:       map[uint32]bool{},
-		awaited:     map[uint64]awaitedFunc{},
-		atEndByName: map[string][]int{},
-		orphans:     map[uint64]int{},
-		seed:        maphash.MakeSeed(),
-		mem:         budget.Meter{What: "programs to inject"},
+		progs: programs{
+			byTP:      map[*bpftrack.Program]*program{},
+			claimable: map[string][]*program{},
+			known:     map[uint32]bool{},
+		},
+		pend: pendingLoads{awaited: map[uint64]awaitedFunc{}},
+		end:  atEndRecords{byName: map[string][]int{}, orphans: map[uint64]int{}, seed: maphash.MakeSeed()},
+		mem:  budget.Meter{What: "programs to inject"},
 	}
 	if _, ok := src.(bpfprog.Lister); ok && !opts.RecordedOnly {
-		j.timed = true
+		j.span.on = true
 	}
 	j.dir = r.IsDirRecording()
 	if rr, rw := recrun.SourceOf(r), recrun.SinkOf(w); rr != nil && rw != nil {
@@ -145,8 +144,8 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 	j.track.Close()
 	j.mem.Close()
 	// The summary is what became of the programs so far, on an error too.
-	j.sum.Programs = make([]Program, len(j.listed))
-	for i, p := range j.listed {
+	j.sum.Programs = make([]Program, len(j.progs.listed))
+	for i, p := range j.progs.listed {
 		j.sum.Programs[i] = p.entry()
 	}
 	return j.sum, err
@@ -156,7 +155,7 @@ func (j *injector) run() error {
 	for {
 		// The records only passed through go a run at a time, when
 		// nothing is pending that record does first.
-		if j.runs != nil && j.cur == nil && len(j.after) == 0 && j.loading == nil && len(j.held) == 0 && (j.originChecked || j.opts.OtherMachine == nil) {
+		if j.runs != nil && j.pend.cur == nil && len(j.pend.after) == 0 && j.pend.loading == nil && len(j.tail.held) == 0 && (j.originChecked || j.opts.OtherMachine == nil) {
 			if err := j.passRun(); err != nil {
 				return err
 			}
@@ -194,9 +193,32 @@ type injector struct {
 	src      bpfprog.Source
 	opts     Options
 	sum      *Summary
+	track    *bpftrack.Tracker
+	// part is the file of a directory recording the current record is in.
+	part int
+	// dir: the recording is a directory recording (perf record --threads),
+	// whose records at the end are in its first file, read before the
+	// data files with the loads they are for (atEndRecords.deferred).
+	dir bool
+	// originChecked: Options.OtherMachine had its answer.
+	originChecked bool
+
+	progs programs
+	pend  pendingLoads
+	unrec unrecorded
+	end   atEndRecords
+	tail  tailHold
+	span  timeSpan
+
+	// mem is what the above takes of the process's memory budget
+	// (internal/budget), the tracker's aside.
+	mem budget.Meter
+}
+
+// programs are the programs of the summary and what is known of them.
+type programs struct {
 	// listed are the programs Summary.Programs has, in its order.
 	listed []*program
-	track  *bpftrack.Tracker
 	byTP   map[*bpftrack.Program]*program // the summary's entry of a loaded program
 	// claimable are the listed programs loaded during the recording, by
 	// the names of their functions: a record at the end of the recording
@@ -209,32 +231,51 @@ type injector struct {
 	// matched: the source has one of the recording's programs (the same
 	// id, tag and addresses).
 	matched bool
-	// after are records to write right after the current BPF_EVENT, once the
-	// records that follow it show the recording does not have them already.
-	after []pending
-	// atEnd are records for programs loaded during the recording;
-	// atEndByName their indexes by each of their names; atEndBytes the
-	// bytes they keep (MaxAtEndBytes).
-	atEnd       []pending
-	atEndByName map[string][]int
-	atEndBytes  int
-	// cur is the program perf found loaded whose BPF_EVENT the records
-	// since are right after (only BPF_METADATA records came since), or nil.
-	cur *program
-	// missing counts the loaded programs whose samples are counted: those
-	// the output has no metadata for.
-	missing int
-	// first and last are the earliest and latest record times (perf's
-	// clock), 0 if none; kept only when timed (the programs the recording
-	// has no record of are looked for).
-	first, last uint64
-	timed       bool
 	// listedFuncs counts the functions of the listed programs, which
 	// they keep (claim).
 	listedFuncs int
-	// unrecordedProgs are the programs the recording has no record of,
-	// listed once their records are written.
-	unrecordedProgs []*program
+	// missing counts the loaded programs whose samples are counted: those
+	// the output has no metadata for.
+	missing int
+}
+
+// pendingLoads are the loads at the recording's position that wait on
+// the records that follow.
+type pendingLoads struct {
+	// cur is the program perf found loaded whose BPF_EVENT the records
+	// since are right after (only BPF_METADATA records came since), or nil.
+	cur *program
+	// after are records to write right after the current BPF_EVENT, once the
+	// records that follow it show the recording does not have them already.
+	after []pending
+	// loading is the program of the kernel's PROG_LOAD BPF_EVENT that is
+	// the last record: inject matches it to the source's program once the
+	// KSYMBOLs that follow have come (settleLoad).
+	loading *bpftrack.Program
+	// awaited are the functions of kernel loads whose KSYMBOLs have not
+	// come yet, by address (awaitFuncs).
+	awaited map[uint64]awaitedFunc
+}
+
+// unrecorded are the programs the recording has no record of (unrecorded).
+type unrecorded struct {
+	// progs are those programs, listed once their records are written.
+	progs []*program
+	// done: they were looked for.
+	done bool
+}
+
+// atEndRecords are the records at the end of the recording: those inject
+// writes there and those the recording has.
+type atEndRecords struct {
+	// records are records for programs loaded during the recording;
+	// byName their indexes by each of their names; bytes the bytes they
+	// keep (MaxAtEndBytes).
+	records []pending
+	byName  map[string][]int
+	bytes   int
+	// written: they were written, before the tail synthesis.
+	written bool
 	// orphans count the recording's BPF_METADATA records that stand for
 	// no program of its BPF_EVENTs (perf's records of programs it has no
 	// record of) by the hash of their name, so that they keep no name;
@@ -243,41 +284,33 @@ type injector struct {
 	seed    maphash.Seed
 	// nOrphans counts them (at most MaxAtEnd are kept).
 	nOrphans int
-	// part is the file of a directory recording the current record is in.
-	part int
-	// dir: the recording is a directory recording (perf record --threads),
-	// whose records at the end are in its first file, read before the
-	// data files with the loads they are for; deferred are their names,
-	// settled at the end, where perf wrote them.
-	dir           bool
+	// deferred are the names of a directory recording's records at the
+	// end, which are in its first file, settled at the end, where perf
+	// wrote them; deferredBytes their names' bytes, within MaxAtEndBytes.
 	deferred      []string
-	deferredBytes int // their names' bytes, within MaxAtEndBytes
-	// originChecked: Options.OtherMachine had its answer.
-	originChecked bool
+	deferredBytes int
+}
+
+// tailHold is what starts a tail synthesis (tailInit) and holds it back.
+type tailHold struct {
 	// sawData: a record that perf writes only while it records came (a
 	// SAMPLE, FINISHED_ROUND, COMPRESSED or the kernel's BPF_EVENT): a
-	// FINISHED_INIT after it starts a tail synthesis (tailInit).
+	// FINISHED_INIT after it starts a tail synthesis.
 	sawData bool
-	// endWritten: the records at the end were written, before the tail
-	// synthesis; unrecordedDone: the programs the recording has no record
-	// of were looked for.
-	endWritten, unrecordedDone bool
 	// held are the FINISHED_INIT that starts the tail synthesis of a pipe
 	// stream and the records after it, held back until the stream's first
 	// HEADER_ATTR tells the size of the records' sample_id trailer
-	// (holds); heldBytes their bytes.
-	held      []*perfdata.Record
-	heldBytes int
-	// loading is the program of the kernel's PROG_LOAD BPF_EVENT that is
-	// the last record: inject matches it to the source's program once the
-	// KSYMBOLs that follow have come (settleLoad).
-	loading *bpftrack.Program
-	// awaited are the functions of kernel loads whose KSYMBOLs have not
-	// come yet, by address (awaitFuncs).
-	awaited map[uint64]awaitedFunc
-	// mem is what the above takes of the process's memory budget
-	// (internal/budget), the tracker's aside.
-	mem budget.Meter
+	// (holds); bytes their bytes.
+	held  []*perfdata.Record
+	bytes int
+}
+
+// timeSpan is the earliest and latest record times (perf's clock), 0 if
+// none; kept only when on (the programs the recording has no record of
+// are looked for).
+type timeSpan struct {
+	first, last uint64
+	on          bool
 }
 
 // What inject keeps, in bytes, beside the strings it counts (for the
@@ -294,9 +327,9 @@ const (
 // charge keeps the injector's reservation of the memory budget in step
 // with what it keeps.
 func (j *injector) charge() error {
-	size := (len(j.byTP)+len(j.listed)+len(j.unrecordedProgs))*programCost + len(j.atEnd)*pendingCost + j.atEndBytes +
-		(len(j.known)+len(j.claimable)+len(j.awaited))*knownCost + len(j.orphans)*orphanCost + j.deferredBytes + len(j.deferred)*16 +
-		j.heldBytes
+	size := (len(j.progs.byTP)+len(j.progs.listed)+len(j.unrec.progs))*programCost + len(j.end.records)*pendingCost + j.end.bytes +
+		(len(j.progs.known)+len(j.progs.claimable)+len(j.pend.awaited))*knownCost + len(j.end.orphans)*orphanCost + j.end.deferredBytes + len(j.end.deferred)*16 +
+		j.tail.bytes
 	return j.mem.Set(int64(size))
 }
 
@@ -306,7 +339,7 @@ type pending struct {
 	prog  *program
 	names []string // names that make an existing record the same (KSYMBOL, perf, kernel)
 	md    perfdata.BPFMetadata
-	done  bool // the recording has it already (atEnd)
+	done  bool // the recording has it already (atEndRecords)
 	// part is the file of a directory recording it goes to: that of the
 	// BPF_EVENT it follows; 0, the file with the header, for the records
 	// at the end, where perf record --threads writes them too.
@@ -315,12 +348,12 @@ type pending struct {
 
 func (j *injector) record(rec *perfdata.Record) error {
 	t := rec.Header.Type
-	if j.loading != nil && !j.registers(rec) {
+	if j.pend.loading != nil && !j.registers(rec) {
 		if err := j.settleLoad(); err != nil {
 			return err
 		}
 	}
-	if len(j.held) > 0 {
+	if len(j.tail.held) > 0 {
 		if j.holds(rec) {
 			return nil
 		}
@@ -331,7 +364,7 @@ func (j *injector) record(rec *perfdata.Record) error {
 	j.part = rec.Part
 	switch t {
 	case perfdata.RecordFinishedRound, perfdata.RecordCompressed, perfdata.RecordCompressed2, perfdata.RecordSample:
-		j.sawData = true
+		j.tail.sawData = true
 	}
 	if t == perfdata.RecordBPFMetadata && !rec.Compressed() {
 		if m, err := perfdata.DecodeBPFMetadata(rec.Raw, j.r.ByteOrder()); err == nil {
@@ -340,15 +373,15 @@ func (j *injector) record(rec *perfdata.Record) error {
 			}
 		}
 	} else {
-		j.cur = nil
+		j.pend.cur = nil
 	}
-	if j.cur == nil && len(j.after) > 0 {
+	if j.pend.cur == nil && len(j.pend.after) > 0 {
 		// the records right after the last BPF_EVENT end before this one
 		if err := j.flushAfter(); err != nil {
 			return err
 		}
 	}
-	if t == perfdata.RecordFinishedInit && j.sawData && !j.endWritten && !rec.Compressed() {
+	if t == perfdata.RecordFinishedInit && j.tail.sawData && !j.end.written && !rec.Compressed() {
 		if held, err := j.tailInit(rec); held || err != nil {
 			return err
 		}
@@ -360,7 +393,7 @@ func (j *injector) record(rec *perfdata.Record) error {
 		j.sample(j.events.Sample(rec.Raw))
 		return nil
 	}
-	if j.timed && t < perfdata.UserTypeStart {
+	if j.span.on && t < perfdata.UserTypeStart {
 		if ts, ok := j.events.Time(rec.Raw); ok {
 			j.time(ts)
 		}
@@ -376,22 +409,22 @@ func (j *injector) record(rec *perfdata.Record) error {
 		if err != nil {
 			return err
 		}
-		if f := u.Func; f != nil && len(j.awaited) > 0 && j.track.Func(f.Addr) == f {
+		if f := u.Func; f != nil && len(j.pend.awaited) > 0 && j.track.Func(f.Addr) == f {
 			j.arrived(f)
 		}
 		if u.Loaded != nil {
 			if !u.Loaded.Synthesized {
 				// the KSYMBOLs of its functions may follow (settleLoad)
-				j.loading, j.sawData = u.Loaded, true
+				j.pend.loading, j.tail.sawData = u.Loaded, true
 			} else if err := j.load(u.Loaded); err != nil {
 				return err
 			}
 		}
-		if p := j.byTP[u.Unloaded]; p != nil {
+		if p := j.progs.byTP[u.Unloaded]; p != nil {
 			p.Unloaded = true
 			j.gone(p)
 		}
-		if p := j.byTP[u.Replaced]; p != nil {
+		if p := j.progs.byTP[u.Replaced]; p != nil {
 			j.gone(p) // a load of its id replaced it: no sample is its any more
 		}
 	case perfdata.RecordFinishedInit:
@@ -424,7 +457,7 @@ func (j *injector) passRun() error {
 		limit = j.progress.left()
 	}
 	// neither changes within a run: only KSYMBOL and BPF_EVENT change them
-	timed, counting := j.timed, j.missing > 0
+	timed, counting := j.span.on, j.progs.missing > 0
 	for u.Len() < limit {
 		h, ok := u.Peek()
 		if !ok {
@@ -433,7 +466,7 @@ func (j *injector) passRun() error {
 		raw := u.Take(h)
 		switch {
 		case h.Type == perfdata.RecordSample:
-			j.sawData = true
+			j.tail.sawData = true
 			if timed || counting {
 				j.sample(j.events.Sample(raw))
 			}
@@ -460,10 +493,10 @@ func (j *injector) passRun() error {
 // sample takes a SAMPLE record's time, and counts it in the program of
 // its ip if that one has no metadata (f: Events.Sample's).
 func (j *injector) sample(f perfdata.SampleFields) {
-	if f.HasTime && j.timed {
+	if f.HasTime && j.span.on {
 		j.time(f.Time)
 	}
-	if f.HasIP && j.missing > 0 {
+	if f.HasIP && j.progs.missing > 0 {
 		j.countSample(f.IP)
 	}
 }
@@ -471,9 +504,9 @@ func (j *injector) sample(f perfdata.SampleFields) {
 // gone settles a program the tracker no longer keeps: unloaded, or
 // replaced by a load of its id.
 func (j *injector) gone(p *program) {
-	delete(j.byTP, p.tracked)
+	delete(j.progs.byTP, p.tracked)
 	if !p.hasMetadata() {
-		j.missing--
+		j.progs.missing--
 	}
 	if !p.listed && !p.atEnd {
 		j.unlisted(p) // settled
@@ -486,17 +519,17 @@ func (j *injector) time(t uint64) {
 	if t == 0 {
 		return
 	}
-	if j.first == 0 || t < j.first {
-		j.first = t
+	if j.span.first == 0 || t < j.span.first {
+		j.span.first = t
 	}
-	j.last = max(j.last, t)
+	j.span.last = max(j.span.last, t)
 }
 
 // countSample counts a sample at ip in a program the output has no
 // metadata for.
 func (j *injector) countSample(ip uint64) {
 	if f := j.track.FuncAt(ip); f != nil && f.Program != nil {
-		if p := j.byTP[f.Program]; p != nil && !p.hasMetadata() {
+		if p := j.progs.byTP[f.Program]; p != nil && !p.hasMetadata() {
 			p.Samples++
 		}
 	}

@@ -16,7 +16,7 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	if len(tp.Funcs) > 0 {
 		p.Name = tp.Funcs[0].Name
 	}
-	if j.known[tp.ID] {
+	if j.progs.known[tp.ID] {
 		// perf's tree of bpf_prog_info has the id's first load already:
 		// perf_env__insert_bpf_prog_info() refuses this one, and perf
 		// writes no metadata for it.
@@ -24,18 +24,18 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	}
 	// Listed while the list and the functions its programs keep are
 	// within bounds.
-	if len(j.listed) < MaxListed && j.listedFuncs+len(tp.Funcs) <= bpftrack.MaxFuncs {
+	if len(j.progs.listed) < MaxListed && j.progs.listedFuncs+len(tp.Funcs) <= bpftrack.MaxFuncs {
 		p.listed = true
-		j.listedFuncs += len(tp.Funcs)
-		j.listed = append(j.listed, p)
-		j.known[p.ID] = true
+		j.progs.listedFuncs += len(tp.Funcs)
+		j.progs.listed = append(j.progs.listed, p)
+		j.progs.known[p.ID] = true
 	}
-	j.byTP[tp] = p
+	j.progs.byTP[tp] = p
 	if tp.Synthesized {
 		// Only perf's own records of a program are followed by its
 		// BPF_METADATA: those right after a kernel's BPF_EVENT are at the
 		// end (the one before them is the recording's last).
-		j.cur = p
+		j.pend.cur = p
 	}
 	if p.Outcome == Duplicate {
 		return nil
@@ -44,23 +44,23 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	p.setOutcome(outcome, err, j)
 	switch outcome {
 	case Injected, NoMetadata, TooLarge:
-		j.matched = true
+		j.progs.matched = true
 		fallthrough
 	case Mismatch, Failed:
-		j.known[p.ID] = true
+		j.progs.known[p.ID] = true
 	}
 	// A record at the end may be one of a listed program's the source
 	// could not resolve (claim).
 	if p.listed && !tp.Synthesized && outcome != Injected && outcome != NoMetadata {
 		for _, f := range tp.Funcs {
-			j.claimable[f.Name] = append(j.claimable[f.Name], p)
+			j.progs.claimable[f.Name] = append(j.progs.claimable[f.Name], p)
 		}
 	}
 	p.atEnd = !tp.Synthesized && len(recs) > 0
 	for _, pr := range recs {
 		if tp.Synthesized {
 			pr.part = j.part
-			j.after = append(j.after, pr)
+			j.pend.after = append(j.pend.after, pr)
 		} else if err := j.queueAtEnd(pr); err != nil {
 			return err
 		}

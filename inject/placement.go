@@ -28,10 +28,10 @@ import (
 // them for the BPF_EVENT's program would make inject write them again.
 func (j *injector) existing(name string) error {
 	j.sum.Kept++
-	if j.cur != nil {
-		if k := slices.IndexFunc(j.after, func(p pending) bool { return slices.Contains(p.names, name) }); k >= 0 {
-			j.stands(j.after[k].prog, name)
-			j.after = slices.Delete(j.after, k, k+1)
+	if j.pend.cur != nil {
+		if k := slices.IndexFunc(j.pend.after, func(p pending) bool { return slices.Contains(p.names, name) }); k >= 0 {
+			j.stands(j.pend.after[k].prog, name)
+			j.pend.after = slices.Delete(j.pend.after, k, k+1)
 			return nil
 		}
 		// A record due at the end for a program the source has is that
@@ -40,23 +40,23 @@ func (j *injector) existing(name string) error {
 		// program's BPF_EVENT, and inject writes its own there when that
 		// BPF_EVENT is the recording's last.
 		if j.cancelAtEnd(name) {
-			j.cur = nil
+			j.pend.cur = nil
 			return nil
 		}
-		if j.claim(j.cur, name) {
+		if j.claim(j.pend.cur, name) {
 			return nil
 		}
-		j.cur = nil // record writes the program's records still to write first
+		j.pend.cur = nil // record writes the program's records still to write first
 	}
 	if j.dir && j.part == 0 {
 		switch {
-		case len(j.deferred) == MaxAtEnd:
+		case len(j.end.deferred) == MaxAtEnd:
 			return fmt.Errorf("%w (%d records at the end of a directory recording's first file)", ErrTooMany, MaxAtEnd)
-		case j.deferredBytes+len(name) > MaxAtEndBytes:
+		case j.end.deferredBytes+len(name) > MaxAtEndBytes:
 			return fmt.Errorf("%w (%d MiB of names of records at the end of a directory recording's first file)", ErrTooMany, MaxAtEndBytes>>20)
 		}
-		j.deferred = append(j.deferred, name)
-		j.deferredBytes += len(name)
+		j.end.deferred = append(j.end.deferred, name)
+		j.end.deferredBytes += len(name)
 		return j.charge()
 	}
 	return j.atEndRecord(name)
@@ -84,12 +84,12 @@ func (j *injector) claim(p *program, name string) bool {
 }
 
 func (j *injector) flushAfter() error {
-	for _, p := range j.after {
+	for _, p := range j.pend.after {
 		if err := j.write(p); err != nil {
 			return err
 		}
 	}
-	j.after = j.after[:0]
+	j.pend.after = j.pend.after[:0]
 	return nil
 }
 

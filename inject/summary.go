@@ -142,7 +142,7 @@ type program struct {
 	listed, atEnd bool
 	// awaiting counts the functions whose KSYMBOLs the program awaits
 	// (awaitFuncs), -1 if one came with another name; its records at the
-	// end start at j.atEnd[firstAtEnd].
+	// end start at j.end.records[firstAtEnd].
 	awaiting, firstAtEnd int
 	then                 Outcome
 	thenErr              error
@@ -280,11 +280,11 @@ func (p *program) hasMetadata() bool {
 func (p *program) setOutcome(o Outcome, err error, j *injector) {
 	before := p.hasMetadata()
 	p.Outcome, p.Err = o, err
-	if _, loaded := j.byTP[p.tracked]; loaded && before != p.hasMetadata() {
+	if _, loaded := j.progs.byTP[p.tracked]; loaded && before != p.hasMetadata() {
 		if before {
-			j.missing++
+			j.progs.missing++
 		} else {
-			j.missing--
+			j.progs.missing--
 		}
 	}
 	if p.hasMetadata() {

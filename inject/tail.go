@@ -49,15 +49,15 @@ func (j *injector) tailInit(rec *perfdata.Record) (held bool, err error) {
 		j.track.Feed(rec)
 		return true, nil
 	}
-	j.endWritten = true
+	j.end.written = true
 	return false, j.writeAtEnd()
 }
 
 func (j *injector) hold(rec *perfdata.Record) {
 	h := *rec
 	h.Raw = bytes.Clone(rec.Raw)
-	j.held = append(j.held, &h)
-	j.heldBytes += len(h.Raw)
+	j.tail.held = append(j.tail.held, &h)
+	j.tail.bytes += len(h.Raw)
 }
 
 // holds holds rec back after a held FINISHED_INIT if it is a record perf
@@ -66,7 +66,7 @@ func (j *injector) hold(rec *perfdata.Record) {
 func (j *injector) holds(rec *perfdata.Record) bool {
 	switch t := rec.Header.Type; {
 	case t >= perfdata.UserTypeStart, t == perfdata.RecordKSymbol, t == perfdata.RecordBPFEvent, t == perfdata.RecordSample,
-		rec.Compressed(), rec.Payload != nil, j.heldBytes+len(rec.Raw) > MaxHeld:
+		rec.Compressed(), rec.Payload != nil, j.tail.bytes+len(rec.Raw) > MaxHeld:
 		return false
 	}
 	j.hold(rec)
@@ -76,19 +76,19 @@ func (j *injector) holds(rec *perfdata.Record) bool {
 // releaseInit writes the records at the end, then the held FINISHED_INIT
 // and the records after it, if one is held.
 func (j *injector) releaseInit() error {
-	if len(j.held) == 0 {
+	if len(j.tail.held) == 0 {
 		return nil
 	}
-	j.endWritten = true
+	j.end.written = true
 	if err := j.writeAtEnd(); err != nil {
 		return err
 	}
-	for _, rec := range j.held {
+	for _, rec := range j.tail.held {
 		if err := j.w.WriteRecord(rec); err != nil {
 			return writer.Blame(j.r, err)
 		}
 	}
-	j.held, j.heldBytes = nil, 0
+	j.tail.held, j.tail.bytes = nil, 0
 	return nil
 }
 
@@ -105,10 +105,10 @@ func (j *injector) registers(rec *perfdata.Record) bool {
 // settleLoad handles the kernel's PROG_LOAD BPF_EVENT of loading, once
 // the KSYMBOLs that follow it have come.
 func (j *injector) settleLoad() error {
-	tp := j.loading
+	tp := j.pend.loading
 	if tp == nil {
 		return nil
 	}
-	j.loading = nil
+	j.pend.loading = nil
 	return j.load(tp)
 }

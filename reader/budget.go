@@ -40,7 +40,7 @@ type expansion struct {
 // checkExpansion is called with the bytes decoded since the last call: an
 // error once they and those before are past the limit.
 func (r *Reader) checkExpansion(n int) error {
-	x := &r.expansion
+	x := &r.z.expansion
 	x.out += int64(n)
 	out := max(x.out, r.counts.Inner*minRecordCost)
 	if out <= minExpansionCheck {
@@ -53,7 +53,7 @@ func (r *Reader) checkExpansion(n int) error {
 	if most < 0 || out <= int64(most)*x.in {
 		return nil
 	}
-	return &FormatError{Offset: r.outer, Outer: -1, Err: ErrExpansion,
+	return &FormatError{Offset: r.z.outer, Outer: -1, Err: ErrExpansion,
 		Msg: fmt.Sprintf("compressed records expand %d times (%d MiB in %d records from %d KiB of COMPRESSED payloads, a record counted as %d bytes at least), where perf record -z writes 5 to 20 times and bpfmeta reads at most %d (--max-expansion): a zstd bomb?",
 			out/max(x.in, 1), x.out>>20, r.counts.Inner, x.in>>10, minRecordCost, most)}
 }
@@ -91,14 +91,14 @@ const zstdBlockBuffers = 2 * zstdMaxBlock
 // chargeWindow takes the window of the frames so far from the memory
 // budget (internal/budget).
 func (r *Reader) chargeWindow() error {
-	w := min(r.zs.frame.window, maxZstdWindow)
-	if w <= r.zwindow {
+	w := min(r.z.zs.frame.window, maxZstdWindow)
+	if w <= r.z.zwindow {
 		return nil
 	}
-	r.zmem.What = "zstd window"
-	if err := r.zmem.Set(w + zstdBlockBuffers); err != nil {
+	r.z.zmem.What = "zstd window"
+	if err := r.z.zmem.Set(w + zstdBlockBuffers); err != nil {
 		return err
 	}
-	r.zwindow = w
+	r.z.zwindow = w
 	return nil
 }

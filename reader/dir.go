@@ -158,7 +158,7 @@ func openDir(dir *os.File, opts Options) (*Reader, error) {
 		return nil, err
 	}
 	r, err := NewFile(data, size, opts)
-	if err == nil && r.format != perfdata.FormatFile {
+	if err == nil && r.form.format != perfdata.FormatFile {
 		err = corrupt(0, "a pipe-mode recording: a directory recording's data file has a file header")
 	}
 	if err == nil {
@@ -182,7 +182,7 @@ func openDir(dir *os.File, opts Options) (*Reader, error) {
 // directory's layout version from (process_dir_format(); perf_data__open_dir()
 // refuses any version but PERF_DIR_VERSION).
 func checkDirFormat(r *Reader) error {
-	s, ok := r.layout.Feature(perfdata.FeatDirFormat)
+	s, ok := r.form.layout.Feature(perfdata.FeatDirFormat)
 	if !ok {
 		return corrupt(0, "no DIR_FORMAT feature: not the data file of a directory recording")
 	}
@@ -190,10 +190,10 @@ func checkDirFormat(r *Reader) error {
 		return corrupt(s.TableOffset, "DIR_FORMAT feature of %d bytes", s.Size)
 	}
 	var b [8]byte
-	if _, err := r.src.ReadAt(b[:], int64(s.Offset)); err != nil {
+	if _, err := r.form.src.ReadAt(b[:], int64(s.Offset)); err != nil {
 		return truncated(int64(s.Offset), "DIR_FORMAT feature: %v", err)
 	}
-	if v := r.order.Uint64(b[:]); v != DirFormatVersion {
+	if v := r.form.order.Uint64(b[:]); v != DirFormatVersion {
 		return corrupt(int64(s.Offset), "DIR_FORMAT version %d (perf reads version %d)", v, DirFormatVersion)
 	}
 	return nil
@@ -311,7 +311,7 @@ func (r *Reader) nextPart() (bool, error) {
 	if err := r.finish(); err != nil {
 		return false, err
 	}
-	r.inner, r.innerR, r.innerOff = r.inner[:0], 0, 0
+	r.z.inner, r.z.innerR, r.z.innerOff = r.z.inner[:0], 0, 0
 	if d.cur != nil {
 		d.cur.Close()
 		d.cur = nil
@@ -374,15 +374,15 @@ func (r *Reader) resumeTail() error {
 	if err := r.finish(); err != nil {
 		return err
 	}
-	r.inner, r.innerR, r.innerOff = r.inner[:0], 0, 0
+	r.z.inner, r.z.innerR, r.z.innerOff = r.z.inner[:0], 0, 0
 	if d.cur != nil {
 		d.cur.Close()
 		d.cur = nil
 	}
 	d.resumed = true
 	r.part = 0
-	r.end = r.layout.DataEnd()
-	r.s.restart(io.NewSectionReader(r.src, d.tail, r.end-d.tail), d.tail)
+	r.end = r.form.layout.DataEnd()
+	r.s.restart(io.NewSectionReader(r.form.src, d.tail, r.end-d.tail), d.tail)
 	return nil
 }
 

@@ -24,28 +24,28 @@ const maxOriginString = 4096
 // pipe stream's is known once a record other than HEADER_ATTR and
 // HEADER_FEATURE has been read (perf writes the features first).
 func (r *Reader) Origin() (Origin, bool) {
-	return r.origin, r.layout != nil || r.originDone
+	return r.origin, r.form.layout != nil || r.originDone
 }
 
 // readOrigin reads a file's origin from its feature sections.
 func (r *Reader) readOrigin() {
 	read := func(f perfdata.Feature) string {
-		s, ok := r.layout.Feature(f)
+		s, ok := r.form.layout.Feature(f)
 		if !ok || s.Size < 4 || s.Size > maxOriginString {
 			return ""
 		}
 		b := make([]byte, s.Size)
-		if _, err := r.src.ReadAt(b, int64(s.Offset)); err != nil {
+		if _, err := r.form.src.ReadAt(b, int64(s.Offset)); err != nil {
 			return ""
 		}
-		str, _ := perfdata.DecodeHeaderString(b, r.order)
+		str, _ := perfdata.DecodeHeaderString(b, r.form.order)
 		return str
 	}
 	r.origin = Origin{Hostname: read(perfdata.FeatHostname), OSRelease: read(perfdata.FeatOSRelease), PerfVersion: read(perfdata.FeatVersion)}
-	if s, ok := r.layout.Feature(perfdata.FeatClockData); ok && s.Size >= perfdata.ClockDataSize && s.Size <= maxOriginString {
+	if s, ok := r.form.layout.Feature(perfdata.FeatClockData); ok && s.Size >= perfdata.ClockDataSize && s.Size <= maxOriginString {
 		b := make([]byte, s.Size)
-		if _, err := r.src.ReadAt(b, int64(s.Offset)); err == nil {
-			r.origin.ClockData, _ = perfdata.DecodeClockData(b, r.order)
+		if _, err := r.form.src.ReadAt(b, int64(s.Offset)); err == nil {
+			r.origin.ClockData, _ = perfdata.DecodeClockData(b, r.form.order)
 		}
 	}
 }
@@ -59,12 +59,12 @@ func (r *Reader) pipeOrigin(rec *perfdata.Record) {
 		if len(b) > maxOriginString {
 			return
 		}
-		f := perfdata.Feature(r.order.Uint64(rec.Raw[8:]))
+		f := perfdata.Feature(r.form.order.Uint64(rec.Raw[8:]))
 		if f == perfdata.FeatClockData {
-			r.origin.ClockData, _ = perfdata.DecodeClockData(b, r.order)
+			r.origin.ClockData, _ = perfdata.DecodeClockData(b, r.form.order)
 			return
 		}
-		str, _ := perfdata.DecodeHeaderString(b, r.order)
+		str, _ := perfdata.DecodeHeaderString(b, r.form.order)
 		switch f {
 		case perfdata.FeatHostname:
 			r.origin.Hostname = str

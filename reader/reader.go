@@ -55,7 +55,43 @@ type Options struct {
 
 // Reader reads the records of one recording.
 type Reader struct {
-	opts    Options
+	opts Options
+	form form
+
+	s       *scanner
+	counts  Counts
+	end     int64 // file mode: end of the data section; pipe: -1
+	rec     perfdata.Record
+	payload payloadReader
+	z       decompression
+
+	// tail is the bytes after the last record that are not a record
+	// (Trailing).
+	tail struct {
+		b   []byte
+		off int64
+	}
+	err        error
+	done       bool
+	fast       bool // Next may take its short path (see there)
+	started    bool // a record has been read: the dialect is known
+	origin     Origin
+	originDone bool       // a pipe stream's origin is complete
+	files      []*os.File // closed by Close: what Open opened
+
+	dir  *dirParts // a directory recording's data files, or nil
+	part int       // the file of a directory recording being read (Record.Part)
+
+	// held: a writer writes the top-level records handed out from the
+	// scanner's buffers (retain.Attach); the scanner asks it before it
+	// reuses them. Apart from the Reader, so that the scanner's cleanup
+	// can ask it without keeping the Reader.
+	*held
+}
+
+// form is what a recording is, as its header and attrs say: how its
+// records are framed and read.
+type form struct {
 	format  perfdata.Format
 	dialect perfdata.Dialect
 	order   binary.ByteOrder
@@ -63,14 +99,11 @@ type Reader struct {
 	layout  *perfdata.FileLayout // file mode only
 	events  perfdata.Events      // file attrs, or HEADER_ATTRs seen so far in a pipe
 	src     io.ReaderAt          // the file, in file mode
+}
 
-	s       *scanner
-	counts  Counts
-	end     int64 // file mode: end of the data section; pipe: -1
-	rec     perfdata.Record
-	payload payloadReader
-
-	// Decompression state: one zstd stream for the whole recording.
+// decompression is the state of the records of compressed records: one
+// zstd stream for the whole recording.
+type decompression struct {
 	zs       *zstdStream
 	inner    []byte // decompressed bytes not yet handed out
 	innerR   int    // start of the next inner record in inner
@@ -93,25 +126,6 @@ type Reader struct {
 	expansion expansion
 	zmem      budget.Meter
 	zwindow   int64
-
-	trailing    []byte
-	trailingOff int64
-	err         error
-	done        bool
-	fast        bool // Next may take its short path (see there)
-	started     bool // a record has been read: the dialect is known
-	origin      Origin
-	originDone  bool       // a pipe stream's origin is complete
-	files       []*os.File // closed by Close: what Open opened
-
-	dir  *dirParts // a directory recording's data files, or nil
-	part int       // the file of a directory recording being read (Record.Part)
-
-	// held: a writer writes the top-level records handed out from the
-	// scanner's buffers (retain.Attach); the scanner asks it before it
-	// reuses them. Apart from the Reader, so that the scanner's cleanup
-	// can ask it without keeping the Reader.
-	*held
 }
 
 // held is retain.Buffers under a name that does not export the field.
@@ -134,20 +148,20 @@ func NewFile(ra io.ReaderAt, size int64, opts Options) (*Reader, error) {
 	if isPipe(head[:n]) {
 		return NewStream(io.NewSectionReader(ra, 0, size), opts)
 	}
-	r := &Reader{opts: opts, format: perfdata.FormatFile, end: -1, held: new(held)}
+	r := &Reader{opts: opts, form: form{format: perfdata.FormatFile}, end: -1, held: new(held)}
 	l, err := readLayout(ra, size, head[:n])
 	if err != nil {
 		return nil, err
 	}
-	r.layout = l
-	r.order, r.big = l.Order, l.Order == binary.BigEndian
-	r.events.SetOrder(l.Order)
-	r.src = ra
-	if err := readEvents(ra, l, &r.events); err != nil {
+	r.form.layout = l
+	r.form.order, r.form.big = l.Order, l.Order == binary.BigEndian
+	r.form.events.SetOrder(l.Order)
+	r.form.src = ra
+	if err := readEvents(ra, l, &r.form.events); err != nil {
 		return nil, err
 	}
 	r.end = l.DataEnd()
-	r.dialect = l.Dialect
+	r.form.dialect = l.Dialect
 	r.s = newScanner(io.NewSectionReader(ra, l.DataOffset(), int64(l.Header.Data.Size)), l.DataOffset(), r.held)
 	r.readOrigin()
 	return r, nil
@@ -176,15 +190,13 @@ func NewStream(src io.Reader, opts Options) (*Reader, error) {
 			Msg: fmt.Sprintf("file-mode recording (header size %d) on a stream that cannot seek; pass it as a file", m.Order.Uint64(head[8:]))}
 	}
 	r := &Reader{
-		opts:   opts,
-		format: perfdata.FormatPipe,
-		order:  m.Order,
-		big:    m.Order == binary.BigEndian,
-		end:    -1,
-		held:   new(held),
+		opts: opts,
+		form: form{format: perfdata.FormatPipe, order: m.Order, big: m.Order == binary.BigEndian},
+		end:  -1,
+		held: new(held),
 	}
 	r.s = newScanner(src, perfdata.PipeHeaderSize, r.held)
-	r.events.SetOrder(m.Order)
+	r.form.events.SetOrder(m.Order)
 	return r, nil
 }
 
@@ -213,29 +225,29 @@ func isPipe(head []byte) bool {
 }
 
 // Format reports whether the recording is in file or pipe format.
-func (r *Reader) Format() perfdata.Format { return r.format }
+func (r *Reader) Format() perfdata.Format { return r.form.format }
 
 // ByteOrder is the byte order of the machine that wrote the recording.
-func (r *Reader) ByteOrder() binary.ByteOrder { return r.order }
+func (r *Reader) ByteOrder() binary.ByteOrder { return r.form.order }
 
 // Dialect is the program that wrote the recording, as far as framing goes.
-func (r *Reader) Dialect() perfdata.Dialect { return r.dialect }
+func (r *Reader) Dialect() perfdata.Dialect { return r.form.dialect }
 
 // Layout describes a file-mode recording's sections; nil in pipe mode.
-func (r *Reader) Layout() *perfdata.FileLayout { return r.layout }
+func (r *Reader) Layout() *perfdata.FileLayout { return r.form.layout }
 
 // Events returns the recording's events: the attrs section of a file and
 // its ids, or the HEADER_ATTR records a pipe stream has carried so far.
-func (r *Reader) Events() *perfdata.Events { return &r.events }
+func (r *Reader) Events() *perfdata.Events { return &r.form.events }
 
 // IDHeaderSize is the size of the sample_id trailer perf appends to the
 // records it synthesizes: the first attr's, as evlist__id_hdr_size() takes it
 // (0 while a pipe stream has shown no HEADER_ATTR).
-func (r *Reader) IDHeaderSize() int { return r.events.IDHeaderSize() }
+func (r *Reader) IDHeaderSize() int { return r.form.events.IDHeaderSize() }
 
 // Source is the file a file-mode recording is read from, for copying what
 // is outside the data section; nil in pipe mode.
-func (r *Reader) Source() io.ReaderAt { return r.src }
+func (r *Reader) Source() io.ReaderAt { return r.form.src }
 
 // Record is the record the last call to Next found. It and its bytes are
 // valid until the next call to Next.
@@ -254,7 +266,7 @@ func (r *Reader) Offset() int64 { return r.s.off }
 // bytes there that are not text are an error (see trailingBytes). perf
 // stops reading there with "unexpected end of event stream"; bpfmeta
 // keeps the bytes.
-func (r *Reader) Trailing() (off int64, b []byte) { return r.trailingOff, r.trailing }
+func (r *Reader) Trailing() (off int64, b []byte) { return r.tail.off, r.tail.b }
 
 // Close releases the decompressor and the read buffers, and closes the
 // file if Open opened it; it does not close an input the caller passed
@@ -267,10 +279,10 @@ func (r *Reader) Close() error {
 	if r.s != nil {
 		r.s.close()
 	}
-	if r.innerBlk != nil {
-		r.innerCleanup.Stop()
-		hugebuf.Put(r.innerBlk)
-		r.innerBlk, r.inner, r.innerR = nil, nil, 0
+	if r.z.innerBlk != nil {
+		r.z.innerCleanup.Stop()
+		hugebuf.Put(r.z.innerBlk)
+		r.z.innerBlk, r.z.inner, r.z.innerR = nil, nil, 0
 	}
 	var err error
 	for _, f := range r.files {
@@ -302,7 +314,7 @@ func (r *Reader) Next() bool {
 	// nothing pending before them: hand them out here, in a few ns (a
 	// 317 MB recording has 2.8 M of them). fast says nothing is pending.
 	if s := r.s; r.fast && s.w-s.r >= perfdata.EventHeaderSize {
-		if h := perfdata.DecodeEventHeaderBig(s.buf[s.r:], r.big); short(h, s.w-s.r) {
+		if h := perfdata.DecodeEventHeaderBig(s.buf[s.r:], r.form.big); short(h, s.w-s.r) {
 			r.setRecord(s.off, h, s.buf[s.r:s.r+int(h.Size)], -1)
 			s.consume(int(h.Size))
 			r.counts.Records++
@@ -322,7 +334,7 @@ func (r *Reader) Next() bool {
 	// record: no error or end, no data left to skip, no decompressed
 	// records left, and the origin and dialect settled (nextTop's own
 	// short path).
-	r.fast = ok && r.err == nil && !r.done && r.payload.left == 0 && !r.inInner && r.started && r.originDone
+	r.fast = ok && r.err == nil && !r.done && r.payload.left == 0 && !r.z.inInner && r.started && r.originDone
 	return ok
 }
 
@@ -338,7 +350,7 @@ func (r *Reader) next() bool {
 			return false
 		}
 	}
-	if r.inInner {
+	if r.z.inInner {
 		ok, err := r.nextInner()
 		if err != nil {
 			r.fail(err)
@@ -347,7 +359,7 @@ func (r *Reader) next() bool {
 		if ok {
 			return true
 		}
-		r.inInner = false
+		r.z.inInner = false
 	}
 	ok, err := r.nextTop()
 	if ok && r.dir != nil && r.tailCut(&r.rec) {
@@ -383,30 +395,30 @@ func (r *Reader) fail(err error) {
 // stopDecoder ends the decompressor's coroutine and releases the
 // decoder, if there is one.
 func (r *Reader) stopDecoder() {
-	if r.zs != nil {
-		r.zs.close()
-		r.zs = nil
+	if r.z.zs != nil {
+		r.z.zs.close()
+		r.z.zs = nil
 	}
-	r.zmem.Close()
-	r.zwindow = 0
+	r.z.zmem.Close()
+	r.z.zwindow = 0
 }
 
 // finish checks the state at the end of the stream.
 func (r *Reader) finish() error {
 	r.originDone = true
-	if r.zs != nil {
-		if have, short, ok := r.zs.frame.unfinished(); ok {
+	if r.z.zs != nil {
+		if have, short, ok := r.z.zs.frame.unfinished(); ok {
 			return r.cutBlock(have, short)
 		}
 	}
-	if left := len(r.inner) - r.innerR; left > 0 {
+	if left := len(r.z.inner) - r.z.innerR; left > 0 {
 		// perf drops such a tail silently (its decomp_last_rem is never
 		// delivered); it means the recording stopped mid-record.
-		return &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrTruncated,
+		return &FormatError{Offset: r.z.innerOff, Outer: r.z.outer, Err: ErrTruncated,
 			Msg: fmt.Sprintf("compressed data ends %d bytes into a record, which is lost (perf loses it too, and says nothing)", left)}
 	}
-	if r.zs != nil {
-		r.zs.restart() // the next data file of a directory recording starts a new stream
+	if r.z.zs != nil {
+		r.z.zs.restart() // the next data file of a directory recording starts a new stream
 	}
 	return nil
 }
@@ -421,7 +433,7 @@ func (r *Reader) finish() error {
 // perf_session__process_compressed_event() fails ("Couldn't decompress
 // data") and perf stops there; else perf loses the block without a word.
 func (r *Reader) cutBlock(have, short int64) error {
-	f := &r.zs.frame
+	f := &r.z.zs.frame
 	var b strings.Builder
 	if short > 0 {
 		fmt.Fprintf(&b, "the compressed data ends inside a zstd block that starts in this record: %d bytes of it are here and %d are missing", have, short)
@@ -436,15 +448,15 @@ func (r *Reader) cutBlock(have, short int64) error {
 		most = min(most, f.window)
 	}
 	fmt.Fprintf(&b, ", so the records compressed in it, up to %d bytes of them,", most)
-	if left := len(r.inner) - r.innerR; left > 0 {
+	if left := len(r.z.inner) - r.z.innerR; left > 0 {
 		fmt.Fprintf(&b, " and the %d bytes of a record decompressed before it", left)
 	}
 	b.WriteString(" are lost")
 	switch {
-	case r.outerOut == 0 && r.outer == f.at:
+	case r.z.outerOut == 0 && r.z.outer == f.at:
 		b.WriteString("; perf loses them too, and stops at this record with \"Couldn't decompress data\" (nothing of it decompresses), reading none after it")
-	case r.outerOut == 0:
-		fmt.Fprintf(&b, "; perf loses them too, and stops at the compressed record at %#x with \"Couldn't decompress data\" (nothing of it decompresses), reading none after it", r.outer)
+	case r.z.outerOut == 0:
+		fmt.Fprintf(&b, "; perf loses them too, and stops at the compressed record at %#x with \"Couldn't decompress data\" (nothing of it decompresses), reading none after it", r.z.outer)
 	default:
 		b.WriteString("; perf loses them too, and says nothing")
 	}
@@ -455,7 +467,7 @@ func (r *Reader) cutBlock(have, short int64) error {
 func (r *Reader) nextTop() (bool, error) {
 	// The common case, kept short: a whole kernel record in the buffer.
 	if s := r.s; r.started && s.w-s.r >= perfdata.EventHeaderSize {
-		if h := perfdata.DecodeEventHeaderBig(s.buf[s.r:], r.big); short(h, s.w-s.r) {
+		if h := perfdata.DecodeEventHeaderBig(s.buf[s.r:], r.form.big); short(h, s.w-s.r) {
 			r.originDone = true // a kernel record: the features are behind
 			r.setRecord(s.off, h, s.buf[s.r:s.r+int(h.Size)], -1)
 			s.consume(int(h.Size))
@@ -475,13 +487,13 @@ func (r *Reader) nextTop() (bool, error) {
 	if len(hb) < perfdata.EventHeaderSize {
 		return false, r.truncatedTop(off, hb, int(left))
 	}
-	h := perfdata.DecodeEventHeader(hb, r.order)
-	if off == perfdata.PipeHeaderSize && r.format == perfdata.FormatPipe {
-		r.dialect = perfdata.PipeDialect(h)
+	h := perfdata.DecodeEventHeader(hb, r.form.order)
+	if off == perfdata.PipeHeaderSize && r.form.format == perfdata.FormatPipe {
+		r.form.dialect = perfdata.PipeDialect(h)
 	}
 	if h.Size < perfdata.EventHeaderSize {
 		err := corrupt(off, "bad record size %d (type %v)", h.Size, h.Type)
-		if r.format == perfdata.FormatPipe && !h.Type.Known() {
+		if r.form.format == perfdata.FormatPipe && !h.Type.Known() {
 			return r.trailingBytes(off, err)
 		}
 		return false, err
@@ -492,7 +504,7 @@ func (r *Reader) nextTop() (bool, error) {
 	}
 	if len(raw) < int(h.Size) {
 		err := truncated(off, "truncated %s: size %d, %d bytes left", h.Type.Noun(), h.Size, len(raw))
-		if r.format == perfdata.FormatPipe && !h.Type.Known() {
+		if r.form.format == perfdata.FormatPipe && !h.Type.Known() {
 			return r.trailingBytes(off, err)
 		}
 		return false, err
@@ -527,7 +539,7 @@ func (r *Reader) remaining(n int) int64 {
 }
 
 func (r *Reader) truncatedTop(off int64, hb []byte, left int) error {
-	if r.format == perfdata.FormatPipe {
+	if r.form.format == perfdata.FormatPipe {
 		left = len(hb)
 	}
 	return truncated(off, "truncated record header: %d bytes left", left)
@@ -547,14 +559,14 @@ func (r *Reader) trailingBytes(off int64, notRecord error) (bool, error) {
 		return false, err
 	}
 	if len(b) > maxRecord {
-		h := perfdata.DecodeEventHeader(b, r.order)
+		h := perfdata.DecodeEventHeader(b, r.form.order)
 		return false, corrupt(off, "bad record: type %v, size %d", h.Type, h.Size)
 	}
 	if bytes.IndexByte(b, 0) >= 0 || !utf8.Valid(b) {
 		return false, notRecord
 	}
-	r.trailing = append([]byte(nil), b...)
-	r.trailingOff = off
+	r.tail.b = append([]byte(nil), b...)
+	r.tail.off = off
 	r.s.consume(len(b))
 	return false, nil
 }
@@ -585,12 +597,12 @@ func (r *Reader) partError(err error) error {
 
 // topLevel does what a record means for framing and for the reader's state.
 func (r *Reader) topLevel(rec *perfdata.Record) error {
-	if r.format == perfdata.FormatPipe {
+	if r.form.format == perfdata.FormatPipe {
 		r.pipeOrigin(rec)
 	}
 	switch t := rec.Header.Type; {
-	case r.dialect.HasPayload(t):
-		n, err := perfdata.PayloadLen(t, rec.Raw, r.order)
+	case r.form.dialect.HasPayload(t):
+		n, err := perfdata.PayloadLen(t, rec.Raw, r.form.order)
 		if err != nil {
 			return corrupt(rec.Offset, "%v", err)
 		}
@@ -601,37 +613,37 @@ func (r *Reader) topLevel(rec *perfdata.Record) error {
 		r.payload = payloadReader{s: r.s, size: n, left: n, r: r}
 		rec.Payload = &r.payload
 	case t == perfdata.RecordHeaderAttr:
-		if r.format == perfdata.FormatPipe {
-			a, err := perfdata.DecodeHeaderAttr(rec.Raw, r.order)
+		if r.form.format == perfdata.FormatPipe {
+			a, err := perfdata.DecodeHeaderAttr(rec.Raw, r.form.order)
 			if err != nil {
 				return corrupt(rec.Offset, "%v", err)
 			}
-			if len(r.events.Attrs()) >= maxAttrs {
+			if len(r.form.events.Attrs()) >= maxAttrs {
 				return corrupt(rec.Offset, "more than %d HEADER_ATTR records", maxAttrs)
 			}
 			a.Attr.Raw = bytes.Clone(a.Attr.Raw) // rec.Raw is reused
-			r.events.Add(a.Attr, a.IDs)
+			r.form.events.Add(a.Attr, a.IDs)
 		}
 	case t == perfdata.RecordCompressed || t == perfdata.RecordCompressed2:
 		if !r.opts.Decompress {
 			return nil
 		}
-		p, err := perfdata.CompressedPayload(t, rec.Raw, r.order)
+		p, err := perfdata.CompressedPayload(t, rec.Raw, r.form.order)
 		if err != nil {
 			return corrupt(rec.Offset, "%v", err)
 		}
-		if r.zs == nil {
-			r.zs = &zstdStream{}
+		if r.z.zs == nil {
+			r.z.zs = &zstdStream{}
 		}
-		if err := r.zs.feed(p, rec.Offset); err != nil {
+		if err := r.z.zs.feed(p, rec.Offset); err != nil {
 			return corrupt(rec.Offset, "%v record: %v", t, err)
 		}
-		r.expansion.in += int64(len(p))
+		r.z.expansion.in += int64(len(p))
 		if err := r.chargeWindow(); err != nil {
 			return &FormatError{Offset: rec.Offset, Outer: -1, Msg: fmt.Sprintf("the zstd window of the %v records: %v", t, err), Err: err}
 		}
-		r.outer, r.outerOut = rec.Offset, 0
-		r.inInner = true
+		r.z.outer, r.z.outerOut = rec.Offset, 0
+		r.z.inInner = true
 	}
 	return nil
 }
@@ -653,28 +665,28 @@ func (r *Reader) nextInner() (bool, error) {
 			return ok, err
 		}
 		// Keep only what is not handed out yet, and decode after it.
-		if r.innerR > 0 {
-			n := copy(r.inner, r.inner[r.innerR:])
-			r.inner = r.inner[:n]
-			r.innerR = 0
+		if r.z.innerR > 0 {
+			n := copy(r.z.inner, r.z.inner[r.z.innerR:])
+			r.z.inner = r.z.inner[:n]
+			r.z.innerR = 0
 		}
-		if len(r.inner) > maxRecord+maxInnerPayload { // what one record may take
-			return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
-				Msg: fmt.Sprintf("a record with %d bytes of data inside compressed data (at most %d)", len(r.inner), maxInnerPayload)}
+		if len(r.z.inner) > maxRecord+maxInnerPayload { // what one record may take
+			return false, &FormatError{Offset: r.z.innerOff, Outer: r.z.outer, Err: ErrCorrupt,
+				Msg: fmt.Sprintf("a record with %d bytes of data inside compressed data (at most %d)", len(r.z.inner), maxInnerPayload)}
 		}
-		if r.innerBlk == nil {
+		if r.z.innerBlk == nil {
 			// Room for the most a record may take and a read after it,
 			// whatever the payloads decompress to (see zstdReadSize).
-			r.innerBlk = hugebuf.Get()
-			r.inner = r.innerBlk[:0]
-			r.innerCleanup = runtime.AddCleanup(r, hugebuf.Put, r.innerBlk)
+			r.z.innerBlk = hugebuf.Get()
+			r.z.inner = r.z.innerBlk[:0]
+			r.z.innerCleanup = runtime.AddCleanup(r, hugebuf.Put, r.z.innerBlk)
 		}
 		// After a 0 (the end of a payload's output), this is the same dst
 		// again, as next requires: the record it ended in is the one
 		// innerRecord still finds incomplete, so nothing moved.
-		n, err := r.zs.next(r.inner[len(r.inner):cap(r.inner)])
+		n, err := r.z.zs.next(r.z.inner[len(r.z.inner):cap(r.z.inner)])
 		if err != nil {
-			return false, corrupt(r.outer, "%v", err)
+			return false, corrupt(r.z.outer, "%v", err)
 		}
 		if n == 0 {
 			return false, nil // the record's output is all out
@@ -682,8 +694,8 @@ func (r *Reader) nextInner() (bool, error) {
 		if err := r.checkExpansion(n); err != nil {
 			return false, err
 		}
-		r.outerOut += int64(n)
-		r.inner = r.inner[:len(r.inner)+n]
+		r.z.outerOut += int64(n)
+		r.z.inner = r.z.inner[:len(r.z.inner)+n]
 	}
 }
 
@@ -699,13 +711,13 @@ const _ = uint(hugebuf.Size - (maxRecord + maxInnerPayload + zstdReadSize))
 // innerRecord hands out the record at the start of the undelivered
 // decompressed bytes if it is complete.
 func (r *Reader) innerRecord() (ok bool, err error) {
-	b := r.inner[r.innerR:]
+	b := r.z.inner[r.z.innerR:]
 	if len(b) < perfdata.EventHeaderSize {
 		return false, nil
 	}
-	h := perfdata.DecodeEventHeaderBig(b, r.big)
+	h := perfdata.DecodeEventHeaderBig(b, r.form.big)
 	if h.Size < perfdata.EventHeaderSize {
-		return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
+		return false, &FormatError{Offset: r.z.innerOff, Outer: r.z.outer, Err: ErrCorrupt,
 			Msg: fmt.Sprintf("bad record size %d (type %v)", h.Size, h.Type)}
 	}
 	if len(b) < int(h.Size) {
@@ -714,13 +726,13 @@ func (r *Reader) innerRecord() (ok bool, err error) {
 	raw := b[:h.Size]
 	total := int64(h.Size)
 	var payload []byte
-	if r.dialect.HasPayload(h.Type) {
-		n, err := perfdata.PayloadLen(h.Type, raw, r.order)
+	if r.form.dialect.HasPayload(h.Type) {
+		n, err := perfdata.PayloadLen(h.Type, raw, r.form.order)
 		if err != nil {
-			return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt, Msg: err.Error()}
+			return false, &FormatError{Offset: r.z.innerOff, Outer: r.z.outer, Err: ErrCorrupt, Msg: err.Error()}
 		}
 		if n > maxInnerPayload {
-			return false, &FormatError{Offset: r.innerOff, Outer: r.outer, Err: ErrCorrupt,
+			return false, &FormatError{Offset: r.z.innerOff, Outer: r.z.outer, Err: ErrCorrupt,
 				Msg: fmt.Sprintf("%v record with %d bytes of data inside compressed data (at most %d)", h.Type, n, maxInnerPayload)}
 		}
 		if int64(len(b)) < total+n {
@@ -729,13 +741,13 @@ func (r *Reader) innerRecord() (ok bool, err error) {
 		payload = b[total : total+n]
 		total += n
 	}
-	r.setRecord(r.innerOff, h, raw, r.outer)
+	r.setRecord(r.z.innerOff, h, raw, r.z.outer)
 	if payload != nil {
 		r.rec.PayloadSize = int64(len(payload))
 		r.rec.Payload = &sliceReader{b: payload}
 	}
-	r.innerR += int(total)
-	r.innerOff += total
+	r.z.innerR += int(total)
+	r.z.innerOff += total
 	return true, nil
 }
 

@@ -46,13 +46,13 @@ type runs Reader
 func (p *runs) Run() recrun.Run {
 	r := (*Reader)(p)
 	switch {
-	case r.big:
+	case r.form.big:
 	case r.fast:
 		s := r.s
 		return recrun.New(s.buf[s.r:s.w], s.off, -1, r.part)
-	case r.inInner && r.err == nil && !r.done && r.payload.left == 0:
+	case r.z.inInner && r.err == nil && !r.done && r.payload.left == 0:
 		// what nextInner hands out before it decodes more
-		return recrun.New(r.inner[r.innerR:], r.innerOff, r.outer, r.part)
+		return recrun.New(r.z.inner[r.z.innerR:], r.z.innerOff, r.z.outer, r.part)
 	}
 	return recrun.Run{}
 }
@@ -74,8 +74,8 @@ func (p *runs) Pass(u recrun.Run) {
 		r.counts.Records += int64(u.Len())
 		return
 	}
-	r.innerR += n
-	r.innerOff += int64(n)
+	r.z.innerR += n
+	r.z.innerOff += int64(n)
 	r.counts.Inner += int64(u.Len())
 	r.counts.InnerBytes += int64(n)
 }
