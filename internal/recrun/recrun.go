@@ -154,24 +154,16 @@ func SetSinkOf(f func(any) Sink) { sinkOf = f }
 // it is a Source (a test's), the reader's if x is a *reader.Reader or
 // embeds one (the command line's input), nil if x hands out none (its
 // records then go one at a time by Next).
-func SourceOf(x any) Source {
-	if s, ok := x.(Source); ok {
-		return s
-	}
-	if sourceOf == nil {
-		return nil
-	}
-	return sourceOf(x)
-}
+func SourceOf(x any) Source { return find(x, sourceOf) }
 
 // SinkOf returns what writes runs to x, an output: x itself if it is a
 // Sink, the writer's if x is a *writer.Writer or embeds one, nil if none.
-func SinkOf(x any) Sink {
-	if s, ok := x.(Sink); ok {
-		return s
+func SinkOf(x any) Sink { return find(x, sinkOf) }
+
+// find is x as a T, or what of, its package's, makes of it.
+func find[T any](x any, of func(any) T) T {
+	if t, ok := x.(T); ok || of == nil {
+		return t
 	}
-	if sinkOf == nil {
-		return nil
-	}
-	return sinkOf(x)
+	return of(x)
 }
