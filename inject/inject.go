@@ -405,30 +405,37 @@ func (j *injector) record(rec *perfdata.Record) error {
 	}
 	switch t {
 	case perfdata.RecordKSymbol, perfdata.RecordBPFEvent:
-		u, err := j.track.Feed(rec)
-		if err != nil {
-			return err
-		}
-		if f := u.Func; f != nil && len(j.pend.awaited) > 0 && j.track.Func(f.Addr) == f {
-			j.arrived(f)
-		}
-		if u.Loaded != nil {
-			if !u.Loaded.Synthesized {
-				// the KSYMBOLs of its functions may follow (settleLoad)
-				j.pend.loading, j.tail.sawData = u.Loaded, true
-			} else if err := j.load(u.Loaded); err != nil {
-				return err
-			}
-		}
-		if p := j.progs.byTP[u.Unloaded]; p != nil {
-			p.Unloaded = true
-			j.gone(p)
-		}
-		if p := j.progs.byTP[u.Replaced]; p != nil {
-			j.gone(p) // a load of its id replaced it: no sample is its any more
-		}
+		return j.feed(rec)
 	case perfdata.RecordFinishedInit:
 		j.track.Feed(rec)
+	}
+	return nil
+}
+
+// feed takes a KSYMBOL or BPF_EVENT: a function registered, a program
+// loaded, unloaded or replaced.
+func (j *injector) feed(rec *perfdata.Record) error {
+	u, err := j.track.Feed(rec)
+	if err != nil {
+		return err
+	}
+	if f := u.Func; f != nil && len(j.pend.awaited) > 0 && j.track.Func(f.Addr) == f {
+		j.arrived(f)
+	}
+	if u.Loaded != nil {
+		if !u.Loaded.Synthesized {
+			// the KSYMBOLs of its functions may follow (settleLoad)
+			j.pend.loading, j.tail.sawData = u.Loaded, true
+		} else if err := j.load(u.Loaded); err != nil {
+			return err
+		}
+	}
+	if p := j.progs.byTP[u.Unloaded]; p != nil {
+		p.Unloaded = true
+		j.gone(p)
+	}
+	if p := j.progs.byTP[u.Replaced]; p != nil {
+		j.gone(p) // a load of its id replaced it: no sample is its any more
 	}
 	return nil
 }
