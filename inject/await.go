@@ -61,9 +61,8 @@ func (j *injector) arrived(f *bpftrack.Func) {
 	p.awaiting--
 	if p.awaiting == 0 && p.Outcome == Mismatch {
 		p.setOutcome(p.then, p.thenErr, j)
-		switch p.then {
-		case Injected, NoMetadata, TooLarge:
-			j.progs.matched = true // as load says
+		if matches(p.then) {
+			j.progs.matched = true
 		}
 	}
 }

@@ -42,11 +42,10 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	}
 	recs, outcome, err := j.records(tp, p)
 	p.setOutcome(outcome, err, j)
-	switch outcome {
-	case Injected, NoMetadata, TooLarge:
+	if matches(outcome) {
 		j.progs.matched = true
-		fallthrough
-	case Mismatch, Failed:
+	}
+	if matches(outcome) || outcome == Mismatch || outcome == Failed {
 		j.progs.known[p.ID] = true
 	}
 	// A record at the end may be one of a listed program's the source
@@ -70,6 +69,10 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	}
 	return nil
 }
+
+// matches tells an outcome that shows the source has the recording's
+// program: the same id, tag and addresses (injector.progs.matched).
+func matches(o Outcome) bool { return o == Injected || o == NoMetadata || o == TooLarge }
 
 // records builds the BPF_METADATA records for program tp (p), or says why
 // there are none.
