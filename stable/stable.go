@@ -217,14 +217,19 @@ type ProgramsDoc struct {
 	Programs []Program `json:"programs"`
 }
 
-// MaxTyped bounds the entries a TypedIndex keeps.
-const MaxTyped = 1 << 16
+// MaxTyped and MaxTypedBytes bound the entries a TypedIndex keeps, and
+// their bytes (keys and typed forms): a snapshot's line may hold 4 MiB.
+const (
+	MaxTyped      = 1 << 16
+	MaxTypedBytes = 16 << 20
+)
 
 // TypedIndex has the typed forms of programs' entries by function (its
 // stable name), key and value: what a recording's BPF_METADATA records,
 // which hold perf's text only, lack (Funcs.Typed).
 type TypedIndex struct {
-	m map[string]json.RawMessage
+	m     map[string]json.RawMessage
+	bytes int
 }
 
 func typedKey(function, key, value string) string { return function + "\x00" + key + "\x00" + value }
@@ -238,23 +243,38 @@ func (ix *TypedIndex) Add(p *bpfprog.Program) error {
 		ix.m = map[string]json.RawMessage{}
 	}
 	for _, f := range p.Funcs {
-		for _, name := range []string{f.BTFName, FuncName(f.PerfName), FuncName(f.KernelName)} {
-			if name == "" {
-				continue
-			}
+		for _, name := range uniqNames(f.BTFName, FuncName(f.PerfName), FuncName(f.KernelName)) {
 			for _, e := range p.Metadata.Entries {
 				if len(e.Typed) == 0 {
 					continue
 				}
 				k := typedKey(name, e.Key, e.Value)
-				if _, ok := ix.m[k]; !ok && len(ix.m) >= MaxTyped {
+				if _, ok := ix.m[k]; ok {
+					continue
+				}
+				switch {
+				case len(ix.m) >= MaxTyped:
 					return fmt.Errorf("program %d: more than %d typed entries", p.ID, MaxTyped)
+				case ix.bytes+len(k)+len(e.Typed) > MaxTypedBytes:
+					return fmt.Errorf("program %d: more than %d MiB of typed entries", p.ID, MaxTypedBytes>>20)
 				}
 				ix.m[k] = e.Typed
+				ix.bytes += len(k) + len(e.Typed)
 			}
 		}
 	}
 	return nil
+}
+
+// uniqNames is names without "" and repeats.
+func uniqNames(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // AddAll indexes every program l lists (a snapshot's).

@@ -80,7 +80,7 @@ func TestNamedForm(t *testing.T) {
 }
 
 // TestNamedFormClean: a named form is printed without raw control bytes,
-// and a TypedIndex holds at most MaxTyped entries.
+// and a TypedIndex holds at most MaxTyped entries, MaxTypedBytes of them.
 func TestNamedFormClean(t *testing.T) {
 	p := versioned(7, "aaaaaaaaaaaaaaaa", "1.0.0", 0)
 	p.Metadata.Entries[1].Typed = json.RawMessage("{\"a\":\"x\x1b[2Jy\"}")
@@ -98,5 +98,14 @@ func TestNamedFormClean(t *testing.T) {
 	}
 	if err := ix.Add(big); err == nil {
 		t.Errorf("a TypedIndex took more than %d entries", stable.MaxTyped)
+	}
+	var bix stable.TypedIndex
+	long := &bpfprog.Program{ID: 2, Funcs: []bpfprog.Func{{BTFName: "f"}}, Metadata: &bpfprog.Metadata{}}
+	huge := json.RawMessage(`"` + strings.Repeat("x", 4<<20) + `"`)
+	for i := range stable.MaxTypedBytes/len(huge) + 1 {
+		long.Metadata.Entries = append(long.Metadata.Entries, bpfprog.Entry{Key: "k", Value: strconv.Itoa(i), Typed: huge})
+	}
+	if err := bix.Add(long); err == nil {
+		t.Errorf("a TypedIndex took more than %d MiB", stable.MaxTypedBytes>>20)
 	}
 }
