@@ -5,7 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
-	"regexp"
+	"strconv"
 )
 
 // MaxLine is the longest line read whole. perf script's lines are far
@@ -19,6 +19,9 @@ type Stats struct {
 	Lines     int64 // lines read
 	Annotated int64 // frames given a label
 	Ambiguous int64 // of them, labelled Ambiguous
+	// NotInRecording counts the frames labelled NotInRecording, of the
+	// Annotated.
+	NotInRecording int64
 	// Unparsed counts the lines that are not perf script output: not a
 	// comment, an empty line, a sample's first line or a frame.
 	Unparsed int64
@@ -42,63 +45,133 @@ func Fold(r io.Reader, f *Folder, t *Table) (Stats, error) {
 }
 
 func run(r io.Reader, bw *bufio.Writer, lw LineWriter, t *Table) (Stats, error) {
-	var st Stats
+	l := liner{t: t, bw: bw, lw: lw}
 	br := bufio.NewReaderSize(r, MaxLine)
-	var out []byte
 	long := false // within a line longer than MaxLine
 	for {
 		line, err := br.ReadSlice('\n')
 		if len(line) > 0 {
+			var werr error
 			switch {
 			case errors.Is(err, bufio.ErrBufferFull) || long:
 				// a piece of a long line: passed on as it is
 				if !long {
-					st.Lines++
-					st.Unparsed++
+					l.st.Lines++
+					l.st.Unparsed++
 				}
 				long = errors.Is(err, bufio.ErrBufferFull)
-				if lw != nil {
+				if lw == nil {
 					// stackcollapse-perf.pl has no frame this long; the
 					// folder sees none of it
-				} else if _, werr := bw.Write(line); werr != nil {
-					return st, werr
+					_, werr = bw.Write(line)
 				}
 			default:
-				st.Lines++
-				var ok bool
-				var label string
-				out, ok, label = t.annotate(out[:0], line)
-				labelled := label != ""
-				if label == Ambiguous {
-					st.Ambiguous++
-				}
-				if !ok {
-					st.Unparsed++
-				}
-				if labelled {
-					st.Annotated++
-				}
-				if lw != nil {
-					if werr := lw.Line(out); werr != nil {
-						return st, werr
-					}
-				} else if _, werr := bw.Write(out); werr != nil {
-					return st, werr
-				}
+				werr = l.line(line)
+			}
+			if werr != nil {
+				return l.st, werr
 			}
 		}
 		switch {
 		case err == nil || errors.Is(err, bufio.ErrBufferFull):
 		case err == io.EOF:
 			if bw != nil {
-				return st, bw.Flush()
+				return l.st, bw.Flush()
 			}
-			return st, nil
+			return l.st, nil
 		default:
-			return st, err
+			return l.st, err
 		}
 	}
 }
+
+// A liner annotates whole lines, one after the other, and counts them.
+type liner struct {
+	t   *Table
+	bw  *bufio.Writer
+	lw  LineWriter
+	st  Stats
+	out []byte
+	// at is the time of the sample whose lines are read: its first line's
+	// (perf script's default prints it; a callchain's frames follow on
+	// lines that start with a tab), until the blank line that ends it.
+	at textTime
+}
+
+func (l *liner) line(line []byte) error {
+	l.st.Lines++
+	switch body := lineBody(line); {
+	case len(body) == 0:
+		l.at = textTime{}
+	case body[0] != '\t':
+		l.at = sampleTime(body)
+	}
+	var ok bool
+	var label string
+	l.out, ok, label = l.t.annotate(l.out[:0], line, l.at)
+	switch label {
+	case "":
+	case Ambiguous:
+		l.st.Ambiguous++
+	case NotInRecording:
+		l.st.NotInRecording++
+	}
+	if !ok {
+		l.st.Unparsed++
+	}
+	if label != "" {
+		l.st.Annotated++
+	}
+	if l.lw != nil {
+		return l.lw.Line(l.out)
+	}
+	_, err := l.bw.Write(l.out)
+	return err
+}
+
+// lineBody is line without its newline, and without a carriage return
+// before it (text that went through a CRLF tool): the bytes written stay
+// those read.
+func lineBody(line []byte) []byte {
+	return bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+}
+
+// sampleTime is the time a sample's first line prints, as perf's
+// perf_sample__fprintf_start() does: " %5lu.%06lu: " (or %09lu with
+// --ns), seconds on perf's clock; the first such field of the line.
+func sampleTime(line []byte) textTime {
+	for c := 0; c < len(line); c++ {
+		if line[c] != ':' || c+1 < len(line) && !isBlank(line[c+1]) {
+			continue
+		}
+		f := c
+		for f > 0 && isDigit(line[f-1]) {
+			f--
+		}
+		frac := c - f
+		if frac != 6 && frac != 9 || f < 2 || line[f-1] != '.' {
+			continue
+		}
+		s := f - 1
+		for s > 0 && isDigit(line[s-1]) {
+			s--
+		}
+		if s == f-1 || f-1-s > 10 || s > 0 && !isBlank(line[s-1]) {
+			continue
+		}
+		secs, _ := strconv.ParseUint(string(line[s:f-1]), 10, 64)
+		ns, _ := strconv.ParseUint(string(line[f:c]), 10, 64)
+		if frac == 6 {
+			lo := secs*1e9 + ns*1e3
+			return textTime{lo, lo + 999, true}
+		}
+		lo := secs*1e9 + ns
+		return textTime{lo, lo, true}
+	}
+	return textTime{}
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 // Annotate returns line (with its newline, if any) with the label of its
 // BPF function frame, appended to dst, whether the line is perf script
@@ -115,7 +188,7 @@ func run(r io.Reader, bw *bufio.Writer, lw LineWriter, t *Table) (Stats, error) 
 // The frame's address, when perf printed it, tells loads of one function
 // name apart (Table.SetLoads).
 func (t *Table) Annotate(dst, line []byte) ([]byte, bool) {
-	out, _, label := t.annotate(dst, line)
+	out, _, label := t.annotate(dst, line, textTime{})
 	return out, label != ""
 }
 
@@ -124,9 +197,10 @@ var (
 	unknown = []byte("[unknown] (")
 )
 
-func (t *Table) annotate(dst, line []byte) (out []byte, parsed bool, label string) {
-	body := bytes.TrimSuffix(line, []byte("\n"))
+func (t *Table) annotate(dst, line []byte, at textTime) (out []byte, parsed bool, label string) {
+	body := lineBody(line)
 	parsed = perfScriptLine(body)
+	closing := -1 // the first ')' at or after the dso looked at: each byte looked for once
 	for off := 0; ; {
 		i := bytes.Index(body[off:], bpfProg)
 		if i < 0 {
@@ -142,11 +216,17 @@ func (t *Table) annotate(dst, line []byte) (out []byte, parsed bool, label strin
 		var hasIP bool // the frame's address, before its symbol
 		switch {
 		case p > 0 && body[p-1] == '(' && p >= len(unknown) && bytes.Equal(body[p-len(unknown):p], unknown) && symbolAt(body, p-len(unknown)):
-			e := bytes.IndexByte(body[p:], ')')
-			if e < 0 {
+			if closing < p {
+				if closing = bytes.IndexByte(body[p:], ')'); closing >= 0 {
+					closing += p
+				} else {
+					closing = len(body)
+				}
+			}
+			if closing == len(body) {
 				continue
 			}
-			end = p + e
+			end = closing
 			ip, hasIP = addressBefore(body, p-len(unknown))
 		case symbolAt(body, p):
 			e := bytes.IndexAny(body[p:], " \t")
@@ -158,7 +238,7 @@ func (t *Table) annotate(dst, line []byte) (out []byte, parsed bool, label strin
 		default:
 			continue
 		}
-		l := t.labelAt(body[p:end], ip, hasIP)
+		l := t.labelAt(body[p:end], ip, hasIP, at)
 		if l == "" {
 			break
 		}
@@ -278,25 +358,104 @@ func perfScriptLine(line []byte) bool {
 		// a frame without an address, sym (dso); a sample's first line,
 		// which perf script right-aligns (comm in %16s); a frame's source
 		// line (-F +srcline); an entry of a BPF_METADATA record
-		return srcline(line) || stackRE.Match(line) || sampleRE.Match(line[i:]) || metadataEntryRE.Match(line)
+		_, _, frame := stackFields(line)
+		return srcline(line) || frame || sampleLine(line[i:]) || metadataEntryLine(line)
 	}
-	return sampleRE.Match(line) || recordRE.Match(line)
+	return sampleLine(line) || recordLine(line)
 }
 
-// sampleRE is a sample's first line: comm, then pid or pid/tid, -1 where
-// perf knows none (perf script's ":-1    -1" for a sample of no thread).
-var sampleRE = regexp.MustCompile(`^[^ \t].*?[ \t]+-?\d+(/-?\d+)?([ \t]|$)`)
+// The lines perf script prints are told by hand, each scanned once (no
+// regular expression runs on untrusted lines: Go's are linear, but at a
+// tenth of the rate of real text on crafted lines); what each matches
+// is written as the regular expression it is, which
+// TestLineMatchersAsRegexps checks them against.
 
-var (
-	// recordRE is a record perf script prints without a sample's header
-	// (--show-round-events, --show-bpf-events): perf_event__fprintf()'s
-	// PERF_RECORD_<type> and what follows it, PERF_RECORD_FINISHED_ROUND
-	// or PERF_RECORD_BPF_METADATA prog <name>.
-	recordRE = regexp.MustCompile(`^PERF_RECORD_[A-Z0-9_]+( |$)`)
-	// metadataEntryRE is an entry of a BPF_METADATA record, as perf's
-	// perf_event__fprintf_bpf_metadata() prints it: "  entry %d: %20s = %s".
-	metadataEntryRE = regexp.MustCompile(`^  entry \d+: +[^ ]+ = `)
-)
+// sampleLine is a sample's first line, ^[^ \t].*?[ \t]+-?\d+(/-?\d+)?([ \t]|$):
+// comm, then pid or pid/tid, -1 where perf knows none (perf script's
+// ":-1    -1" for a sample of no thread).
+func sampleLine(line []byte) bool {
+	if len(line) == 0 || isBlank(line[0]) {
+		return false
+	}
+	for e := 1; e < len(line); {
+		w := e // the blanks after comm, and what follows them
+		for w < len(line) && !isBlank(line[w]) {
+			w++
+		}
+		s := w
+		for s < len(line) && isBlank(line[s]) {
+			s++
+		}
+		if s == w {
+			return false
+		}
+		d, ok := signedDigits(line, s)
+		if ok && d < len(line) && line[d] == '/' {
+			if t, ok := signedDigits(line, d+1); ok && (t == len(line) || isBlank(line[t])) {
+				return true
+			}
+		}
+		if ok && (d == len(line) || isBlank(line[d])) {
+			return true
+		}
+		e = s // no blank between s and where the digits failed
+	}
+	return false
+}
+
+// signedDigits is the end of -?\d+ at line[s:], and whether it is there.
+func signedDigits(line []byte, s int) (int, bool) {
+	if s < len(line) && line[s] == '-' {
+		s++
+	}
+	d := s
+	for d < len(line) && isDigit(line[d]) {
+		d++
+	}
+	return d, d > s
+}
+
+// recordLine is a record perf script prints without a sample's header
+// (--show-round-events, --show-bpf-events), ^PERF_RECORD_[A-Z0-9_]+( |$):
+// perf_event__fprintf()'s PERF_RECORD_<type> and what follows it,
+// PERF_RECORD_FINISHED_ROUND or PERF_RECORD_BPF_METADATA prog <name>.
+func recordLine(line []byte) bool {
+	rest, ok := bytes.CutPrefix(line, []byte("PERF_RECORD_"))
+	if !ok {
+		return false
+	}
+	n := 0
+	for n < len(rest) && ('A' <= rest[n] && rest[n] <= 'Z' || isDigit(rest[n]) || rest[n] == '_') {
+		n++
+	}
+	return n > 0 && (n == len(rest) || rest[n] == ' ')
+}
+
+// metadataEntryLine is an entry of a BPF_METADATA record, as perf's
+// perf_event__fprintf_bpf_metadata() prints it ("  entry %d: %20s = %s"),
+// ^  entry \d+: +[^ ]+ = .
+func metadataEntryLine(line []byte) bool {
+	rest, ok := bytes.CutPrefix(line, []byte("  entry "))
+	if !ok {
+		return false
+	}
+	d := 0
+	for d < len(rest) && isDigit(rest[d]) {
+		d++
+	}
+	if d == 0 || d+1 >= len(rest) || rest[d] != ':' || rest[d+1] != ' ' {
+		return false
+	}
+	k := d + 1
+	for k < len(rest) && rest[k] == ' ' {
+		k++
+	}
+	e := k
+	for e < len(rest) && rest[e] != ' ' {
+		e++
+	}
+	return e > k && bytes.HasPrefix(rest[e:], []byte(" = "))
+}
 
 // srcline reports whether line is the line perf script -F +srcline prints
 // after a frame: map__fprintf_srcline()'s "\n  " and what __get_srcline()

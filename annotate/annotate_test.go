@@ -242,6 +242,12 @@ prog 1 [000] 1.0: cycles:
 0 2 [000] 1.0: 5 cycles: 
 	1 zero (/bin/x)
 
+é 3 [000] 1.0: 4 cycles: 
+	1 é名 (/bin/é)
+
+a é 3/4 [000] 1.0: 2 cycles: 
+	1 fé (/bin/x)
+
 prog 1 [000] 1.0: 9 cycles: 
 	1 g (/bin/prog)
 	2 ` + mainSym + "+0x5 (" + mainSym + `)

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"io"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,17 +11,11 @@ import (
 	"github.com/bpfmeta/bpfmeta/internal/budget"
 )
 
-// The regular expressions of FlameGraph's stackcollapse-perf.pl (commit
-// 41fee1f, 2024), with Perl's \s, \S of a byte string ([\t\n\v\f\r ]).
-var (
-	// a sample's first line: comm, pid[/tid]
-	headerRE = regexp.MustCompile(`^([^\t\n\v\f\r ].+?)[\t\n\v\f\r ]+(\d+)/*(\d+)*[\t\n\v\f\r ]+`)
-	// its end: [period] event:
-	eventRE = regexp.MustCompile(`:[\t\n\v\f\r ]*(\d+)*[\t\n\v\f\r ]+([^\t\n\v\f\r ]+):[\t\n\v\f\r ]*$`)
-	// a frame: pc, symbol, (dso)
-	stackRE = regexp.MustCompile(`^[\t\n\v\f\r ]*(\w+)[\t\n\v\f\r ]*(.+) \((.*)\)`)
-	goRE    = regexp.MustCompile(`\.\(.*\)\.`)
-)
+// FlameGraph's stackcollapse-perf.pl (commit 41fee1f, 2024) reads lines
+// with regular expressions, here matched by hand, each line scanned once
+// (headerLine, eventFields, stackFields, goMethod), with Perl's \s and \S
+// of a byte string ([\t\n\v\f\r ]): TestLineMatchersAsRegexps checks
+// them against the expressions.
 
 // A Folder folds perf script text into stacks as stackcollapse-perf.pl
 // does with its defaults (process names, tidied symbols, the first event
@@ -38,11 +31,22 @@ type Folder struct {
 	mem    budget.Meter
 
 	stack       []string // innermost first... as read: outermost last
+	stackSize   int64    // what stack takes, drawn from the budget with the stacks
 	pname       string
 	havePname   bool
 	period      uint64
 	eventFilter string
+
+	samples, frames int64 // samples counted (their first lines), frames in their stacks
 }
+
+// Samples is the number of samples read, of the event folded.
+func (f *Folder) Samples() int64 { return f.samples }
+
+// Frames is the number of frames in the samples' stacks: none when the
+// text has no callchains (perf record without -g), where
+// stackcollapse-perf.pl folds nothing.
+func (f *Folder) Frames() int64 { return f.frames }
 
 // NewFolder returns an empty Folder.
 func NewFolder() *Folder {
@@ -51,6 +55,16 @@ func NewFolder() *Folder {
 
 // stackCost is what a stack costs beside its bytes: its map entry.
 const stackCost = 64
+
+// frameCost is what a frame of the stack being read costs beside its
+// bytes: its string's header and allocation, and its place in a slice
+// grown by doubling.
+const frameCost = 48
+
+// maxKeptStack is the most frames whose slice is kept for the next stack:
+// one of a stack longer than any a kernel unwinds (perf's
+// kernel.perf_event_max_stack is 127 by default) is given back.
+const maxKeptStack = 4096
 
 // Line takes one line of perf script output (its newline, if any,
 // included), as stackcollapse-perf.pl's main loop does.
@@ -62,8 +76,8 @@ func (f *Folder) Line(line []byte) error {
 	if len(line) == 0 {
 		return f.endStack()
 	}
-	if m := headerRE.FindSubmatch(line); m != nil {
-		f.header(line, string(m[1]))
+	if comm, ok := headerLine(line); ok {
+		f.header(line, string(comm))
 		return nil
 	}
 	rawfunc, mod, ok := stackLine(line)
@@ -94,11 +108,15 @@ func (f *Folder) Line(line []byte) error {
 		}
 		inline = append(inline, fn)
 	}
-	// unshift @stack, @inline: kept reversed, outermost last
+	// unshift @stack, @inline: kept reversed, outermost last; charged to
+	// the budget as it grows, a stack of millions of frames is refused as
+	// it is read
 	for i := len(inline) - 1; i >= 0; i-- {
 		f.stack = append(f.stack, inline[i])
+		f.stackSize += int64(len(inline[i])) + frameCost
 	}
-	return nil
+	f.frames += int64(len(inline))
+	return f.mem.Set(f.size + f.stackSize)
 }
 
 // endStack counts the stack read, at the blank line that ends a sample:
@@ -107,7 +125,16 @@ func (f *Folder) endStack() error {
 	if !f.named() {
 		return nil
 	}
+	n := len(f.pname) + len(f.stack)
+	for _, fn := range f.stack {
+		n += len(fn)
+	}
+	// the key is made beside the stack
+	if err := f.mem.Set(f.size + f.stackSize + int64(n) + stackCost); err != nil {
+		return err
+	}
 	var b strings.Builder
+	b.Grow(n)
 	b.WriteString(f.pname)
 	for i := len(f.stack) - 1; i >= 0; i-- {
 		b.WriteByte(';')
@@ -116,14 +143,15 @@ func (f *Folder) endStack() error {
 	key := b.String()
 	if _, ok := f.stacks[key]; !ok {
 		f.size += int64(len(key)) + stackCost
-		if err := f.mem.Set(f.size); err != nil {
-			return err
-		}
 	}
 	f.stacks[key] += f.period
-	f.stack = f.stack[:0]
+	clear(f.stack)
+	f.stack, f.stackSize = f.stack[:0], 0
+	if cap(f.stack) > maxKeptStack {
+		f.stack = nil
+	}
 	f.pname, f.havePname = "", false
-	return nil
+	return f.mem.Set(f.size)
 }
 
 // header starts a sample at its header line (comm, and the period and
@@ -131,9 +159,9 @@ func (f *Folder) endStack() error {
 // first one seen are not counted, as stackcollapse-perf.pl's default.
 func (f *Folder) header(line []byte, comm string) {
 	period := ""
-	if e := eventRE.FindSubmatch(line); e != nil {
-		period = string(e[1])
-		event := string(e[2])
+	if p, ev, ok := eventFields(line); ok {
+		period = string(p)
+		event := string(ev)
 		if f.eventFilter == "" {
 			f.eventFilter = event
 		} else if event != f.eventFilter {
@@ -147,6 +175,7 @@ func (f *Folder) header(line []byte, comm string) {
 	}
 	f.period = p
 	f.pname, f.havePname = strings.ReplaceAll(comm, " ", "_"), true
+	f.samples++
 }
 
 // tidy is a frame's name as stackcollapse-perf.pl tidies it: [unknown]
@@ -165,7 +194,7 @@ func (f *Folder) tidy(fn, mod string) string {
 	}
 	// $tidy_generic
 	fn = strings.ReplaceAll(fn, ";", ":")
-	if strings.IndexByte(fn, '(') >= 0 && !goRE.MatchString(fn) {
+	if strings.IndexByte(fn, '(') >= 0 && !goMethod(fn) {
 		fn = cutParen(fn)
 	}
 	if strings.ContainsAny(fn, `"'`) {
@@ -183,11 +212,22 @@ func (f *Folder) tidy(fn, mod string) string {
 	return fn
 }
 
-// stackLine matches stackRE, ^\s*(\w+)\s*(.+) \((.*)\), and returns its
-// symbol and dso: by hand for what perf script prints (the greedy (.+)
-// ends at the last " (" before the last ")"), by the regular expression
-// where Perl would backtrack into the \w+.
+// stackLine returns the symbol and dso of a frame (stackFields).
 func stackLine(line []byte) (rawfunc, mod string, ok bool) {
+	sym, dso, ok := stackFields(line)
+	return string(sym), string(dso), ok
+}
+
+// stackFields matches ^\s*(\w+)\s*(.+) \((.*)\) as Perl does and returns
+// its symbol and dso: the greedy (.+) ends at the last " (" before the last
+// ")"; where that is not after \w+\s*, Perl backtracks into the \s*, then
+// into the \w+, leaving (.+) the one byte before the " (". Perl's . is not
+// a newline, which a line (without its own) has none of: one that has is
+// not a frame.
+func stackFields(line []byte) (sym, dso []byte, ok bool) {
+	if bytes.IndexByte(line, '\n') >= 0 {
+		return nil, nil, false
+	}
 	i := 0
 	for i < len(line) && isPerlSpace(line[i]) {
 		i++
@@ -196,26 +236,98 @@ func stackLine(line []byte) (rawfunc, mod string, ok bool) {
 	for j < len(line) && isWord(line[j]) {
 		j++
 	}
-	if j == i {
-		return "", "", false
-	}
 	k := j
 	for k < len(line) && isPerlSpace(line[k]) {
 		k++
 	}
 	closing := bytes.LastIndexByte(line, ')')
-	if closing < 0 {
-		return "", "", false
+	if j == i || closing < 0 {
+		return nil, nil, false
 	}
 	p := bytes.LastIndex(line[:closing], []byte(" ("))
-	if p <= k || bytes.IndexByte(line, '\n') >= 0 {
-		m := stackRE.FindSubmatch(line)
-		if m == nil {
-			return "", "", false
-		}
-		return string(m[2]), string(m[3]), true
+	switch {
+	case p > k:
+		return line[k:p], line[p+2 : closing], true
+	case p >= i+2:
+		return line[p-1 : p], line[p+2 : closing], true
 	}
-	return string(line[k:p]), string(line[p+2 : closing]), true
+	return nil, nil, false
+}
+
+// headerLine matches ^([^\s].+?)\s+(\d+)/*(\d+)*\s+, a sample's first line
+// (comm, pid[/tid]), and returns its comm: up to the first blanks after
+// its first two bytes that are followed by digits, slashes and digits,
+// and blanks.
+func headerLine(line []byte) ([]byte, bool) {
+	if len(line) < 3 || isPerlSpace(line[0]) || bytes.IndexByte(line, '\n') >= 0 {
+		return nil, false
+	}
+	for e := 2; e < len(line); {
+		for e < len(line) && !isPerlSpace(line[e]) {
+			e++
+		}
+		s := e
+		for s < len(line) && isPerlSpace(line[s]) {
+			s++
+		}
+		d := s
+		for d < len(line) && isDigit(line[d]) {
+			d++
+		}
+		t := d
+		for d > s && t < len(line) && line[t] == '/' {
+			t++
+		}
+		for d > s && t < len(line) && isDigit(line[t]) {
+			t++
+		}
+		if d > s && t < len(line) && isPerlSpace(line[t]) {
+			return line[:e], true
+		}
+		e = max(s, t) // no blank between s and where it failed
+	}
+	return nil, false
+}
+
+// eventFields matches :\s*(\d+)*\s+(\S+):\s*$, the end of a sample's first
+// line (its period, and its event), and returns the period ("" without
+// one) and the event: the line's last word ends in ':' and follows
+// blanks, which follow ':', blanks and digits.
+func eventFields(line []byte) (period, event []byte, ok bool) {
+	end := len(line)
+	for end > 0 && isPerlSpace(line[end-1]) {
+		end--
+	}
+	if end == 0 || line[end-1] != ':' || bytes.IndexByte(line, '\n') >= 0 {
+		return nil, nil, false
+	}
+	r := end - 1
+	for r > 0 && !isPerlSpace(line[r-1]) {
+		r--
+	}
+	w := r
+	for w > 0 && isPerlSpace(line[w-1]) {
+		w--
+	}
+	d := w
+	for d > 0 && isDigit(line[d-1]) {
+		d--
+	}
+	s := d
+	for d < w && s > 0 && isPerlSpace(line[s-1]) {
+		s--
+	}
+	if r == end-1 || w == r || s == 0 || line[s-1] != ':' {
+		return nil, nil, false
+	}
+	return line[d:w], line[r : end-1], true
+}
+
+// goMethod matches \.\(.*\)\., a Go method's name (pkg.(*T).m), whose
+// parenthesis $tidy_generic keeps.
+func goMethod(fn string) bool {
+	i := strings.Index(fn, ".(")
+	return i >= 0 && strings.LastIndex(fn, ").") >= i+2
 }
 
 func isPerlSpace(c byte) bool {

@@ -64,3 +64,30 @@ func TestAnnotateUnnamedDso(t *testing.T) {
 		}
 	}
 }
+
+// Text that went through a CRLF tool: perf script -F ip,sym lines ending
+// in \r\n get their label before the \r, every byte read written.
+func TestAnnotateCRLF(t *testing.T) {
+	tab := testTable()
+	lab := "[version=1.4.2,build=abc,value=42]"
+	for in, want := range map[string]string{
+		" ffffffffc0000bf0 " + mainSym + "\r\n":              " ffffffffc0000bf0 " + mainSym + lab + "\r\n",
+		" ffffffffc0000bf0 " + mainSym + "\r":                " ffffffffc0000bf0 " + mainSym + lab + "\r",
+		"\t" + mainSym + "+0x5 (" + mainSym + ")\r\n":        "\t" + mainSym + lab + "+0x5 (" + mainSym + ")\r\n",
+		" ffffffffc0000bf0 " + mainSym + "+0x1c\r\n":         " ffffffffc0000bf0 " + mainSym + lab + "+0x1c\r\n",
+		"\tffffffffc0000bf0 [unknown] (" + mainSym + ")\r\n": "\tffffffffc0000bf0 [unknown] (" + mainSym + lab + ")\r\n",
+		" ffffffffc0000bf0 " + mainSym + "\r\r\n":            " ffffffffc0000bf0 " + mainSym + "\r\r\n",
+	} {
+		var out strings.Builder
+		st, err := annotate.Run(strings.NewReader(in), &out, tab)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want {
+			t.Errorf("%q: got %q, want %q", in, out.String(), want)
+		}
+		if want != in && (st.Annotated != 1 || st.Unparsed != 0) {
+			t.Errorf("%q: %+v, want a frame labelled, every line parsed", in, st)
+		}
+	}
+}

@@ -30,9 +30,9 @@ func TestSetLoads(t *testing.T) {
 		full     bool
 		want     map[uint64]string // a frame's address, its label
 	}{
-		{"one metadata", 2, []string{"1", "1"}, nil, false, false, map[uint64]string{0x1004: "[version=1]", 0x9000: "[version=1]"}},
-		{"told apart", 2, []string{"1", "2"}, nil, false, false, map[uint64]string{0x1004: "[version=1]", 0x2004: "[version=2]", 0x9000: Ambiguous}},
-		{"a load without a record", 2, []string{"1", ""}, nil, false, false, map[uint64]string{0x1004: "[version=1]", 0x2004: Ambiguous, 0x9000: Ambiguous}},
+		{"one metadata", 2, []string{"1", "1"}, nil, false, false, map[uint64]string{0x1004: "[version=1]", 0x2004: "[version=1]", 0x9000: NotInRecording}},
+		{"told apart", 2, []string{"1", "2"}, nil, false, false, map[uint64]string{0x1004: "[version=1]", 0x2004: "[version=2]", 0x9000: NotInRecording}},
+		{"a load without a record", 2, []string{"1", ""}, nil, false, false, map[uint64]string{0x1004: "[version=1]", 0x2004: Ambiguous, 0x9000: NotInRecording}},
 		{"a record among loads", 3, []string{"1", "2", ""}, []int{1, 2}, false, false, map[uint64]string{0x1004: "[version=1]", 0x2004: Ambiguous, 0x3004: Ambiguous}},
 		{"a record not placed", 2, []string{"1", "2"}, nil, true, false, map[uint64]string{0x1004: Ambiguous}},
 		{"too many KSYMBOLs", 2, []string{"1", "2"}, nil, false, true, map[uint64]string{0x1004: Ambiguous}},
@@ -66,7 +66,7 @@ func TestSetLoads(t *testing.T) {
 				t.Fatal(err)
 			}
 			for ip, want := range tc.want {
-				if got := tab.labelAt([]byte(name), ip, true); got != want {
+				if got := tab.labelAt([]byte(name), ip, true, textTime{}); got != want {
 					t.Errorf("at %#x: %q, want %q", ip, got, want)
 				}
 			}

@@ -39,8 +39,8 @@ func TestTableLoads(t *testing.T) {
 		{frame(0xffffffffc0004024), annotate.Ambiguous},
 		{frame(0xffffffffc0004044), "[version=5]"},
 		{frame(0xffffffffc0005004), annotate.Ambiguous},
-		{frame(0xffffffffc0001040), annotate.Ambiguous},
-		{frame(0xffffffffc0000fff), annotate.Ambiguous},
+		{frame(0xffffffffc0001040), annotate.NotInRecording},
+		{frame(0xffffffffc0000fff), annotate.NotInRecording},
 		{"\t" + sym + "+0x4 (" + sym + ")\n", annotate.Ambiguous},
 		{"cmd 1 [000] 1.0: 1 cpu-clock:  ffffffffc0002004 " + sym + "+0x4 (" + sym + ")\n", "[version=2]"},
 	} {
@@ -64,7 +64,7 @@ func TestTableLoads(t *testing.T) {
 	for in, want := range map[string]string{
 		"\t1004 " + sym + "\n": "\t1004 " + sym + "\n",
 		"\t2004 " + sym + "\n": "\t2004 " + sym + "[build=7]\n",
-		"\t3004 " + sym + "\n": "\t3004 " + sym + annotate.Ambiguous + "\n",
+		"\t3004 " + sym + "\n": "\t3004 " + sym + annotate.NotInRecording + "\n",
 	} {
 		if got, _ := keyed.Annotate(nil, []byte(in)); string(got) != want {
 			t.Errorf("--keys build: %q: got %q, want %q", in, got, want)

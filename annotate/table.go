@@ -24,6 +24,13 @@ import (
 // the text, so none is guessed.
 const Ambiguous = "[bpfmeta:ambiguous]"
 
+// NotInRecording is the label of a frame of a function the table knows
+// whose address (and time, where the text prints one) lies in no load of
+// that name in the recording: the text was not made from the recording,
+// or not from all of it, and no load's metadata is proven to be the
+// frame's.
+const NotInRecording = "[bpfmeta:not-in-recording]"
+
 // MetadataPrefix is what perf's key names start with in the program's
 // .rodata (bpf_metadata_version); keys are matched with or without it.
 const MetadataPrefix = "bpf_metadata_"
@@ -38,7 +45,18 @@ type Table struct {
 	// may be labelled with up to 202 entries of 255-byte values.
 	size int64
 	mem  budget.Meter
+	// recorded: every load of each function is known (Fill read the
+	// recording's KSYMBOLs, spans): a frame whose address lies in none is
+	// NotInRecording.
+	recorded bool
+	// keysSeen are the keys of the entries added (without
+	// bpf_metadata_), at most MaxKeysSeen; moreKeys: there were others.
+	keysSeen map[string]bool
+	moreKeys bool
 }
+
+// MaxKeysSeen bounds the distinct keys a table keeps to name them (Keys).
+const MaxKeysSeen = 256
 
 // labelCost is what a label costs beside its strings: its map entry and
 // struct.
@@ -52,6 +70,31 @@ type label struct {
 	// label or Ambiguous (SetLoads); nil: a frame's address does not
 	// tell.
 	loads []placedLoad
+	// spans are where and when every load of the function was, when the
+	// table is recorded.
+	spans []span
+}
+
+// A span is where and when one load's JITed code was: its KSYMBOL's
+// [addr, end), from the KSYMBOL's time to its unregistering's or the
+// recording's end (to 0: unknown, any time).
+type span struct{ addr, end, from, to uint64 }
+
+// A textTime is a sample's time as perf script prints it, on perf's clock
+// to the microsecond (or the nanosecond, --ns): [lo, hi] in ns.
+type textTime struct {
+	lo, hi uint64
+	ok     bool
+}
+
+// holds reports whether the load's code held ip at the time at, as
+// perf's machine__process_ksymbol() maps the load's range to its symbol
+// from its KSYMBOL on, and its unregistering removes it.
+func (s span) holds(ip uint64, at textTime) bool {
+	if ip < s.addr || ip >= s.end {
+		return false
+	}
+	return !at.ok || s.to == 0 || at.lo <= s.to && s.from <= at.hi
 }
 
 // A Load is one load of a function: where the kernel put its JITed code
@@ -63,22 +106,28 @@ type Load struct {
 	// Unknown: no record says its metadata (it has none, or its record
 	// is missing), so its frames are ambiguous.
 	Unknown bool
+	// from and to are its lifetime (span), when Fill knows it.
+	from, to uint64
 }
 
 type placedLoad struct {
-	addr, end uint64
-	text      string
+	span
+	text string
 }
 
 // NewTable returns a table whose labels carry keys, in that order (their
 // names without bpf_metadata_), or every entry when keys is empty.
 func NewTable(keys []string) *Table {
-	t := &Table{labels: map[string]*label{}, mem: budget.Meter{What: "annotate's labels"}}
+	t := &Table{labels: map[string]*label{}, keysSeen: map[string]bool{}, mem: budget.Meter{What: "annotate's labels"}}
 	for _, k := range keys {
 		t.keys = append(t.keys, strings.TrimPrefix(k, MetadataPrefix))
 	}
 	return t
 }
+
+// ChosenKeys are the keys the labels carry, in order (without
+// bpf_metadata_); none: every key.
+func (t *Table) ChosenKeys() []string { return slices.Clone(t.keys) }
 
 // Len is the number of symbols the table knows.
 func (t *Table) Len() int { return len(t.labels) }
@@ -88,6 +137,9 @@ func (t *Table) Len() int { return len(t.labels) }
 // becomes ambiguous. The error is the memory budget's, when the labels
 // would take more than it has left.
 func (t *Table) Add(sym string, entries []perfdata.BPFMetadataEntry) error {
+	if err := t.seeKeys(entries); err != nil {
+		return err
+	}
 	if l, ok := t.labels[sym]; ok {
 		if !l.ambiguous && !slices.Equal(l.entries, entries) {
 			t.SetAmbiguous(sym)
@@ -115,14 +167,17 @@ func (t *Table) Close() { t.mem.Close() }
 // differ, or that a record cannot be told to belong to. The error is the
 // memory budget's, for a symbol it did not know.
 func (t *Table) SetAmbiguous(sym string) error {
-	if _, ok := t.labels[sym]; !ok {
+	l, ok := t.labels[sym]
+	if !ok {
 		size := int64(len(sym)) + labelCost
 		if err := t.mem.Set(t.size + size); err != nil {
 			return err
 		}
 		t.size += size
+		l = &label{}
+		t.labels[sym] = l
 	}
-	t.labels[sym] = &label{ambiguous: true, text: Ambiguous}
+	*l = label{ambiguous: true, text: Ambiguous, spans: l.spans}
 	return nil
 }
 
@@ -144,7 +199,7 @@ func (t *Table) SetLoads(sym string, loads []Load) error {
 		if !ld.Unknown {
 			text = t.format(ld.Entries)
 		}
-		placed = append(placed, placedLoad{addr: ld.Addr, end: ld.Addr + uint64(ld.Len), text: text})
+		placed = append(placed, placedLoad{span{ld.Addr, ld.Addr + uint64(ld.Len), ld.from, ld.to}, text})
 		size += int64(len(text)) + 48
 	}
 	if err := t.mem.Set(t.size + size); err != nil {
@@ -156,21 +211,29 @@ func (t *Table) SetLoads(sym string, loads []Load) error {
 }
 
 // labelAt is the label of a frame of the function sym at ip (hasIP: the
-// frame has its address): for an ambiguous function whose loads are known,
-// the label of the loads whose code holds ip, when they have one label,
-// as perf's machine__process_ksymbol() maps each load's address range to
-// its symbol.
-func (t *Table) labelAt(sym []byte, ip uint64, hasIP bool) string {
+// frame has its address) in a sample at the time at: NotInRecording
+// where the table is recorded and no load of sym held ip then; for an
+// ambiguous function whose loads are known, the label of the loads whose
+// code held ip, when they have one label, as perf's
+// machine__process_ksymbol() maps each load's address range to its
+// symbol.
+func (t *Table) labelAt(sym []byte, ip uint64, hasIP bool, at textTime) string {
 	l, ok := t.labels[string(sym)]
 	if !ok {
 		return ""
 	}
-	if !hasIP || l.loads == nil {
+	if !hasIP {
+		return l.text
+	}
+	if t.recorded && !slices.ContainsFunc(l.spans, func(s span) bool { return s.holds(ip, at) }) {
+		return NotInRecording
+	}
+	if l.loads == nil {
 		return l.text
 	}
 	text, found := "", false
 	for _, ld := range l.loads {
-		if ld.addr <= ip && ip < ld.end {
+		if ld.holds(ip, at) {
 			switch {
 			case !found:
 				text, found = ld.text, true
@@ -180,9 +243,55 @@ func (t *Table) labelAt(sym []byte, ip uint64, hasIP bool) string {
 		}
 	}
 	if !found {
-		return l.text // in no load of the function
+		return NotInRecording // in no load of the function
 	}
 	return text
+}
+
+// setSpans says where and when every load of sym in the recording was.
+func (t *Table) setSpans(sym string, spans []span) error {
+	l, ok := t.labels[sym]
+	if !ok {
+		return nil
+	}
+	size := int64(len(spans)) * 32
+	if err := t.mem.Set(t.size + size); err != nil {
+		return err
+	}
+	t.size += size
+	l.spans = spans
+	return nil
+}
+
+// Keys are the keys of the metadata added (without bpf_metadata_),
+// sorted, and whether there were more than MaxKeysSeen.
+func (t *Table) Keys() ([]string, bool) {
+	keys := make([]string, 0, len(t.keysSeen))
+	for k := range t.keysSeen {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys, t.moreKeys
+}
+
+// seeKeys notes the keys of entries, for Keys.
+func (t *Table) seeKeys(entries []perfdata.BPFMetadataEntry) error {
+	for _, e := range entries {
+		k := strings.TrimPrefix(e.Key, MetadataPrefix)
+		switch {
+		case t.keysSeen[k]:
+		case len(t.keysSeen) >= MaxKeysSeen:
+			t.moreKeys = true
+		default:
+			size := int64(len(k)) + 48
+			if err := t.mem.Set(t.size + size); err != nil {
+				return err
+			}
+			t.size += size
+			t.keysSeen[k] = true
+		}
+	}
+	return nil
 }
 
 // Label returns the label of the function sym, "" when sym has none (not

@@ -41,12 +41,21 @@ as stackcollapse-perf.pl does.
 The metadata comes from the recording's BPF_METADATA records (perf >= 6.17,
 or bpfmeta inject); for a recording without them, from the running kernel
 (its programs still loaded, and once gone its journal: --journal) or
---snapshot, as bpfmeta inject would add them. Loads of one function name
-with other metadata are told apart by a frame's address (each load's
-KSYMBOL); a frame the address does not tell (none printed, a load without a
-record, loads one after the other at one address), or of a function that a
-record cannot be told to belong to, is labelled [bpfmeta:ambiguous], never
-given one of them. Memory grows with the programs, not the text.
+--snapshot, as bpfmeta inject would add them. A frame whose address perf
+printed is labelled only when the address lies in a load of its name in the
+recording (its KSYMBOL's range, while it was loaded, where the text prints
+the sample's time); otherwise it is labelled [bpfmeta:not-in-recording], and
+when more than 1% of the frames are, a warning says the text may not come
+from the recording. Loads of one function name with other metadata are told
+apart by a frame's address; a frame the address does not tell (none
+printed, a load without a record, loads one after the other at one address
+at a time the text does not print), or of a function that a record cannot
+be told to belong to, is labelled [bpfmeta:ambiguous], never given one of
+them. Memory grows with the programs, not the text.
+
+Warnings without -v: most lines are not perf script output; a --keys key
+no record has (the keys the records have are named); --folded on text
+without callchains (record with -g).
 
 Examples:
    perf script -i perf.data | bpfmeta annotate -i perf.data
@@ -93,8 +102,9 @@ func runAnnotate(c *cli.Context) error {
 		return err
 	}
 	var st annotate.Stats
+	var f *annotate.Folder
 	if c.Bool("folded") {
-		f := annotate.NewFolder()
+		f = annotate.NewFolder()
 		if st, err = annotate.Fold(c.App.Reader, f, t); err == nil {
 			_, err = f.WriteTo(c.App.Writer)
 		}
@@ -104,12 +114,46 @@ func runAnnotate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	warnAnnotated(c, name, t, st, f)
 	if verbose(c) {
-		fmt.Fprintf(notes(c), "bpfmeta: %s: %s of %s labelled (%d ambiguous); %s read, %d not perf script output, in %.3fs\n",
-			name, plural(int(st.Annotated), "frame"), plural(t.Len(), "BPF function"), st.Ambiguous,
+		fmt.Fprintf(notes(c), "bpfmeta: %s: %s of %s labelled (%d ambiguous, %d not in the recording); %s read, %d not perf script output, in %.3fs\n",
+			name, plural(int(st.Annotated), "frame"), plural(t.Len(), "BPF function"), st.Ambiguous, st.NotInRecording,
 			plural(int(st.Lines), "line"), st.Unparsed, time.Since(start).Seconds())
 	}
 	return nil
+}
+
+// warnAnnotated says, without -v, what makes the output not what was
+// meant: text that is mostly not perf script output, frames of another
+// recording, keys the recording has not, a fold without callchains.
+func warnAnnotated(c *cli.Context, name string, t *annotate.Table, st annotate.Stats, f *annotate.Folder) {
+	w := notes(c)
+	junk := st.Lines > 0 && st.Unparsed*2 > st.Lines
+	if junk {
+		fmt.Fprintf(w, "bpfmeta: warning: %d of %s on stdin are not perf script output: annotate reads perf script's text (perf script -i %s | bpfmeta annotate -i %s), not a recording\n",
+			st.Unparsed, plural(int(st.Lines), "line"), name, name)
+	}
+	if st.NotInRecording*100 > st.Annotated {
+		fmt.Fprintf(w, "bpfmeta: warning: %d of %s of BPF functions lie in no load of their name in %s (labelled %s): the text may not come from the recording given with -i, or its times are not perf's (perf script --reltime, --deltatime)\n",
+			st.NotInRecording, plural(int(st.Annotated), "frame"), name, annotate.NotInRecording)
+	}
+	if f != nil && !junk && f.Samples() > 0 && f.Frames() == 0 {
+		fmt.Fprintf(w, "bpfmeta: warning: no callchains: record with -g (perf record -g): %s of the text and no stack to fold\n", plural(int(f.Samples()), "sample"))
+	}
+	if keys := t.ChosenKeys(); len(keys) > 0 {
+		has, more := t.Keys()
+		for _, k := range keys {
+			if slices.Contains(has, k) || more {
+				continue
+			}
+			list := "it has no BPF_METADATA records"
+			if len(has) > 0 {
+				list = "its records have " + strings.Join(has, ", ")
+			}
+			fmt.Fprintf(w, "bpfmeta: warning: --keys %s: no record of %s has the key %s: %s\n",
+				safetext.Clean(c.String("keys")), name, safetext.Clean(k), safetext.Clean(list))
+		}
+	}
 }
 
 // fillTable fills t with the metadata of the recording's programs: its

@@ -59,7 +59,7 @@ func TestAnnotateLoadWithoutRecord(t *testing.T) {
 	if res.code != 0 || res.stdout != want {
 		t.Errorf("%v: %q, want %q", res, res.stdout, want)
 	}
-	if !strings.Contains(res.stderr, "3 frames of 1 BPF function labelled (2 ambiguous)") {
+	if !strings.Contains(res.stderr, "3 frames of 1 BPF function labelled (2 ambiguous, 0 not in the recording)") {
 		t.Errorf("-v says %q", res.stderr)
 	}
 }

@@ -247,7 +247,8 @@ func loadAsmVersion(t testing.TB, version string) (perfdata.BPFTag, uint64, func
 
 // Two loads of one function: with the same metadata, labelled; with
 // other metadata, each frame by its address, and where the address does
-// not tell (none, or in neither load), ambiguous, never one of them; from
+// not tell (none), ambiguous, never one of them, or in neither load, not
+// in the recording; from
 // the records of bpfmeta inject and of perf 7.2, and from the kernel for a
 // recording without them.
 func TestAnnotateAmbiguous(t *testing.T) {
@@ -269,7 +270,7 @@ func TestAnnotateAmbiguous(t *testing.T) {
 			if versions[0] == versions[1] {
 				other = frames[0].want
 			}
-			frames = append(frames, frame{"\tffffffffffff0004 " + sym + "+0x4 (" + sym + ")\n", other},
+			frames = append(frames, frame{"\tffffffffffff0004 " + sym + "+0x4 (" + sym + ")\n", "[bpfmeta:not-in-recording]"},
 				frame{"\t" + sym + "+0x4 (" + sym + ")\n", other})
 			dir := t.TempDir()
 			rec, rec72 := filepath.Join(dir, "two.data"), filepath.Join(dir, "two72.data")

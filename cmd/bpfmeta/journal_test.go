@@ -256,7 +256,7 @@ func testPerfDaemonJournal(t *testing.T, session string) {
 
 	base, conf := filepath.Join(tmp, "perf-flight"), filepath.Join(tmp, "perf-flight.conf")
 	os.Mkdir(base, 0o700)
-	os.WriteFile(conf, []byte("[daemon]\nbase="+base+"\n\n[session-flight]\nrun = -m 16M -a -F 99 "+session+"\n"), 0o600)
+	os.WriteFile(conf, []byte("[daemon]\nbase="+base+"\n\n[session-flight]\nrun = -m 16M -a -g -F 99 "+session+"\n"), 0o600)
 	daemon := func(args ...string) {
 		t.Helper()
 		if out, err := exec.Command(perf, append([]string{"daemon"}, append(args, "--config", conf)...)...).CombinedOutput(); err != nil {
@@ -300,6 +300,10 @@ func testPerfDaemonJournal(t *testing.T, session string) {
 	}
 	if !strings.Contains(shown, watchFixtureVersion) {
 		t.Errorf("show of the dump has not the fixture's version %s:\n%s", watchFixtureVersion, shown)
+	}
+	// the recipe's flame graph step: stacks to fold
+	if r := annotateText(t, perfScriptText(t, perf, dump), "-i", out, "--folded"); r.code != 0 || r.stdout == "" || strings.Contains(r.stderr, "no callchains") {
+		t.Errorf("annotate --folded of the dump: %v", r)
 	}
 	svc.cmd.Process.Signal(syscall.SIGTERM)
 	svc.wait(t)
