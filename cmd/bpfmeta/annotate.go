@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/inject"
+	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
@@ -36,7 +38,8 @@ program's dso gets the label in the dso.
 --folded writes folded stacks instead (comm;frame;...;frame count), as
 stackcollapse-perf.pl makes them from the annotated text, for flamegraph.pl
 or inferno-flamegraph. It keeps one line per distinct stack until the end,
-as stackcollapse-perf.pl does.
+as stackcollapse-perf.pl does, and each stack as it reads it, within the
+memory budget (a longer one is an error).
 
 The metadata comes from the recording's BPF_METADATA records (perf >= 6.17,
 or bpfmeta inject); for a recording without them, from the running kernel
@@ -110,6 +113,9 @@ func runAnnotate(c *cli.Context) error {
 		}
 	} else {
 		st, err = annotate.Run(c.App.Reader, c.App.Writer, t)
+	}
+	if errors.Is(err, budget.ErrExhausted) {
+		return fmt.Errorf("stdin, line %d: %w", st.Lines, err)
 	}
 	if err != nil {
 		return err
