@@ -12,7 +12,8 @@ import (
 // Loads of one function told apart by a frame's address: a frame in one
 // load gets its label; in loads of other labels at one address (one
 // unloaded, the next put where it was), in a load no record says the
-// metadata of, outside every load, or without an address, ambiguous.
+// metadata of, or without an address, ambiguous; outside every load, not
+// in the recording.
 func TestTableLoads(t *testing.T) {
 	const sym = "bpf_prog_0123456789abcdef_f"
 	tab := annotate.NewTable(nil)
@@ -85,7 +86,7 @@ func FuzzAnnotateLoads(f *testing.F) {
 		{Addr: 0xffffffffc0001000, Len: 0x40, Entries: entries("version", "1")},
 		{Addr: 0xffffffffc0002000, Len: 0x40, Entries: entries("version", "2")},
 	})
-	labels := strings.NewReplacer("[version=1]", "", "[version=2]", "", annotate.Ambiguous, "")
+	labels := strings.NewReplacer("[version=1]", "", "[version=2]", "", annotate.Ambiguous, "", annotate.NotInRecording, "")
 	f.Fuzz(func(t *testing.T, in []byte) {
 		var out bytes.Buffer
 		if _, err := annotate.Run(bytes.NewReader(in), &out, tab); err != nil {
