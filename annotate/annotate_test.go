@@ -3,7 +3,6 @@ package annotate_test
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"math"
 	"os"
@@ -277,31 +276,6 @@ prog 1 [000] 1.0: 3 cycles:
 	}
 }
 
-// frameText is perf script -g text of one sample of n frames, made as it
-// is read; read counts its bytes read.
-type frameText struct {
-	n, i, read int
-	pending    []byte
-}
-
-func (f *frameText) Read(p []byte) (int, error) {
-	for len(f.pending) < len(p) && f.i <= f.n {
-		if f.i == 0 {
-			f.pending = append(f.pending, "deep 4242 [000] 1.000000: 1 cpu-clock: \n"...)
-		} else {
-			f.pending = fmt.Appendf(f.pending, "\t%16x do_syscall_64+0x4 ([kernel.kallsyms])\n", uint64(0xffffffff81000000)+uint64(f.i))
-		}
-		f.i++
-	}
-	if len(f.pending) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, f.pending)
-	f.pending = f.pending[n:]
-	f.read += n
-	return n, nil
-}
-
 // --folded charges a stack to the memory budget as it reads its frames: a
 // stack of millions of frames is refused once the budget is spent, its
 // text read no further than that (an operation count, not a time).
@@ -310,7 +284,7 @@ func TestFoldDeepStack(t *testing.T) {
 	budget.Process().SetLimit(limit)
 	defer budget.Process().SetLimit(math.MaxInt64)
 	for _, n := range []int{2_000_000, 6_000_000} {
-		text := &frameText{n: n}
+		text := &testkit.DeepStack{N: n}
 		f := annotate.NewFolder()
 		_, err := annotate.Fold(text, f, annotate.NewTable(nil))
 		f.WriteTo(io.Discard)
@@ -319,9 +293,9 @@ func TestFoldDeepStack(t *testing.T) {
 		}
 		// a frame costs at least its 13 bytes of name and 48 more, of
 		// its 56 bytes of text (and what the reader holds ahead)
-		if bound := limit/(13+48)*56 + 2*annotate.MaxLine; text.read > bound {
-			t.Errorf("%d frames: %d bytes read before the refusal, want at most %d", n, text.read, bound)
+		if bound := limit/(13+48)*56 + 2*annotate.MaxLine; text.BytesRead > bound {
+			t.Errorf("%d frames: %d bytes read before the refusal, want at most %d", n, text.BytesRead, bound)
 		}
-		t.Logf("%d frames: refused after %d bytes: %v", n, text.read, err)
+		t.Logf("%d frames: refused after %d bytes: %v", n, text.BytesRead, err)
 	}
 }

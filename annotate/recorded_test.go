@@ -26,25 +26,6 @@ type load struct {
 	sampleTimes []uint64
 }
 
-// ksymbolAt writes a BPF KSYMBOL whose sample_id has the time ts.
-func ksymbolAt(s *testkit.Stream, addr uint64, length uint32, name string, unregister bool, ts uint64) {
-	b := make([]byte, 16)
-	s.Order.PutUint64(b, addr)
-	s.Order.PutUint32(b[8:], length)
-	s.Order.PutUint16(b[12:], uint16(perfdata.KSymbolTypeBPF))
-	if unregister {
-		s.Order.PutUint16(b[14:], uint16(perfdata.KSymbolUnregister))
-	}
-	n := make([]byte, (len(name)+8)&^7)
-	copy(n, name)
-	id := make([]byte, testkit.StreamIDHeaderSize)
-	if ts != 0 {
-		s.Order.PutUint32(id, 4242)
-		s.Order.PutUint64(id[8:], ts)
-	}
-	s.Record(perfdata.RecordKSymbol, append(append(b, n...), id...))
-}
-
 // recordedTable is the table of a pipe recording of loads of walkSym, each
 // with a BPF_METADATA record of its version and samples at its times.
 func recordedTable(t testing.TB, loads ...load) *annotate.Table {
@@ -52,14 +33,14 @@ func recordedTable(t testing.TB, loads ...load) *annotate.Table {
 	s := testkit.NewStream(binary.LittleEndian)
 	tag := perfdata.BPFTag{0x6d, 0xee, 0xf7, 0x35, 0x7e, 0x7b, 0x45, 0x30}
 	for i, l := range loads {
-		ksymbolAt(s, l.addr, l.len, walkSym, false, l.time)
+		s.KSymbolAt(l.addr, l.len, walkSym, false, l.time)
 		s.BPFEvent(perfdata.BPFEventProgLoad, uint32(100+i), tag, l.time != 0)
 		s.Metadata(perfdata.BPFMetadata{ProgName: walkSym, Entries: []perfdata.BPFMetadataEntry{{Key: "bpf_metadata_version", Value: `"` + l.version + `"`}}})
 		for _, ts := range l.sampleTimes {
 			s.SampleAt(l.addr+4, ts)
 		}
 		if l.gone != 0 {
-			ksymbolAt(s, l.addr, l.len, walkSym, true, l.gone)
+			s.KSymbolAt(l.addr, l.len, walkSym, true, l.gone)
 		}
 	}
 	r, err := reader.NewStream(bytes.NewReader(s.Bytes()), reader.Options{})

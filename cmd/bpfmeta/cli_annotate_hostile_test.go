@@ -71,30 +71,6 @@ func TestHostileAnnotate(t *testing.T) {
 	}
 }
 
-// deepStack is perf script -g text of one sample of n frames (56 bytes
-// each), made as it is read.
-type deepStack struct {
-	n, i    int
-	pending []byte
-}
-
-func (d *deepStack) Read(p []byte) (int, error) {
-	for len(d.pending) < len(p) && d.i <= d.n {
-		if d.i == 0 {
-			d.pending = append(d.pending, "deep 4242 [000] 1.000000: 1 cpu-clock: \n"...)
-		} else {
-			d.pending = fmt.Appendf(d.pending, "\t%16x do_syscall_64+0x4 ([kernel.kallsyms])\n", uint64(0xffffffff81000000)+uint64(d.i))
-		}
-		d.i++
-	}
-	if len(d.pending) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, d.pending)
-	d.pending = d.pending[n:]
-	return n, nil
-}
-
 // annotate --folded of one sample of 2,000,000 and 6,000,000 frames (105
 // and 315 MB of text): refused in one error line as the stack outgrows
 // the memory budget, under 64 MiB (on main: 133 MiB and exit 0, and 383
@@ -103,7 +79,7 @@ func TestHostileAnnotateDeepStack(t *testing.T) {
 	bin := buildBinary(t)
 	rec := testkit.RepoPath("annotate", "testdata", "busy.meta.data")
 	for _, n := range []int{2_000_000, 6_000_000} {
-		r := runProc(t, bin, procRun{stdin: &deepStack{n: n}, stdout: io.Discard}, "annotate", "--folded", "-i", rec)
+		r := runProc(t, bin, procRun{stdin: &testkit.DeepStack{N: n}, stdout: io.Discard}, "annotate", "--folded", "-i", rec)
 		t.Logf("%d frames: %v, peak %.1f MiB, CPU %v", n, r, float64(r.peak)/(1<<20), r.cpu.Round(time.Millisecond))
 		if r.peak > peakBound {
 			t.Errorf("%d frames: peak memory %d MiB, want < %d MiB", n, r.peak>>20, peakBound>>20)

@@ -80,6 +80,21 @@ func (s *Stream) Trailer(kernel bool) []byte {
 
 // KSymbol writes a BPF KSYMBOL.
 func (s *Stream) KSymbol(addr uint64, length uint32, name string, unregister, kernel bool) {
+	s.ksymbol(addr, length, name, unregister, s.Trailer(kernel))
+}
+
+// KSymbolAt writes a BPF KSYMBOL the kernel wrote at time ts (perf's
+// clock, ns), or perf synthesized (ts 0: no time).
+func (s *Stream) KSymbolAt(addr uint64, length uint32, name string, unregister bool, ts uint64) {
+	id := make([]byte, StreamIDHeaderSize)
+	if ts != 0 {
+		s.Order.PutUint32(id, 4242)
+		s.Order.PutUint64(id[8:], ts)
+	}
+	s.ksymbol(addr, length, name, unregister, id)
+}
+
+func (s *Stream) ksymbol(addr uint64, length uint32, name string, unregister bool, id []byte) {
 	b := make([]byte, 16)
 	s.Order.PutUint64(b, addr)
 	s.Order.PutUint32(b[8:], length)
@@ -89,7 +104,7 @@ func (s *Stream) KSymbol(addr uint64, length uint32, name string, unregister, ke
 	}
 	n := make([]byte, (len(name)+8)&^7)
 	copy(n, name)
-	s.Record(perfdata.RecordKSymbol, append(append(b, n...), s.Trailer(kernel)...))
+	s.Record(perfdata.RecordKSymbol, append(append(b, n...), id...))
 }
 
 // BPFEvent writes a BPF_EVENT.
