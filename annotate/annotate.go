@@ -79,7 +79,7 @@ func run(r io.Reader, bw *bufio.Writer, lw LineWriter, t *Table) (Stats, error) 
 					st.Annotated++
 				}
 				if lw != nil {
-					if werr := lw.Line(out); werr != nil {
+					if werr := writeLine(lw, out, label); werr != nil {
 						return st, werr
 					}
 				} else if _, werr := bw.Write(out); werr != nil {
