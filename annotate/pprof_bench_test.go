@@ -107,7 +107,7 @@ func BenchmarkProfile(b *testing.B) {
 		if _, err := annotate.Profile(g.reset(size), p, tab); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := p.WriteTo(io.Discard); err != nil {
+		if err := p.Write(io.Discard); err != nil {
 			b.Fatal(err)
 		}
 		pprof += time.Since(start)

@@ -180,12 +180,12 @@ func unhex(c byte) byte {
 	return c - 'A' + 10
 }
 
-// WriteTo ends the sample being read and writes the profile, gzipped
+// Write ends the sample being read and writes the profile, gzipped
 // profile.proto as profile.Write encodes it, and gives back its memory.
-func (p *Profiler) WriteTo(w io.Writer) (int64, error) {
+func (p *Profiler) Write(w io.Writer) error {
 	defer p.mem.Close()
 	if err := p.end(); err != nil {
-		return 0, err
+		return err
 	}
 	for _, s := range p.prof.Sample {
 		if n := len(p.prof.SampleType) - len(s.Value); n > 0 {
@@ -193,20 +193,7 @@ func (p *Profiler) WriteTo(w io.Writer) (int64, error) {
 		}
 	}
 	if err := p.prof.CheckValid(); err != nil {
-		return 0, err
+		return err
 	}
-	cw := &countWriter{w: w}
-	err := p.prof.Write(cw)
-	return cw.n, err
-}
-
-type countWriter struct {
-	w io.Writer
-	n int64
-}
-
-func (c *countWriter) Write(b []byte) (int, error) {
-	n, err := c.w.Write(b)
-	c.n += int64(n)
-	return n, err
+	return p.prof.Write(w)
 }

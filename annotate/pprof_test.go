@@ -31,7 +31,7 @@ func profileOf(t testing.TB, text []byte, tab *annotate.Table) (*profile.Profile
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if _, err := p.WriteTo(&out); err != nil {
+	if err := p.Write(&out); err != nil {
 		t.Fatal(err)
 	}
 	prof, err := profile.Parse(&out)
@@ -239,7 +239,7 @@ func TestProfileBudget(t *testing.T) {
 	if !errors.Is(err, budget.ErrExhausted) {
 		t.Fatalf("%v, want the budget exhausted", err)
 	}
-	p.WriteTo(&bytes.Buffer{}) // gives its memory back
+	p.Write(&bytes.Buffer{}) // gives its memory back
 }
 
 // Events of one name with other modifiers are sample types of their own:

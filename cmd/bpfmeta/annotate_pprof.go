@@ -32,7 +32,7 @@ func writeProfile(c *cli.Context, t *annotate.Table, name string, start time.Tim
 	p := annotate.NewProfiler()
 	st, err := annotate.Profile(c.App.Reader, p, t)
 	if err == nil {
-		_, err = p.WriteTo(c.App.Writer)
+		err = p.Write(c.App.Writer)
 	}
 	if err != nil {
 		return err
