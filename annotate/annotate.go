@@ -123,7 +123,7 @@ func (l *liner) line(line []byte) error {
 		l.st.Annotated++
 	}
 	if l.lw != nil {
-		return l.lw.Line(l.out)
+		return writeLine(l.lw, l.out, label)
 	}
 	_, err := l.bw.Write(l.out)
 	return err

@@ -87,21 +87,28 @@ func BenchmarkPerfScript(b *testing.B) {
 // times (417 MB/s against 936 MB/s; --folded faster than real text).
 // go test -run - -bench 'Crafted' ./annotate
 func BenchmarkAnnotateCrafted(b *testing.B) {
-	for _, folded := range []bool{false, true} {
+	for _, mode := range []string{"", "folded", "pprof"} {
 		for _, c := range craftedTexts(b) {
 			name := c.name
-			if folded {
-				name = "folded/" + name
+			if mode != "" {
+				name = mode + "/" + name
 			}
 			b.Run(name, func(b *testing.B) {
 				b.SetBytes(int64(len(c.text)))
 				tab := busyTable(b, "version", "build")
 				for b.Loop() {
 					var err error
-					if f := annotate.NewFolder(); folded {
+					switch mode {
+					case "folded":
+						f := annotate.NewFolder()
 						_, err = annotate.Fold(bytes.NewReader(c.text), f, tab)
 						f.WriteTo(io.Discard)
-					} else {
+					case "pprof":
+						p := annotate.NewProfiler()
+						if _, err = annotate.Profile(bytes.NewReader(c.text), p, tab); err == nil {
+							err = p.Write(io.Discard)
+						}
+					default:
 						_, err = annotate.Run(bytes.NewReader(c.text), io.Discard, tab)
 					}
 					if err != nil {

@@ -259,8 +259,23 @@ func stackFields(line []byte) (sym, dso []byte, ok bool) {
 // its first two bytes that are followed by digits, slashes and digits,
 // and blanks.
 func headerLine(line []byte) ([]byte, bool) {
+	h, ok := headerOf(line)
+	return h.comm, ok
+}
+
+// A header is what headerRE's groups hold of a sample's first line: the
+// comm, the pid (or tid), the tid after a slash (nil without one), and
+// where the match ends (after the blanks that follow them).
+type header struct {
+	comm, pid, tid []byte
+	end            int
+}
+
+// headerOf matches a sample's first line as headerLine does, scanning it
+// once.
+func headerOf(line []byte) (header, bool) {
 	if len(line) < 3 || isPerlSpace(line[0]) || bytes.IndexByte(line, '\n') >= 0 {
-		return nil, false
+		return header{}, false
 	}
 	for e := 2; e < len(line); {
 		for e < len(line) && !isPerlSpace(line[e]) {
@@ -278,15 +293,23 @@ func headerLine(line []byte) ([]byte, bool) {
 		for d > s && t < len(line) && line[t] == '/' {
 			t++
 		}
+		u := t
 		for d > s && t < len(line) && isDigit(line[t]) {
 			t++
 		}
 		if d > s && t < len(line) && isPerlSpace(line[t]) {
-			return line[:e], true
+			h := header{comm: line[:e], pid: line[s:d], end: t}
+			if t > u {
+				h.tid = line[u:t]
+			}
+			for h.end < len(line) && isPerlSpace(line[h.end]) {
+				h.end++
+			}
+			return h, true
 		}
 		e = max(s, t) // no blank between s and where it failed
 	}
-	return nil, false
+	return header{}, false
 }
 
 // eventFields matches :\s*(\d+)*\s+(\S+):\s*$, the end of a sample's first

@@ -41,6 +41,20 @@ or inferno-flamegraph. It keeps one line per distinct stack until the end,
 as stackcollapse-perf.pl does, and each stack as it reads it, within the
 memory budget (a longer one is an error).
 
+--pprof writes a pprof profile instead (gzipped profile.proto, made with the
+pprof project's own package), for go tool pprof, Parca or Grafana Pyroscope:
+one sample per perf script sample, valued in samples/count and in the
+event's period where perf script prints it (cpu-clock/nanoseconds), its
+callchain as locations leaf first (the address, the dso as mapping, the
+symbol as function), comm and the thread (pid and tid with perf script
+-F +pid; else one number, labelled thread) as labels. A BPF frame's function
+is named with the label above, and a sample with one carries its program's
+metadata as labels bpf_<key>=value (go tool pprof -tagfocus
+bpf_version=1.4.2); an ambiguous frame gives none. Samples alike in all of
+that are summed in one, so memory grows with the distinct stacks, not the
+text. It is binary: never written to a terminal. Lines that are not in the
+profile are counted, with a warning.
+
 The metadata comes from the recording's BPF_METADATA records (perf >= 6.17,
 or bpfmeta inject); for a recording without them, from the running kernel
 (its programs still loaded, and once gone its journal: --journal) or
@@ -63,12 +77,15 @@ without callchains (record with -g).
 Examples:
    perf script -i perf.data | bpfmeta annotate -i perf.data
    perf script -i perf.data | bpfmeta annotate -i perf.data --keys version,build
-   perf script -i perf.data | bpfmeta annotate -i perf.data --folded | flamegraph.pl > perf.svg`,
+   perf script -i perf.data | bpfmeta annotate -i perf.data --folded | flamegraph.pl > perf.svg
+   perf script -i perf.data | bpfmeta annotate -i perf.data --pprof > prof.pb.gz
+   go tool pprof -http :8080 prof.pb.gz`,
 		Flags: slices.Concat([]cli.Flag{
 			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, TakesFile: true,
 				Usage: "the recording `FILE` (or directory) the perf script text was made from"},
 			&cli.StringFlag{Name: "keys", Usage: "label frames with these metadata `KEYS`, in this order (comma-separated, with or without bpf_metadata_; default: all)"},
 			&cli.BoolFlag{Name: "folded", Usage: "write folded stacks (comm;frame;...;frame count), as stackcollapse-perf.pl does"},
+			&cli.BoolFlag{Name: "pprof", Usage: "write a gzipped pprof profile (profile.proto) for go tool pprof, Parca or Pyroscope, never to a terminal"},
 		}, sourceFlags("the recording's records or the running kernel", false), []cli.Flag{
 			maxExpansionFlag(), quietFlag(),
 			verboseFlag("count the frames labelled (and ambiguous) and the lines that are not perf script output"),
@@ -89,6 +106,9 @@ func runAnnotate(c *cli.Context) error {
 	case c.String("snapshot") == "-":
 		return cliutil.Usagef("annotate reads perf script text on stdin: name the snapshot's file (--snapshot FILE)")
 	}
+	if err := checkProfileOutput(c); err != nil {
+		return err
+	}
 	var keys []string
 	for _, k := range strings.Split(c.String("keys"), ",") {
 		if k = strings.TrimSpace(k); k != "" {
@@ -105,6 +125,9 @@ func runAnnotate(c *cli.Context) error {
 		return err
 	}
 	var st annotate.Stats
+	if c.Bool("pprof") {
+		return writeProfile(c, t, name, start)
+	}
 	var f *annotate.Folder
 	if c.Bool("folded") {
 		f = annotate.NewFolder()
