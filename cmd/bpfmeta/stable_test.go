@@ -38,12 +38,12 @@ func TestShowStable(t *testing.T) {
 	b := rec("b.data", 7, "1.0.0", 3)
 	c := rec("c.data", 2, "1.1.0", 1)
 	want := `tc_egress
-  entry 0:              version = "1.0.0"
-  entry 1:                  api = 4
+  entry:              version = "1.0.0"
+  entry:                  api = 4
 
 xdp_main
-  entry 0:              version = "1.0.0"
-  entry 1:                  api = 3
+  entry:              version = "1.0.0"
+  entry:                  api = 3
 `
 	for _, args := range [][]string{{"show", "--stable"}, {"show", "--stable", "--json"}} {
 		ra := bpfmeta(t, nil, append(args, "-i", a)...)
