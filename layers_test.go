@@ -23,7 +23,7 @@ var layers = []struct {
 	what string
 	pkgs []string
 }{
-	{"the OS and buffers, on nothing of ours", []string{"internal/enum", "internal/budget", "internal/safetext", "internal/scratch", "internal/retain", "internal/bpfsys"}},
+	{"the OS and buffers, on nothing of ours", []string{"internal/enum", "internal/budget", "internal/safetext", "internal/linediff", "internal/scratch", "internal/retain", "internal/bpfsys"}},
 	{"the OS and buffers, on those", []string{"internal/hugebuf", "internal/outfile"}},
 	{"the perf.data vocabulary", []string{"perfdata"}},
 	{"the kernel's perf events; runs of records; the tests' kit", []string{"internal/perfevent", "internal/recrun", "internal/testkit"}},

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"strconv"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 // MaxLine is the longest line read whole. perf script's lines are far
@@ -249,22 +251,17 @@ func (t *Table) annotate(dst, line []byte, at textTime) (out []byte, parsed bool
 	return append(dst, line...), parsed, ""
 }
 
-// progSymbol reports whether b starts with bpf_prog_<16 hex digits>, as
-// perf's synthesize_bpf_prog_name() and the kernel's bpf_get_prog_name()
-// name a JITed function, followed by _<name> or nothing (an unnamed
-// program's).
+// progSymbol reports whether b starts with a name of a JITed function,
+// perfdata.ParseBPFProgName's bpf_prog_<tag>[_<name>], ended in perf
+// script's text by '+' (an offset), a blank or ')' (an unnamed function's
+// dso, [unknown] (bpf_prog_<tag>)).
 func progSymbol(b []byte) bool {
-	n := len(bpfProg)
-	if len(b) < n+16 {
-		return false
+	n := min(len(b), perfdata.BPFProgNamePrefixLen+1)
+	if i := bytes.IndexAny(b[:n], "+ \t)"); i >= 0 {
+		n = i
 	}
-	for _, c := range b[n : n+16] {
-		if !isHex(c) {
-			return false
-		}
-	}
-	// ')': an unnamed function's dso, [unknown] (bpf_prog_<tag>)
-	return len(b) == n+16 || b[n+16] == '_' || b[n+16] == '+' || b[n+16] == ' ' || b[n+16] == '\t' || b[n+16] == ')'
+	_, _, ok := perfdata.ParseBPFProgName(b[:n])
+	return ok
 }
 
 // symbolAt reports whether a symbol starts at p: after an address and a

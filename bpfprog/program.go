@@ -261,26 +261,15 @@ func parseTypeName(s string) (ebpf.ProgramType, error) {
 	return ebpf.ProgramType(n), nil
 }
 
-// Named reports whether prog names p, as show --prog and snapshot --prog
-// take a program: its id in decimal, its name (bpf_prog_info.name), or the
-// name of one of its functions (the BTF name, or the KSYMBOL name perf or
-// the kernel gives it, with or without bpf_prog_<tag>_).
+// Named reports whether prog names p (perfdata.ProgNamed, the rule of
+// every --prog and --require): its id in decimal, its name
+// (bpf_prog_info.name), or the name of one of its functions (the BTF name,
+// or the KSYMBOL name perf or the kernel gives it, with or without
+// bpf_prog_<tag>_).
 func (p *Program) Named(prog string) bool {
-	if id, err := strconv.ParseUint(prog, 10, 32); err == nil {
-		return p.ID == uint32(id)
-	}
-	if prog == "" {
-		return false
-	}
-	if p.Name == prog {
-		return true
-	}
+	names := []string{p.Name}
 	for _, f := range p.Funcs {
-		for _, n := range []string{f.BTFName, f.PerfName, f.KernelName} {
-			if _, fn, _ := perfdata.ParseBPFProgName(n); n == prog || fn == prog {
-				return true
-			}
-		}
+		names = append(names, f.BTFName, f.PerfName, f.KernelName)
 	}
-	return false
+	return perfdata.ProgNamed(prog, p.ID, names...)
 }

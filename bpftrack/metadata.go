@@ -3,7 +3,6 @@ package bpftrack
 import (
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -89,23 +88,34 @@ func (m *MetadataRecord) Program() *Program {
 	return nil
 }
 
-// OfProgram returns the records of the program prog names: by id (of a
-// program the recording has a BPF_EVENT of), or by the name of its
-// function, with or without perf's bpf_prog_<tag>_ (bpfmeta show --prog).
-// It keeps them in m.Records' array.
+// OfProgram returns the records of the program prog names (see
+// MetadataRecord.OfProgram). It keeps them in m.Records' array.
 func (m *Metadata) OfProgram(prog string) []MetadataRecord {
 	return slices.DeleteFunc(m.Records, func(r MetadataRecord) bool { return !r.OfProgram(prog) })
 }
 
-// OfProgram reports whether the record is of the program prog names (see
-// Metadata.OfProgram).
+// OfProgram reports whether the record is of the program prog names, by
+// perfdata.ProgNamed (the rule of every --prog and --require): by id (of a
+// program the recording has a BPF_EVENT of), or by a name of its function
+// or program, with or without perf's bpf_prog_<tag>_: the record's name,
+// the function it was matched to (perf names a record of cilium/ebpf's
+// loads from its map's BTF: "bpf_prog_<tag>_", MatchTag), and those of the
+// program it belongs to.
 func (r *MetadataRecord) OfProgram(prog string) bool {
-	if id, err := strconv.ParseUint(prog, 10, 32); err == nil {
-		p := r.Program()
-		return p != nil && p.ID == uint32(id)
+	names := []string{r.Metadata.ProgName}
+	var id uint32
+	if r.Matched != MatchAmbiguous {
+		for _, f := range r.Funcs {
+			names = append(names, f.Name)
+		}
 	}
-	_, fn, _ := perfdata.ParseBPFProgName(r.Metadata.ProgName)
-	return r.Metadata.ProgName == prog || fn == prog
+	if p := r.Program(); p != nil {
+		id = p.ID
+		for _, f := range p.Funcs {
+			names = append(names, f.Name)
+		}
+	}
+	return perfdata.ProgNamed(prog, id, names...)
 }
 
 // ReadMetadata is WalkMetadata keeping every record.

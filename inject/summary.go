@@ -182,6 +182,40 @@ type Summary struct {
 	ClockUnplaced bool
 }
 
+// Unmet says, for each of names that no program of s got metadata for
+// (Injected or AlreadyPresent), why, beginning with the name: no program
+// of that name, or what became of the programs of that name. A program is
+// named as every --prog and --require names one (perfdata.ProgNamed): by
+// id, or by its name with or without bpf_prog_<tag>_. bpfmeta inject
+// --require fails on what it returns.
+func (s *Summary) Unmet(names ...string) []string {
+	var unmet []string
+	for _, name := range names {
+		var whys []string
+		got := false
+		for _, p := range s.Programs {
+			if !perfdata.ProgNamed(name, p.ID, p.Name) {
+				continue
+			}
+			if p.Outcome == Injected || p.Outcome == AlreadyPresent {
+				got = true
+				break
+			}
+			whys = append(whys, fmt.Sprintf("program %d: %s", p.ID, p.Why()))
+		}
+		switch {
+		case got:
+		case len(whys) > 0:
+			unmet = append(unmet, name+": no metadata ("+strings.Join(whys, "; ")+")")
+		case s.Unlisted.Programs > 0:
+			unmet = append(unmet, fmt.Sprintf("%s: not among the first %d programs of the recording (%d more are not listed)", name, len(s.Programs), s.Unlisted.Programs))
+		default:
+			unmet = append(unmet, name+": the recording has no program of this name")
+		}
+	}
+	return unmet
+}
+
 // Tally counts programs by what became of them.
 type Tally struct {
 	// Programs counts the programs: a later load of an id the recording

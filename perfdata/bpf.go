@@ -185,24 +185,76 @@ func CutBPFProgName(name string) string {
 }
 
 // ParseBPFProgName splits a name of the form BPFProgName makes into the
-// tag and what follows "bpf_prog_<tag>_" (empty when nothing does).
-func ParseBPFProgName(name string) (tag BPFTag, fn string, ok bool) {
-	rest, found := strings.CutPrefix(name, bpfProgPrefix)
-	if !found || len(rest) < 2*BPFTagSize {
-		return tag, "", false
+// tag and what follows "bpf_prog_<tag>_" (empty when nothing does):
+// "bpf_prog_", 16 lowercase hex digits (the kernel's bin2hex() in
+// bpf_prog_ksym_set_name() and perf's "%02x" in synthesize_bpf_prog_name()
+// write no other), then nothing or "_" and the name. It is the one rule of
+// that form: a name, a KSYMBOL's or a record's, as a string, or a symbol
+// of perf script's text as bytes (package annotate), with no copy.
+func ParseBPFProgName[S ~string | ~[]byte](name S) (tag BPFTag, fn S, ok bool) {
+	const n = len(bpfProgPrefix)
+	if len(name) < n+2*BPFTagSize {
+		return tag, fn, false
 	}
-	t, err := ParseBPFTag(rest[:2*BPFTagSize])
-	if err != nil {
-		return tag, "", false
+	for i := range n {
+		if name[i] != bpfProgPrefix[i] {
+			return tag, fn, false
+		}
 	}
-	rest = rest[2*BPFTagSize:]
+	for i := range BPFTagSize {
+		hi, ok1 := lowerHex(name[n+2*i])
+		lo, ok2 := lowerHex(name[n+2*i+1])
+		if !ok1 || !ok2 {
+			return BPFTag{}, fn, false
+		}
+		tag[i] = hi<<4 | lo
+	}
+	rest := name[n+2*BPFTagSize:]
 	switch {
-	case rest == "":
-		return t, "", true
+	case len(rest) == 0:
+		return tag, rest, true
 	case rest[0] == '_':
-		return t, rest[1:], true
+		return tag, rest[1:], true
 	}
-	return tag, "", false
+	return BPFTag{}, fn, false
+}
+
+// BPFProgNamePrefixLen is the length of "bpf_prog_<tag>": what
+// ParseBPFProgName reads of a name before its "_" and function name.
+const BPFProgNamePrefixLen = len(bpfProgPrefix) + 2*BPFTagSize
+
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+// ProgNamed is the one rule by which a program is selected by what a user
+// typed (sel): every --prog and --require, and the library's filters
+// (bpfprog.Program.Named, bpftrack.MetadataRecord.OfProgram,
+// inject.Summary.Unmet). sel names the program of id (0: not known) and
+// names (its name, its functions' names: BTF, KSYMBOL, a record's) when it
+// is the id in decimal, or one of the names whole, or one of the names'
+// function after perf's and the kernel's bpf_prog_<tag>_ (ParseBPFProgName).
+// An empty sel names nothing: a record named "bpf_prog_<tag>" has no
+// function name to be selected by.
+func ProgNamed(sel string, id uint32, names ...string) bool {
+	if n, err := strconv.ParseUint(sel, 10, 32); err == nil {
+		return id != 0 && uint32(n) == id
+	}
+	if sel == "" {
+		return false
+	}
+	for _, name := range names {
+		if _, fn, ok := ParseBPFProgName(name); name == sel || ok && fn == sel {
+			return true
+		}
+	}
+	return false
 }
 
 // Sizes of PERF_RECORD_BPF_METADATA's fields (tools/lib/perf/include/perf/event.h).

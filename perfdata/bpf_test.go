@@ -33,22 +33,43 @@ func TestParseBPFTag(t *testing.T) {
 	}
 }
 
+// TestBPFProgName: every form of a BPF function's name the kernel and perf
+// write, and the names that only look like one.
 func TestBPFProgName(t *testing.T) {
 	tag, _ := ParseBPFTag("e21be2de8fc54252")
+	long := strings.Repeat("x", BPFProgNameLen-1-len("bpf_prog_e21be2de8fc54252_"))
 	for _, tc := range []struct {
 		name, fn string
 		ok       bool
 	}{
+		// the kernel's bpf_prog_ksym_set_name(), perf's synthesize_bpf_prog_name()
 		{"bpf_prog_e21be2de8fc54252_main", "main", true},
+		// a program without BTF or name (the kernel), or perf's name from an empty BTF name
 		{"bpf_prog_e21be2de8fc54252", "", true},
 		{"bpf_prog_e21be2de8fc54252_", "", true},
+		// perf: a subprogram without BTF
+		{"bpf_prog_e21be2de8fc54252_F", "F", true},
+		// perf named the record from the BTF of a map (cilium/ebpf's loads)
+		{"bpf_prog_e21be2de8fc54252_.rodata", ".rodata", true},
+		// cut to BPF_PROG_NAME_LEN-1 bytes
+		{"bpf_prog_e21be2de8fc54252_" + long, long, true},
+		// neither writes upper case hex, nor anything else after the tag
+		{"bpf_prog_0123456789ABCDEF_handle", "", false},
 		{"bpf_prog_e21be2de8fc54252x", "", false},
 		{"bpf_prog_e21be2de8fc5425", "", false},
+		{"bpf_prog_", "", false},
 		{"bpf_trampoline_6", "", false},
+		{"bpf_dispatcher_xdp", "", false},
+		{"", "", false},
 	} {
 		gotTag, fn, ok := ParseBPFProgName(tc.name)
-		if ok != tc.ok || fn != tc.fn || ok && gotTag != tag {
+		if ok != tc.ok || fn != tc.fn || ok && gotTag != tag || !ok && gotTag != (BPFTag{}) {
 			t.Errorf("ParseBPFProgName(%q) = %v, %q, %v", tc.name, gotTag, fn, ok)
+		}
+		// the same of bytes
+		bTag, bfn, bok := ParseBPFProgName([]byte(tc.name))
+		if bok != ok || string(bfn) != fn || bTag != gotTag {
+			t.Errorf("ParseBPFProgName([]byte(%q)) = %v, %q, %v", tc.name, bTag, bfn, bok)
 		}
 	}
 	if got := BPFProgName(tag, "main"); got != "bpf_prog_e21be2de8fc54252_main" {
@@ -56,6 +77,32 @@ func TestBPFProgName(t *testing.T) {
 	}
 	if got := BPFProgName(tag, strings.Repeat("x", 600)); len(got) != BPFProgNameLen-1 {
 		t.Errorf("BPFProgName of a long name: %d bytes, want %d", len(got), BPFProgNameLen-1)
+	}
+}
+
+// TestProgNamed: the one rule of selecting a program by what a user typed.
+func TestProgNamed(t *testing.T) {
+	for _, tc := range []struct {
+		sel   string
+		id    uint32
+		names []string
+		want  bool
+	}{
+		{"97", 97, nil, true},
+		{"97", 98, []string{"97"}, false}, // digits are an id
+		{"97", 0, nil, false},             // an unknown id is no one's
+		{"handle", 0, []string{"handle"}, true},
+		{"handle", 0, []string{"bpf_prog_e21be2de8fc54252_handle"}, true},
+		{"bpf_prog_e21be2de8fc54252_handle", 0, []string{"bpf_prog_e21be2de8fc54252_handle"}, true},
+		{"bpf_prog_e21be2de8fc54252_handle", 0, []string{"handle"}, false},
+		{"handle", 0, []string{"bpf_prog_0123456789ABCDEF_handle"}, false},
+		{"handle", 0, []string{"other", "bpf_prog_e21be2de8fc54252_handle"}, true},
+		{"", 0, []string{"bpf_prog_e21be2de8fc54252", ""}, false},
+		{"hand", 0, []string{"handle"}, false},
+	} {
+		if got := ProgNamed(tc.sel, tc.id, tc.names...); got != tc.want {
+			t.Errorf("ProgNamed(%q, %d, %q) = %v", tc.sel, tc.id, tc.names, got)
+		}
 	}
 }
 

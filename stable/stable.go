@@ -13,6 +13,7 @@ package stable
 import (
 	"bytes"
 	"cmp"
+	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -20,6 +21,8 @@ import (
 	"strings"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -32,10 +35,16 @@ type Func struct {
 }
 
 // Funcs gathers the functions of a recording's records, each distinct one
-// once.
+// once. Each distinct set of entries is kept once, with the names of the
+// functions that have it (a recording holds a program's entries once per
+// function, and many programs of one object), and what it keeps is
+// charged to the process's memory budget (internal/budget): Close gives it
+// back.
 type Funcs struct {
-	seen map[string]bool
-	list []Func
+	sets  map[[sha256.Size]byte]*entrySet
+	count int
+	size  int64 // charged to mem
+	mem   budget.Meter
 	// Max bounds the distinct functions kept (0: no bound).
 	Max int
 	// Typed, if not nil, gives the typed form of an entry of function
@@ -44,32 +53,95 @@ type Funcs struct {
 	Typed func(function string, e perfdata.BPFMetadataEntry) json.RawMessage
 }
 
-// Add adds the function of a BPF_METADATA record.
-func (s *Funcs) Add(m perfdata.BPFMetadata) error {
-	name := FuncName(m.ProgName)
-	f := Func{Function: name, Entries: make([]bpfprog.Entry, len(m.Entries))}
+// entrySet is one set of entries and the functions that have it.
+type entrySet struct {
+	entries []bpfprog.Entry
+	names   map[string]bool
+}
+
+// Costs charged to the budget beside the strings: an entry, a set, and a
+// function's name in a set (map and slice room, headers).
+const (
+	entryCost = 96
+	setCost   = 160
+	nameCost  = 64
+)
+
+// AddRecord adds the function of a BPF_METADATA record of a recording,
+// named after the function it was matched to (RecordFunction).
+func (s *Funcs) AddRecord(r *bpftrack.MetadataRecord) error {
+	return s.AddAs(RecordFunction(r), r.Metadata)
+}
+
+// Add adds the function of a BPF_METADATA record, named as the record
+// names it (FuncName).
+func (s *Funcs) Add(m perfdata.BPFMetadata) error { return s.AddAs(FuncName(m.ProgName), m) }
+
+// AddAs adds the metadata of a record as that of function name (a stable
+// name: FuncName).
+func (s *Funcs) AddAs(name string, m perfdata.BPFMetadata) error {
+	entries := make([]bpfprog.Entry, len(m.Entries))
 	for i, e := range m.Entries {
-		f.Entries[i] = bpfprog.Entry{Key: e.Key, Value: e.Value}
+		entries[i] = bpfprog.Entry{Key: e.Key, Value: e.Value}
 		if s.Typed != nil {
-			f.Entries[i].Typed = s.Typed(name, e)
+			entries[i].Typed = s.Typed(name, e)
 		}
 	}
-	b, err := json.Marshal(f)
+	b, err := json.Marshal(entries)
 	if err != nil {
 		return err
 	}
-	if s.seen == nil {
-		s.seen = map[string]bool{}
-	}
-	if s.seen[string(b)] {
+	sum := sha256.Sum256(b)
+	set := s.sets[sum]
+	if set != nil && set.names[name] {
 		return nil
 	}
-	if s.Max > 0 && len(s.list) >= s.Max {
+	if s.Max > 0 && s.count >= s.Max {
 		return fmt.Errorf("more than %d distinct functions and metadata", s.Max)
 	}
-	s.seen[string(b)] = true
-	s.list = append(s.list, f)
+	if s.sets == nil {
+		s.sets = map[[sha256.Size]byte]*entrySet{}
+		s.mem.What = "show --stable's functions"
+	}
+	grow := len(name) + nameCost
+	if set == nil {
+		set = &entrySet{entries: entries, names: map[string]bool{}}
+		grow += setCost
+		for _, e := range entries {
+			grow += len(e.Key) + len(e.Value) + len(e.Typed) + entryCost
+		}
+	}
+	if err := s.mem.Set(s.size + int64(grow)); err != nil {
+		return err
+	}
+	s.size += int64(grow)
+	s.sets[sum] = set
+	set.names[name] = true
+	s.count++
 	return nil
+}
+
+// Close gives back what s holds of the memory budget.
+func (s *Funcs) Close() { s.mem.Close() }
+
+// RecordFunction is the stable name of the function a BPF_METADATA record
+// belongs to, as show prints it: that of the function bpftrack matched the
+// record to, by name, function name or tag; else (no function, or one of
+// several that cannot be told) the record's own. perf names a record from
+// the BTF of the map its metadata is in (bpf_metadata_create() hands
+// synthesize_bpf_prog_name() the map's btf), which for a program loaded by
+// cilium/ebpf is not the program's: its records read "bpf_prog_<tag>_" or
+// "bpf_prog_<tag>_.rodata" where the KSYMBOL has the function's name.
+// So one program gives one stable text, whether perf or bpfmeta inject
+// wrote its records.
+func RecordFunction(r *bpftrack.MetadataRecord) string {
+	switch r.Matched {
+	case bpftrack.MatchName, bpftrack.MatchFunction, bpftrack.MatchTag:
+		if len(r.Funcs) > 0 {
+			return FuncName(r.Funcs[0].Name)
+		}
+	}
+	return FuncName(r.Metadata.ProgName)
 }
 
 // FuncName is the stable name of a function named name in a record or a
@@ -82,8 +154,27 @@ func FuncName(name string) string {
 	return name
 }
 
-// Sorted returns the functions by name, then entries.
-func (s *Funcs) Sorted() []Func { return once(s.list, func(f Func) string { return f.Function }) }
+// Sorted returns the functions by name, then entries. Functions with the
+// same entries share their Entries.
+func (s *Funcs) Sorted() []Func {
+	out := make([]Func, 0, s.count)
+	for _, set := range s.sets {
+		for name := range set.names {
+			out = append(out, Func{Function: name, Entries: set.entries})
+		}
+	}
+	slices.SortFunc(out, func(a, b Func) int {
+		return cmp.Or(cmp.Compare(a.Function, b.Function), compareEntries(a.Entries, b.Entries))
+	})
+	return out
+}
+
+// compareEntries orders two lists of entries.
+func compareEntries(a, b []bpfprog.Entry) int {
+	return slices.CompareFunc(a, b, func(x, y bpfprog.Entry) int {
+		return cmp.Or(cmp.Compare(x.Key, y.Key), cmp.Compare(x.Value, y.Value), bytes.Compare(x.Typed, y.Typed))
+	})
+}
 
 // once returns items sorted by name, then by their JSON form (what follows
 // the name: functions, entries), each distinct one once.
@@ -106,33 +197,69 @@ func once[T any](items []T, name func(T) string) []T {
 	return out
 }
 
-// WriteFuncs writes fns as text: each function's name, then its entries
-// as perf script --show-bpf-events prints them; a blank line between.
+// WriteFuncs writes fns as text: the names of the functions with the same
+// entries, one a line, then those entries as perf script
+// --show-bpf-events prints them, without their index (which a variable
+// removed would change for every entry after it); a blank line between
+// groups, which come in the order of their first function's name.
 func WriteFuncs(w io.Writer, fns []Func) error {
+	idx := make([]int, len(fns))
+	for i := range idx {
+		idx[i] = i
+	}
+	// by entries, then name: a group's functions side by side, by name
+	slices.SortStableFunc(idx, func(a, b int) int { return compareEntries(fns[a].Entries, fns[b].Entries) })
+	var groups [][]int
+	for k, i := range idx {
+		if k == 0 || compareEntries(fns[idx[k-1]].Entries, fns[i].Entries) != 0 {
+			groups = append(groups, nil)
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], i)
+	}
+	for _, g := range groups {
+		slices.SortFunc(g, func(a, b int) int { return cmp.Compare(fns[a].Function, fns[b].Function) })
+	}
+	slices.SortFunc(groups, func(a, b []int) int { return cmp.Compare(fns[a[0]].Function, fns[b[0]].Function) })
 	var b strings.Builder
-	for i, f := range fns {
-		if i > 0 {
+	for k, g := range groups {
+		if k > 0 {
 			b.WriteByte('\n')
 		}
-		fmt.Fprintf(&b, "%s\n", safetext.Clean(f.Function))
-		for j, e := range f.Entries {
-			writeEntry(&b, j, e)
+		for _, i := range g {
+			fmt.Fprintf(&b, "%s\n", funcLabel(fns[i].Function))
+		}
+		for _, e := range fns[g[0]].Entries {
+			writeEntry(&b, e)
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-// writeEntry is perf_event__fprintf_bpf_metadata()'s entry line, and,
-// for a struct, union or array whose typed form is known, a line with
-// that form: perf's text leaves out the names of the fields and those
-// that are zero, so that {1,0,"x86_64"} -> {1,1,"x86_64"} reads as
-// {1,"x86_64"} -> {1,1,"x86_64"}; the named form says which field changed.
-func writeEntry(b *strings.Builder, i int, e bpfprog.Entry) {
-	entry := fmt.Sprintf("  entry %d: ", i)
-	fmt.Fprintf(b, "%s%20s = %s\n", entry, safetext.Clean(e.Key), safetext.Clean(e.Value))
+// NoName is the text's name of a function without one: perf names the
+// records of a program whose map's BTF is not the program's
+// "bpf_prog_<tag>_" (RecordFunction), and a program without BTF or name
+// is the kernel's "bpf_prog_<tag>".
+const NoName = "(no name)"
+
+// funcLabel is function's name in the text: visible when empty.
+func funcLabel(function string) string {
+	if function == "" {
+		return NoName
+	}
+	return safetext.Clean(function)
+}
+
+// writeEntry is perf_event__fprintf_bpf_metadata()'s entry line
+// ("  entry %d: %20s = %s") without the index, and, for a struct, union or
+// array whose typed form is known, a line with that form: perf's text
+// leaves out the names of the fields and those that are zero, so that
+// {1,0,"x86_64"} -> {1,1,"x86_64"} reads as {1,"x86_64"} ->
+// {1,1,"x86_64"}; the named form says which field changed.
+func writeEntry(b *strings.Builder, e bpfprog.Entry) {
+	fmt.Fprintf(b, "  entry: %20s = %s\n", safetext.Clean(e.Key), safetext.Clean(e.Value))
 	if t := bytes.TrimSpace(e.Typed); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
-		fmt.Fprintf(b, "%-*s%20s = %s\n", len(entry), "  named:", safetext.Clean(e.Key), safetext.Clean(string(compact(t))))
+		fmt.Fprintf(b, "  named: %20s = %s\n", safetext.Clean(e.Key), safetext.Clean(string(compact(t))))
 	}
 }
 
@@ -184,14 +311,14 @@ func WritePrograms(w io.Writer, progs []Program) error {
 		}
 		fns := make([]string, len(p.Functions))
 		for j, f := range p.Functions {
-			fns[j] = safetext.Clean(f)
+			fns[j] = funcLabel(f)
 		}
 		fmt.Fprintf(&b, "%s\n  functions: %s\n", safetext.Clean(p.Name), strings.Join(fns, ", "))
 		if p.Entries == nil {
 			b.WriteString("  no metadata\n")
 		}
-		for j, e := range p.Entries {
-			writeEntry(&b, j, e)
+		for _, e := range p.Entries {
+			writeEntry(&b, e)
 		}
 	}
 	_, err := io.WriteString(w, b.String())

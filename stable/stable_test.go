@@ -3,11 +3,14 @@ package stable_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/stable"
 )
@@ -63,9 +66,9 @@ func TestNamedForm(t *testing.T) {
 	}
 	v100, v110 := text(versioned(7, "aaaaaaaaaaaaaaaa", "1.0.0", 0), true), text(versioned(9, "bbbbbbbbbbbbbbbb", "1.1.0", 1), true)
 	want := `xdp_main
-  entry 0:              version = "1.0.0"
-  entry 1:                  abi = {1,"x86_64"}
-  named:                    abi = {"arch":"x86_64","major":1,"minor":0}
+  entry:              version = "1.0.0"
+  entry:                  abi = {1,"x86_64"}
+  named:                  abi = {"arch":"x86_64","major":1,"minor":0}
 `
 	if v100 != want {
 		t.Errorf("got\n%s\nwant\n%s", v100, want)
@@ -107,5 +110,107 @@ func TestNamedFormClean(t *testing.T) {
 	}
 	if err := bix.Add(long); err == nil {
 		t.Errorf("a TypedIndex took more than %d MiB", stable.MaxTypedBytes>>20)
+	}
+}
+
+// funcsText is the stable text of records.
+func funcsText(t *testing.T, records ...perfdata.BPFMetadata) string {
+	t.Helper()
+	var fns stable.Funcs
+	defer fns.Close()
+	for _, m := range records {
+		if err := fns.Add(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b bytes.Buffer
+	if err := stable.WriteFuncs(&b, fns.Sorted()); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+func entries(kv ...string) []perfdata.BPFMetadataEntry {
+	var es []perfdata.BPFMetadataEntry
+	for i := 0; i < len(kv); i += 2 {
+		es = append(es, perfdata.BPFMetadataEntry{Key: kv[i], Value: kv[i+1]})
+	}
+	return es
+}
+
+// TestGroups: functions with the same entries are printed once, names
+// first; entries carry no index, so that a variable removed changes its
+// line only; a function without a name is visible.
+func TestGroups(t *testing.T) {
+	v1 := entries("version", `"1"`, "build", `"abc"`, "api", "3")
+	got := funcsText(t,
+		perfdata.BPFMetadata{ProgName: "bpf_prog_aaaaaaaaaaaaaaaa_main", Entries: v1},
+		perfdata.BPFMetadata{ProgName: "bpf_prog_bbbbbbbbbbbbbbbb_sub", Entries: v1},
+		perfdata.BPFMetadata{ProgName: "bpf_prog_cccccccccccccccc_", Entries: v1},
+		perfdata.BPFMetadata{ProgName: "bpf_prog_dddddddddddddddd_other", Entries: entries("version", `"2"`)},
+		perfdata.BPFMetadata{ProgName: "bpf_prog_bbbbbbbbbbbbbbbb_sub", Entries: v1},
+	)
+	want := `(no name)
+main
+sub
+  entry:              version = "1"
+  entry:                build = "abc"
+  entry:                  api = 3
+
+other
+  entry:              version = "2"
+`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// build removed: one line less, no other line changes
+	v2 := entries("version", `"1"`, "api", "3")
+	removed := funcsText(t, perfdata.BPFMetadata{ProgName: "bpf_prog_aaaaaaaaaaaaaaaa_main", Entries: v2},
+		perfdata.BPFMetadata{ProgName: "bpf_prog_bbbbbbbbbbbbbbbb_sub", Entries: v2},
+		perfdata.BPFMetadata{ProgName: "bpf_prog_cccccccccccccccc_", Entries: v2},
+		perfdata.BPFMetadata{ProgName: "bpf_prog_dddddddddddddddd_other", Entries: entries("version", `"2"`)})
+	if want := strings.Replace(want, "  entry:                build = \"abc\"\n", "", 1); removed != want {
+		t.Errorf("a variable removed:\n%s\nwant\n%s", removed, want)
+	}
+}
+
+// TestFuncsBudget: show --stable keeps each distinct set of entries once
+// and charges it to the memory budget (issue 47: 1,000 programs of one
+// 202-entry record each took 263 MiB outside it): 1,000 functions of one
+// set take little, 1,000 distinct sets of 202 entries are refused past
+// the budget's limit.
+func TestFuncsBudget(t *testing.T) {
+	b := budget.Process()
+	defer b.SetLimit(b.Limit())
+	b.SetLimit(b.Used() + 32<<20)
+	record := func(i, set int) perfdata.BPFMetadata {
+		m := perfdata.BPFMetadata{ProgName: fmt.Sprintf("bpf_prog_aaaaaaaaaaaaaaaa_prog%d", i)}
+		for k := range perfdata.MaxBPFMetadataEntries {
+			m.Entries = append(m.Entries, perfdata.BPFMetadataEntry{Key: fmt.Sprintf("key%d", k), Value: fmt.Sprintf("%q", strings.Repeat("v", 240)+strconv.Itoa(set))})
+		}
+		return m
+	}
+	var same stable.Funcs
+	before := b.Used()
+	for i := range 1000 {
+		if err := same.Add(record(i, 0)); err != nil {
+			t.Fatalf("1,000 functions of one set of entries: %v", err)
+		}
+	}
+	if used := b.Used() - before; used > 1<<20 {
+		t.Errorf("1,000 functions of one set of entries take %d bytes of the budget", used)
+	}
+	if n := len(same.Sorted()); n != 1000 {
+		t.Errorf("%d functions, want 1000", n)
+	}
+	same.Close()
+	var distinct stable.Funcs
+	defer distinct.Close()
+	var err error
+	for i := 0; i < 1000 && err == nil; i++ {
+		err = distinct.Add(record(i, i))
+	}
+	if !errors.Is(err, budget.ErrExhausted) {
+		t.Errorf("1,000 distinct sets of 202 entries (60 MB) within 32 MiB: %v, want the budget exhausted", err)
 	}
 }

@@ -475,11 +475,7 @@ func readMetadataMap(progID, mapID uint32, specs btfCache) (md *bpfprog.Metadata
 	if !ok {
 		return nil, 0, nil
 	}
-	for _, vsi := range ds.Vars {
-		if _, ok := perfdata.BPFMetadataKey(vsi.Type.TypeName()); ok {
-			nvars++
-		}
-	}
+	nvars = MetadataVars(ds)
 	if nvars == 0 {
 		return nil, 0, nil
 	}
@@ -493,8 +489,42 @@ func readMetadataMap(progID, mapID uint32, specs btfCache) (md *bpfprog.Metadata
 	if value == nil {
 		return nil, 0, nil // perf skips a map whose lookup fails
 	}
-
 	md = &bpfprog.Metadata{MapID: mi.ID, MapName: mi.Name, BTFID: mi.BTFID}
+	md.Entries, err = MetadataEntries(ds, value, obj.enums)
+	var me *bpfprog.MetadataError
+	if errors.As(err, &me) {
+		me.ProgID, me.MapID = progID, mapID
+	}
+	if md.Entries == nil && err != nil {
+		return nil, 0, err
+	}
+	return md, nvars, err
+}
+
+// MetadataVars counts the bpf_metadata_ variables of a .rodata map's
+// DATASEC, as perf's bpf_metadata_read_map_data() does: a map without any
+// gives no record, one with more than perfdata.MaxBPFMetadataEntries none
+// either (perf 7.2's bpf_metadata_alloc()).
+func MetadataVars(ds *ciliumbtf.Datasec) int {
+	n := 0
+	for _, vsi := range ds.Vars {
+		if _, ok := perfdata.BPFMetadataKey(vsi.Type.TypeName()); ok {
+			n++
+		}
+	}
+	return n
+}
+
+// MetadataEntries is perf's bpf_metadata_fill_event(): the entries of the
+// bpf_metadata_ variables of DATASEC ds, whose section holds value, in
+// the DATASEC's order, each with its typed form; enums says which enums
+// the raw BTF had as ENUM64 (nil: not known). The one rule of what perf
+// records of a map, for the running kernel's maps (Source) and an object
+// file's (package stable's Object). A value the dumper's limits cut is
+// kept as printed, with a *bpfprog.MetadataError naming its key; a
+// DATASEC member that is not a VAR is an error and no entries.
+func MetadataEntries(ds *ciliumbtf.Datasec, value []byte, enums *btf.EnumKinds) ([]bpfprog.Entry, error) {
+	var entries []bpfprog.Entry
 	var firstErr error
 	for _, vsi := range ds.Vars {
 		name := vsi.Type.TypeName()
@@ -503,21 +533,20 @@ func readMetadataMap(progID, mapID uint32, specs btfCache) (md *bpfprog.Metadata
 			continue
 		}
 		if _, ok := vsi.Type.(*ciliumbtf.Var); !ok {
-			return nil, 0, &bpfprog.MetadataError{ProgID: progID, MapID: mapID, Key: key,
-				Err: fmt.Errorf("DATASEC member is a %T, not a VAR", vsi.Type)}
+			return nil, &bpfprog.MetadataError{Key: key, Err: fmt.Errorf("DATASEC member is a %T, not a VAR", vsi.Type)}
 		}
 		// as perf's format_btf_variable(): btf_dump__dump_type_data() of
 		// the VAR's type at its offset in the map value, into 256 bytes. perf
 		// ignores the dumper's errors and keeps what it printed, and so do
 		// we, for every error libbpf has; only our own work limits make the
 		// value unknown.
-		s, err := metadataDumper(obj.enums).DumpVar(vsi, value)
+		s, err := metadataDumper(enums).DumpVar(vsi, value)
 		if errors.Is(err, btf.ErrLimit) && firstErr == nil {
-			firstErr = &bpfprog.MetadataError{ProgID: progID, MapID: mapID, Key: key, Err: err}
+			firstErr = &bpfprog.MetadataError{Key: key, Err: err}
 		}
-		md.Entries = append(md.Entries, bpfprog.Entry{Key: key, Value: s, Typed: typedValue(vsi, value)})
+		entries = append(entries, bpfprog.Entry{Key: key, Value: s, Typed: typedValue(vsi, value)})
 	}
-	return md, nvars, firstErr
+	return entries, firstErr
 }
 
 // metadataDumper prints a bpf_metadata_ variable as perf's

@@ -615,7 +615,8 @@ func TestInjectClockWarning(t *testing.T) {
 // is missing) when a named program gets no metadata, with samples or
 // without (--strict lets program 11, without samples, go); it takes the
 // function name or the KSYMBOL's full name, and passes when each named
-// program got its metadata.
+// program got its metadata. The error line itself names the program and
+// why, also under -q, which silences every line before it.
 func TestInjectRequire(t *testing.T) {
 	in, progs := strictRecording(t)
 	run := func(t *testing.T, snap string, args ...string) (result, []byte) {
@@ -646,11 +647,16 @@ func TestInjectRequire(t *testing.T) {
 				}
 				return
 			}
-			if r.code != exitFailure || len(data) != 0 {
-				t.Errorf("%v (%d bytes of output), want exit 1 and none", r, len(data))
-			}
-			if !strings.Contains(r.stderr, tc.fail) || !strings.Contains(r.stderr, "bpfmeta: --require: 1 required program got no metadata (see above); no output written") {
-				t.Errorf("stderr does not say %q and why it failed:\n%s", tc.fail, r.stderr)
+			for _, quiet := range [][]string{nil, {"-q"}} {
+				r, data := run(t, tc.snap, append(quiet, tc.args...)...)
+				if r.code != exitFailure || len(data) != 0 {
+					t.Errorf("%v: %v (%d bytes of output), want exit 1 and none", quiet, r, len(data))
+				}
+				last := strings.TrimSpace(r.stderr)
+				last = last[strings.LastIndex(last, "\n")+1:]
+				if !strings.HasPrefix(last, "bpfmeta: --require: ") || !strings.Contains(last, tc.fail) || !strings.HasSuffix(last, "; no output written") {
+					t.Errorf("%v: the error does not say %q and that nothing was written:\n%s", quiet, tc.fail, r.stderr)
+				}
 			}
 		})
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cilium/ebpf"
+
 	"github.com/bpfmeta/bpfmeta/bpfmetatest"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
@@ -32,7 +34,7 @@ func TestGoldenVersions(t *testing.T) {
 		object := "versioned" + strings.ReplaceAll(v, ".", "")
 		progs, unload := testkit.LoadBpftool(t, bpffs, object, "golden-"+object)
 		id := strconv.FormatUint(uint64(progs[0].ID), 10)
-		loaded, err := bpfmetatest.LoadedText(progs[0].ID)
+		loaded, err := bpfmetatest.LoadedText(ebpf.ProgramID(progs[0].ID))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -164,11 +164,9 @@ func runInject(c *cli.Context) error {
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
 		}
 	}
-	if unmet := requireUnmet(sum, c.StringSlice("require")); len(unmet) > 0 {
-		for _, u := range unmet {
-			fmt.Fprintf(notes(c), "bpfmeta: %s: --require %s\n", in.Name, safetext.Clean(u))
-		}
-		return fmt.Errorf("--require: %s got no metadata (see above); no output written", plural(len(unmet), "required program"))
+	if unmet := sum.Unmet(c.StringSlice("require")...); len(unmet) > 0 {
+		// in the error itself, which -q does not silence
+		return fmt.Errorf("--require: %s; no output written", safetext.Clean(strings.Join(unmet, "; ")))
 	}
 	if n := rep.tally.Missing[inject.MissingWithSamples]; strictFails {
 		return fmt.Errorf("--strict: %s with samples in the recording got no metadata (see above); no output written", plural(n, "BPF program"))
@@ -393,52 +391,4 @@ func (r *report) why(p inject.Program) string {
 		return d.WhyNot(p.Err, p.Unloaded)
 	}
 	return p.Why()
-}
-
-// requireUnmet says, for each name of --require that no program of sum
-// got metadata for (Injected or AlreadyPresent), why: no program of that
-// name, or what became of the programs of that name.
-func requireUnmet(sum *inject.Summary, names []string) []string {
-	var unmet []string
-	for _, name := range names {
-		var whys []string
-		got := false
-		for _, p := range sum.Programs {
-			if p.Name != name && bareProgName(p.Name) != name {
-				continue
-			}
-			if p.Outcome == inject.Injected || p.Outcome == inject.AlreadyPresent {
-				got = true
-				break
-			}
-			whys = append(whys, fmt.Sprintf("program %d: %s", p.ID, p.Why()))
-		}
-		switch {
-		case got:
-		case len(whys) > 0:
-			unmet = append(unmet, name+": no metadata ("+strings.Join(whys, "; ")+")")
-		case sum.Unlisted.Programs > 0:
-			unmet = append(unmet, fmt.Sprintf("%s: not among the first %d programs of the recording (%d more are not listed)", name, len(sum.Programs), sum.Unlisted.Programs))
-		default:
-			unmet = append(unmet, name+": the recording has no program of this name")
-		}
-	}
-	return unmet
-}
-
-// bareProgName is a KSYMBOL's name without perf's bpf_prog_<tag>_ prefix
-// (the name perf gives a BPF function, kernel/bpf/core.c
-// bpf_get_prog_name: "bpf_prog_" + 16 hex digits of the tag + "_" + name).
-func bareProgName(ksym string) string {
-	const prefix = "bpf_prog_"
-	rest, ok := strings.CutPrefix(ksym, prefix)
-	if !ok || len(rest) < 17 || rest[16] != '_' {
-		return ksym
-	}
-	for _, c := range rest[:16] {
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
-			return ksym
-		}
-	}
-	return rest[17:]
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/stable"
 )
 
 func programsCommand() *cli.Command {
@@ -47,6 +48,12 @@ each distinct program once; no ids, tags, addresses, maps or times (with
 --json: {"programs": [{"name", "functions", "entries": [{"key", "value",
 "typed"}]}]}).
 
+--object FILE prints that text for the programs of a BPF object file (clang's
+prog.bpf.o) instead of loaded ones, computed from its .rodata and BTF as the
+kernel and perf will once libbpf loads it, with neither root nor perf: a
+golden made from the object is the golden of its loaded programs (--stable is
+implied; no ids).
+
 With --journal DIR it lists what the journal of bpfmeta watch --journal holds
 instead of the loaded programs: per host (DIR/HOST/), oldest first, when each
 segment was begun (boot, kernel, and what the size limit had dropped), every
@@ -58,10 +65,12 @@ Examples:
    bpfmeta programs
    bpfmeta programs 97 98
    bpfmeta programs --journal /var/lib/bpfmeta
+   bpfmeta programs --stable --object prog.bpf.o > testdata/prog.golden
    bpfmeta programs --json | jq '.programs[] | select(.metadata) | .metadata.entries'`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the JSON section of README.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
 			&cli.StringFlag{Name: "journal", TakesFile: true, Usage: "list the loads and unloads the journal in `DIR` holds (bpfmeta watch --journal)"},
 			&cli.BoolFlag{Name: "stable", Usage: "print what is the same for every load on any host and boot, for golden files: names, functions and entries, sorted, once"},
+			&cli.StringFlag{Name: "object", TakesFile: true, Usage: "print --stable's text of the programs of the BPF object `FILE` (prog.bpf.o) as perf will record them once loaded, without root"},
 			quietFlag(), verboseFlag("say how many programs were listed, and how many have metadata")},
 		Action: runPrograms,
 	}
@@ -78,6 +87,9 @@ func runPrograms(c *cli.Context) error {
 	}
 	if c.IsSet("journal") {
 		return listJournal(c, ids)
+	}
+	if c.IsSet("object") {
+		return printObject(c, ids)
 	}
 	k, err := live.New()
 	if err != nil {
@@ -213,4 +225,23 @@ func listJournal(c *cli.Context, ids []uint32) error {
 		fmt.Fprintf(notes(c), "bpfmeta: %s: %s, %d loads and %d unloads listed\n", safetext.Quote(j.Path), plural(len(j.Hosts()), "host"), loads, unloads)
 	}
 	return nil
+}
+
+// printObject is programs --object: the stable text of an object file's
+// programs.
+func printObject(c *cli.Context, ids []uint32) error {
+	if len(ids) > 0 {
+		return cliutil.Usagef("programs --object takes no program ids: it prints every program of the object")
+	}
+	path := c.String("object")
+	progs, err := stable.ObjectFile(path)
+	if err != nil {
+		return cliutil.FileError(safetext.Quote(path), err)
+	}
+	w := bufio.NewWriter(c.App.Writer)
+	err = printStablePrograms(w, progs, c.Bool("json"))
+	if ferr := w.Flush(); err == nil {
+		err = ferr
+	}
+	return err
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -145,7 +146,8 @@ func TestREADMELibrary(t *testing.T) {
 
 // TestREADMEGolden compiles the two go blocks of the README's "Golden tests
 // of your BPF program's metadata" as written, as test files of a package of
-// the module (an overlay), each block under 20 lines of test.
+// the module (an overlay), each block under 20 lines of test, the first
+// (with bpfmetatest.Object, issue 48) at most 10 lines of Go.
 func TestREADMEGolden(t *testing.T) {
 	goTool := testkit.Command(t, "go")
 	src, err := os.ReadFile(testkit.RepoPath("README.md"))
@@ -166,6 +168,10 @@ func TestREADMEGolden(t *testing.T) {
 		section = after
 		if _, fn, _ := strings.Cut(block, "\nfunc Test"); strings.Count(fn, "\n") >= 20 {
 			t.Errorf("block %d: its test is %d lines, want under 20", i, strings.Count(fn, "\n"))
+		}
+		// the first is the test of the object file, at most 10 lines of Go
+		if lines := len(slices.DeleteFunc(strings.Split(block, "\n"), func(l string) bool { return strings.TrimSpace(l) == "" })); i == 0 && (lines > 10 || !strings.Contains(block, "bpfmetatest.Object(")) {
+			t.Errorf("block 0 is %d lines, want the test with bpfmetatest.Object in at most 10:\n%s", lines, block)
 		}
 		file := filepath.Join(dir, fmt.Sprintf("b%d_test.go", i))
 		if err := os.WriteFile(file, []byte(block), 0o644); err != nil {

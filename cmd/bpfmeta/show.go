@@ -54,14 +54,21 @@ the 65,536 gone last: a record of an older one finds no KSYMBOL, and a warning
 says how many were forgotten.
 
 --prog keeps the records of one program: by id (of a program the recording
-has a BPF_EVENT of), or by name (the function's, or the whole
-bpf_prog_<tag>_<name> of the record).
+has a BPF_EVENT of), or by name (of the program or of one of its functions:
+the record's, or the KSYMBOL's it belongs to, with or without
+bpf_prog_<tag>_), as snapshot --prog and inject --require name programs.
 
 --stable prints, for golden files, what does not change from one host, boot
 or load to the next: each function's name without bpf_prog_<tag>_ (a tag
 changes with any change of the code) and its entries, sorted, each function
 with the same entries once; no ids, addresses, offsets or samples (with
 --json: {"functions": [{"function", "entries": [{"key", "value", "typed"}]}]}).
+Functions with the same entries are one group: their names, one a line, then
+the entries once, without perf's index (a variable removed changes one line).
+A function is named after the KSYMBOL its record belongs to, as above, so
+that perf >= 6.17's own records (named from the map's BTF: "" or ".rodata"
+for cilium/ebpf's loads) and inject's give one text; a function without a
+name reads "(no name)".
 
 --snapshot FILE types the values from the snapshot's programs (bpfmeta
 snapshot --prog, of the recording's programs): perf's text of a struct has

@@ -21,7 +21,7 @@ type stablePrinter struct {
 
 func (p *stablePrinter) record(r *bpftrack.MetadataRecord) error {
 	p.fns.Max = bpftrack.MaxMetadataRecords
-	return p.fns.Add(r.Metadata)
+	return p.fns.AddRecord(r)
 }
 
 func (p *stablePrinter) end() error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,12 +39,12 @@ func TestShowStable(t *testing.T) {
 	b := rec("b.data", 7, "1.0.0", 3)
 	c := rec("c.data", 2, "1.1.0", 1)
 	want := `tc_egress
-  entry 0:              version = "1.0.0"
-  entry 1:                  api = 4
+  entry:              version = "1.0.0"
+  entry:                  api = 4
 
 xdp_main
-  entry 0:              version = "1.0.0"
-  entry 1:                  api = 3
+  entry:              version = "1.0.0"
+  entry:                  api = 3
 `
 	for _, args := range [][]string{{"show", "--stable"}, {"show", "--stable", "--json"}} {
 		ra := bpfmeta(t, nil, append(args, "-i", a)...)
@@ -105,5 +106,30 @@ func TestProgramsStable(t *testing.T) {
 		if !strings.Contains(ra.stdout, "version") || strings.Contains(ra.stdout, fmt.Sprint(a[0].ID)) && len(fmt.Sprint(a[0].ID)) > 3 {
 			t.Errorf("%v: no metadata, or the id:\n%s", args, ra.stdout)
 		}
+	}
+}
+
+// TestProgramsObject: programs --stable --object prints, without root,
+// the text of the programs loaded from the object (TestGoldenVersions'
+// golden of the loaded program, made from a load), text and JSON as
+// programs --stable prints them; no ids with it, nor a file that is no
+// object.
+func TestProgramsObject(t *testing.T) {
+	for _, v := range []string{"1.0.0", "1.1.0"} {
+		object := testkit.Fixture("versioned" + strings.ReplaceAll(v, ".", ""))
+		r := bpfmeta(t, nil, "programs", "--stable", "--object", object)
+		want := testkit.ReadFile(t, filepath.Join("testdata", "golden-versions", v+".loaded"))
+		if r.code != exitOK || r.stdout != string(want) {
+			t.Errorf("programs --stable --object %s: %v\n%s", v, r, testkit.Diff(want, []byte(r.stdout)))
+		}
+		if r := bpfmeta(t, nil, "programs", "--object", object, "--json"); r.code != exitOK || !strings.Contains(r.stdout, `"kind": "programs-stable"`) {
+			t.Errorf("programs --object --json: %v", r)
+		}
+	}
+	if r := bpfmeta(t, nil, "programs", "--object", testkit.Fixture("meta"), "97"); r.code != exitUsage {
+		t.Errorf("--object with an id: %v, want a usage error", r)
+	}
+	if r := bpfmeta(t, nil, "programs", "--object", testkit.RepoPath("README.md")); r.code != exitFailure || !strings.Contains(r.stderr, "README.md") {
+		t.Errorf("--object README.md: %v, want an error naming it", r)
 	}
 }

@@ -3,10 +3,11 @@ package testkit
 import (
 	"bytes"
 	"flag"
-	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/bpfmeta/bpfmeta/internal/linediff"
 )
 
 // Update is set by -update: golden tests rewrite their files instead of
@@ -14,7 +15,8 @@ import (
 // package that imports testkit accepts the flag.
 var Update = flag.Bool("update", false, "rewrite the golden files in testdata/ instead of comparing with them")
 
-// Golden compares got with the golden file at path, or writes it with -update.
+// Golden compares got with the golden file at path, or writes it with
+// -update (and logs that it did).
 func Golden(t testing.TB, path string, got []byte) {
 	t.Helper()
 	if *Update {
@@ -24,6 +26,7 @@ func Golden(t testing.TB, path string, got []byte) {
 		if err := os.WriteFile(path, got, 0o644); err != nil {
 			t.Fatal(err)
 		}
+		t.Logf("wrote %s", path)
 		return
 	}
 	want, err := os.ReadFile(path)
@@ -31,27 +34,9 @@ func Golden(t testing.TB, path string, got []byte) {
 		t.Fatalf("golden file: %v (go test -update creates it)", err)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (go test -update rewrites it):\n%s", path, Diff(want, got))
+		t.Errorf("%s differs from the output (go test -update rewrites it):\n%s", path, linediff.Unified(path, "got", string(want), string(got)))
 	}
 }
 
-// Diff shows the first differing lines of two texts.
-func Diff(want, got []byte) string {
-	wl, gl := bytes.Split(want, []byte("\n")), bytes.Split(got, []byte("\n"))
-	var b bytes.Buffer
-	shown := 0
-	for i := 0; i < max(len(wl), len(gl)) && shown < 10; i++ {
-		var w, g []byte
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if !bytes.Equal(w, g) {
-			fmt.Fprintf(&b, "line %d:\n- %s\n+ %s\n", i+1, w, g)
-			shown++
-		}
-	}
-	return b.String()
-}
+// Diff is the unified diff from want to got.
+func Diff(want, got []byte) string { return linediff.Unified("want", "got", string(want), string(got)) }
