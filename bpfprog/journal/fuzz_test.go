@@ -28,13 +28,27 @@ func FuzzSegmentReader(f *testing.F) {
 	f.Add(seg)
 	f.Add(seg[:len(seg)-3])
 	f.Add([]byte(magic))
+	// issue 46 item 4: one bit flipped in the 2nd of four loads, in its
+	// payload, length and checksum
+	_, _, four, offs, _ := damagedSegment(f)
+	for _, at := range []int64{offs[1] + frameHeader + 20, offs[1] + 2, offs[1] + 5} {
+		b := bytes.Clone(four)
+		b[at] ^= 0x10
+		f.Add(b)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		sr := newSegmentReaderFrom(bytes.NewReader(b), "fuzz")
+		sr := newSegmentReaderFrom(bytes.NewReader(b), int64(len(b)), "fuzz")
 		n := 0
+		end := int64(0)
 		for sr.Next() {
-			if r := sr.Record(); r.Size > frameHeader+MaxRecord {
+			r := sr.Record()
+			if r.Damaged == "" && r.Size > frameHeader+MaxRecord {
 				t.Fatalf("a record of %d bytes", r.Size)
 			}
+			if r.Offset < end || r.Size <= 0 || r.Offset+r.Size > int64(len(b)) {
+				t.Fatalf("a record at %d, %d bytes, after one that ends at %d, in %d bytes", r.Offset, r.Size, end, len(b))
+			}
+			end = r.Offset + r.Size
 			n++
 		}
 		if sr.Err() != nil && sr.Torn() != "" {

@@ -149,3 +149,13 @@ var ErrDropped = errors.New("dropped from the journal by its size limit")
 // ErrAmbiguous is wrapped (with bpfprog.ErrNotFound) by the error for a
 // load the journal has more than one candidate for: it does not guess.
 var ErrAmbiguous = errors.New("more than one load in the journal could be it")
+
+// ErrDamaged is wrapped (with bpfprog.ErrNotFound) by the error for a
+// load the journal has not, which one of its damaged records may have
+// been: records of its boot were skipped as damaged.
+var ErrDamaged = errors.New("a damaged record of the journal may have been it")
+
+// ErrLimit is wrapped by the error for a journal whose index would pass
+// a bound (MaxIndexed, the memory budget): the programs looked for in it
+// are not found because of the limit, not because it has not them.
+var ErrLimit = errors.New("the journal is over what bpfmeta indexes")

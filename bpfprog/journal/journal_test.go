@@ -204,7 +204,7 @@ func TestTornTail(t *testing.T) {
 		}
 		break
 	}
-	// A damaged byte in the middle: the records before it are read.
+	// A damaged byte in the middle: that record only is lost (TestDamagedRecord).
 	b, _ := os.ReadFile(seg)
 	b[len(b)/2] ^= 0x40
 	os.WriteFile(seg, b, 0o600)
@@ -213,7 +213,7 @@ func TestTornTail(t *testing.T) {
 	w.Close()
 	j, _ := Open(dir)
 	var ids []uint32
-	var torn []string
+	var damaged []string
 	for e, err := range j.Host("alpha").Records() {
 		if err != nil {
 			t.Fatal(err)
@@ -221,12 +221,12 @@ func TestTornTail(t *testing.T) {
 		if e.Program != nil {
 			ids = append(ids, e.Program.ID)
 		}
-		if e.Torn != "" {
-			torn = append(torn, e.Torn)
+		if e.Damaged != "" {
+			damaged = append(damaged, e.Damaged)
 		}
 	}
-	if len(torn) != 1 || !strings.Contains(torn[0], "checksum") || !slices.Contains(ids, 6) || !slices.Contains(ids, 1) || slices.Contains(ids, 4) {
-		t.Errorf("damaged: loads %v, torn %q", ids, torn)
+	if len(damaged) != 1 || !strings.Contains(damaged[0], "checksum") || !strings.Contains(damaged[0], seg) || len(ids) != 4 || !slices.Contains(ids, 6) || !slices.Contains(ids, 1) {
+		t.Errorf("damaged: loads %v, damaged %q", ids, damaged)
 	}
 	if _, err := j.Find(loadOf(program(6, 1, 6*time.Second), "alpha", 0), ""); err != nil {
 		t.Error(err)

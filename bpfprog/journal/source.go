@@ -30,6 +30,9 @@ type Source struct {
 	fromJournal int
 	fellOut     []uint32 // the first maxFellOutListed
 	nFellOut    int
+	// maybeDamaged counts the programs not found that a damaged record
+	// of the journal may have been.
+	maybeDamaged int
 }
 
 // maxFellOutListed is how many programs that fell out of the journal
@@ -138,6 +141,9 @@ func (s *Source) Find(l bpfprog.Load) (*bpfprog.Program, error) {
 			s.fellOut = append(s.fellOut, l.ID)
 		}
 		return nil, jerr
+	case errors.Is(jerr, ErrDamaged):
+		s.maybeDamaged++
+		return nil, jerr
 	case errors.Is(jerr, ErrAmbiguous), !errors.Is(jerr, bpfprog.ErrNotFound):
 		return nil, jerr
 	case kerr == nil:
@@ -158,7 +164,11 @@ func (s *Source) WhyNot(err error, unloaded bool) string {
 	case errors.Is(err, ErrDropped):
 		return "unloaded, and fell out of the journal: its size limit dropped its load"
 	case errors.Is(err, ErrAmbiguous):
-		return "unloaded, and the journal has more than one load it could be"
+		return "unloaded, and the journal cannot tell which of its records it is: " + reason(err)
+	case errors.Is(err, ErrDamaged):
+		return "unloaded, and not in the journal; a damaged record of it could have been it (see the journal's damaged records above)"
+	case errors.Is(err, ErrLimit):
+		return "unloaded, and the journal could not be read: " + reason(err)
 	case !errors.Is(err, bpfprog.ErrNotFound):
 		return "its id is another program's now (it was unloaded, and the id reused), and the journal has not this load"
 	case s.j == nil && unloaded:
@@ -186,6 +196,20 @@ func (s *Source) Report() []string {
 	if s.fromJournal > 0 {
 		out = append(out, fmt.Sprintf("the metadata of %d unloaded %s came from the journal %s", s.fromJournal, plural(s.fromJournal, "program", "programs"), s.j.Path))
 	}
+	for _, name := range s.hosts() {
+		n, where := s.j.Host(name).Damaged()
+		if n == 0 {
+			continue
+		}
+		line := fmt.Sprintf("the journal %s has %d damaged %s, skipped: %s", s.j.Path, n, plural(n, "record", "records"), strings.Join(where, "; "))
+		if n > len(where) {
+			line += "; ..."
+		}
+		if s.maybeDamaged > 0 {
+			line += fmt.Sprintf(" (%d of the programs not found could have been among them)", s.maybeDamaged)
+		}
+		out = append(out, line)
+	}
 	if s.nFellOut > 0 {
 		ids := make([]string, len(s.fellOut))
 		for i, id := range s.fellOut {
@@ -199,6 +223,28 @@ func (s *Source) Report() []string {
 			s.nFellOut, plural(s.nFellOut, "program", "programs"), s.j.Path, strings.Join(ids, " "), more))
 	}
 	return out
+}
+
+// hosts are the journal's hosts, none without one.
+func (s *Source) hosts() []string {
+	if s.j == nil {
+		return nil
+	}
+	return s.j.Hosts()
+}
+
+// reason is the text of a lookup's error after what it wraps (Find's
+// errors join bpfprog.ErrNotFound and the reason, a line each), without
+// the program it is about ("program N: "), which the caller names.
+func reason(err error) string {
+	s := err.Error()
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if _, after, ok := strings.Cut(s, ": "); ok && strings.HasPrefix(s, "program ") {
+		return after
+	}
+	return s
 }
 
 func plural(n int, one, many string) string {
