@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -164,6 +165,9 @@ func runInject(c *cli.Context) error {
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
 		}
 	}
+	if n := reportLimited(notes(c), in.Name, sum); n > 0 {
+		return fmt.Errorf("%s with samples in the recording got no metadata because of a limit of bpfmeta's (see above); no output written", plural(n, "BPF program"))
+	}
 	if unmet := requireUnmet(sum, c.StringSlice("require")); len(unmet) > 0 {
 		for _, u := range unmet {
 			fmt.Fprintf(notes(c), "bpfmeta: %s: --require %s\n", in.Name, safetext.Clean(u))
@@ -180,6 +184,32 @@ func runInject(c *cli.Context) error {
 		fmt.Fprintln(c.App.ErrWriter, "bpfmeta: note: perf before 6.17 cannot read BPF_METADATA records (\"failed to process type: 84\"): read them with perf >= 6.17 or bpfmeta show; bpfmeta strip gives back a recording old perf reads")
 	}
 	return nil
+}
+
+// reportLimited names the programs that got no metadata because the
+// source is over a limit of bpfmeta's (bpfprog.ErrLimit: a journal too
+// large to index within MaxIndexed or the memory budget), whatever -q and
+// -v say: not an answer, as "not found" is. It returns how many of them
+// have samples: an error, as a record lost is.
+func reportLimited(w io.Writer, name string, sum *inject.Summary) int {
+	withSamples := 0
+	for _, p := range sum.Programs {
+		if p.Missing == inject.NotMissing || !errors.Is(p.Err, bpfprog.ErrLimit) {
+			continue
+		}
+		kind := "warning"
+		if p.Samples > 0 {
+			kind = "error"
+			withSamples++
+		}
+		what := fmt.Sprintf("program %d (tag %v", p.ID, p.Tag)
+		if p.Name != "" {
+			what += ", " + safetext.Quote(p.Name)
+		}
+		what += ", " + plural(p.Samples, "sample") + ")"
+		fmt.Fprintf(w, "bpfmeta: %s: %s: %s: %s\n", kind, name, safetext.Clean(what), safetext.Clean(p.Why()))
+	}
+	return withSamples
 }
 
 // oldPerfMayRead reports whether the output may go to a perf before 6.17,
