@@ -445,6 +445,23 @@ func TestSourceWithKernel(t *testing.T) {
 	if rep := s.Report(); len(rep) != 1 || !strings.Contains(rep[0], "1 unloaded program came from the journal") {
 		t.Errorf("report %q", rep)
 	}
+	// a program the journal gives without metadata is not counted as
+	// metadata from it (issue 46 item 6)
+	none := program(14, 1, 9*time.Second)
+	none.Metadata = nil
+	w := mustCreate(t, dir, now, Options{})
+	w.Load(none)
+	w.Close()
+	j2, _ := Open(dir)
+	s2 := WithKernel(k, j2)
+	for _, p := range []*bpfprog.Program{gone, none} {
+		if _, err := s2.Find(loadOf(p, "alpha", 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep := s2.Report(); len(rep) != 1 || !strings.Contains(rep[0], "the metadata of 1 unloaded program came from the journal") || !strings.Contains(rep[0], "1 more found in it have no metadata") {
+		t.Errorf("report %q", rep)
+	}
 	// the journal keeps to the boot it found the recording's programs of
 	if p, err := s.Find(loadOf(other, "alpha", 0)); !errors.Is(err, bpfprog.ErrNotFound) {
 		t.Fatalf("another boot's program after one of the kernel's boot: %v, %v", p, err)

@@ -26,10 +26,14 @@ type Source struct {
 	// foreign: the journal gave a program of another boot than the
 	// kernel's: the recording is not of this boot, and the kernel's
 	// programs are not listed for it.
-	foreign     bool
-	fromJournal int
-	fellOut     []uint32 // the first maxFellOutListed
-	nFellOut    int
+	foreign bool
+	// fromJournal counts the programs the journal gave whose metadata
+	// perf writes; withoutMetadata those it gave that have none (or none
+	// known exactly).
+	fromJournal, withoutMetadata int
+
+	fellOut  []uint32 // the first maxFellOutListed
+	nFellOut int
 	// maybeDamaged counts the programs not found that a damaged record
 	// of the journal may have been.
 	maybeDamaged int
@@ -131,7 +135,12 @@ func (s *Source) Find(l bpfprog.Load) (*bpfprog.Program, error) {
 	jp, boot, jerr := s.j.find(l, s.boot)
 	switch {
 	case jerr == nil:
-		s.fromJournal++
+		// what Report counts is what inject writes records of
+		if _, err := jp.BPFMetadata(); err == nil {
+			s.fromJournal++
+		} else {
+			s.withoutMetadata++
+		}
 		if boot != s.kernel.System().BootID {
 			s.foreign = true
 		}
@@ -193,8 +202,12 @@ func (s *Source) Hint() string {
 // of it.
 func (s *Source) Report() []string {
 	var out []string
-	if s.fromJournal > 0 {
-		out = append(out, fmt.Sprintf("the metadata of %d unloaded %s came from the journal %s", s.fromJournal, plural(s.fromJournal, "program", "programs"), s.j.Path))
+	if s.fromJournal > 0 || s.withoutMetadata > 0 {
+		line := fmt.Sprintf("the metadata of %d unloaded %s came from the journal %s", s.fromJournal, plural(s.fromJournal, "program", "programs"), s.j.Path)
+		if s.withoutMetadata > 0 {
+			line += fmt.Sprintf(" (%d more found in it have no metadata perf writes)", s.withoutMetadata)
+		}
+		out = append(out, line)
 	}
 	for _, name := range s.hosts() {
 		n, where := s.j.Host(name).Damaged()
