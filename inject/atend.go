@@ -212,6 +212,7 @@ func (j *injector) unrecorded() error {
 			progs = ll.LoadedBetween(from, to)
 		}
 	}
+	added := map[uint32]bool{} // the ids of j.unrec.progs
 	for sp, err := range progs {
 		if err != nil || j.progs.known[sp.ID] {
 			continue
@@ -225,6 +226,14 @@ func (j *injector) unrecorded() error {
 			p.Name = sp.Funcs[0].PerfName
 		}
 		j.unrec.progs = append(j.unrec.progs, p)
+		if added[sp.ID] {
+			// a later load of an id loaded before in the span: perf's
+			// tree of bpf_prog_info refuses it, and writes an id's
+			// records once (perf_env__insert_bpf_prog_info())
+			p.Outcome, p.atEnd = Duplicate, false
+			continue
+		}
+		added[sp.ID] = true
 		m, entries, outcome, err := metadataOf(sp)
 		if outcome != Injected {
 			p.setOutcome(outcome, err, j)
