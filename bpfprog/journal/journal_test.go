@@ -41,7 +41,7 @@ func loadOf(p *bpfprog.Program, host string, t uint64) bpfprog.Load {
 	return l
 }
 
-func mustCreate(t *testing.T, dir string, sys bpfprog.System, opts Options) *Writer {
+func mustCreate(t testing.TB, dir string, sys bpfprog.System, opts Options) *Writer {
 	t.Helper()
 	w, err := Create(dir, sys, opts)
 	if err != nil {

@@ -14,6 +14,17 @@ import (
 // version v1 and v2, in that order of segments.
 func journalTwice(t *testing.T, started [2]time.Duration, versions [2]string) (*Journal, *bpfprog.Program) {
 	t.Helper()
+	dir, p := writeTwice(t, started, versions)
+	j, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, p
+}
+
+// writeTwice is journalTwice's directory, not opened.
+func writeTwice(t testing.TB, started [2]time.Duration, versions [2]string) (string, *bpfprog.Program) {
+	t.Helper()
 	dir := t.TempDir()
 	var p *bpfprog.Program
 	for i := range 2 {
@@ -26,11 +37,7 @@ func journalTwice(t *testing.T, started [2]time.Duration, versions [2]string) (*
 		}
 		w.Close()
 	}
-	j, err := Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return j, p
+	return dir, p
 }
 
 // One load journaled twice with different metadata (a writer started
