@@ -165,7 +165,7 @@ func runInject(c *cli.Context) error {
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
 		}
 	}
-	if n := reportLimited(notes(c), in.Name, sum); n > 0 {
+	if n := reportLimited(c.App.ErrWriter, notes(c), in.Name, sum); n > 0 {
 		return fmt.Errorf("%s with samples in the recording got no metadata because of a limit of bpfmeta's (see above); no output written", plural(n, "BPF program"))
 	}
 	if unmet := requireUnmet(sum, c.StringSlice("require")); len(unmet) > 0 {
@@ -188,18 +188,19 @@ func runInject(c *cli.Context) error {
 
 // reportLimited names the programs that got no metadata because the
 // source is over a limit of bpfmeta's (bpfprog.ErrLimit: a journal too
-// large to index within MaxIndexed or the memory budget), whatever -q and
-// -v say: not an answer, as "not found" is. It returns how many of them
-// have samples: an error, as a record lost is.
-func reportLimited(w io.Writer, name string, sum *inject.Summary) int {
+// large to index within MaxIndexed or the memory budget), whatever -v
+// says: not an answer, as "not found" is. Those with samples are errors,
+// to errw even with -q, as a record lost is; the others warnings, to warnw.
+// It returns how many have samples.
+func reportLimited(errw, warnw io.Writer, name string, sum *inject.Summary) int {
 	withSamples := 0
 	for _, p := range sum.Programs {
 		if p.Missing == inject.NotMissing || !errors.Is(p.Err, bpfprog.ErrLimit) {
 			continue
 		}
-		kind := "warning"
+		kind, w := "warning", warnw
 		if p.Samples > 0 {
-			kind = "error"
+			kind, w = "error", errw
 			withSamples++
 		}
 		what := fmt.Sprintf("program %d (tag %v", p.ID, p.Tag)
