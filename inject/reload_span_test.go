@@ -2,6 +2,7 @@ package inject_test
 
 import (
 	"bytes"
+	"errors"
 	"iter"
 	"testing"
 	"time"
@@ -65,5 +66,62 @@ func TestUnrecordedIDTwice(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("%d unrecorded programs of id 7 injected, want 1: %+v", n, sum.Programs)
+	}
+}
+
+// undecided lists a listSource's programs, one of them with an error: the
+// source lists it but cannot tell its metadata (a journal with two values
+// of its load, none read when it was loaded).
+type undecided struct {
+	listSource
+	id  uint32
+	err error
+}
+
+func (s undecided) All() iter.Seq2[*bpfprog.Program, error] {
+	return func(yield func(*bpfprog.Program, error) bool) {
+		for p, err := range s.listSource.All() {
+			if err == nil && p.ID == s.id {
+				err = s.err
+			}
+			if !yield(p, err) {
+				return
+			}
+		}
+	}
+}
+
+// A program the recording has no record of that the source lists with an
+// error gets no records, and is counted as failed with the error, not
+// skipped in silence nor given the metadata listed (issue 46 item 2).
+func TestUnrecordedUndecided(t *testing.T) {
+	const offset = 1000 * time.Nanosecond
+	a := prog(1, 0x10, 0xffff1000, 0, true) // loaded before: synthesized
+	a.LoadTime = 100 + offset
+	b := prog(7, 0x70, 0xffff7000, 0, true) // loaded during, not recorded
+	b.LoadTime = 6000 + offset
+	why := errors.New("program 7: two records of its load have different metadata")
+	src := undecided{listSource{fakeSource{1: a, 7: b}, offset}, 7, why}
+
+	in := newStream()
+	in.synth(a)
+	in.SampleAt(0x1000, 5000)
+	in.SampleAt(0x1000, 9000)
+	in.rec(perfdata.RecordFinishedRound, nil)
+	got, sum := run(t, in.Bytes(), src, inject.Options{})
+	if bytes.Contains(got, []byte(b.Funcs[0].PerfName)) {
+		t.Error("records for a program whose metadata the source cannot tell")
+	}
+	var found bool
+	for _, p := range sum.Programs {
+		if p.Unrecorded && p.ID == 7 {
+			found = true
+			if p.Outcome != inject.Failed || !errors.Is(p.Err, why) {
+				t.Errorf("program 7: %v, %v; want failed with the source's error", p.Outcome, p.Err)
+			}
+		}
+	}
+	if !found {
+		t.Errorf("program 7 not in the summary: %+v", sum.Programs)
 	}
 }

@@ -669,9 +669,10 @@ func (x *index) candidate(run []loadRef, key uint32, l bpfprog.Load) bool {
 // writer made at the load (its segment began before it) is what perf
 // read; without one, against when each record was read (the start of the
 // segment of a writer that found it loaded), the value in force is that
-// of the last record read before it, if every record read within
-// clockSlack of it, and the first read after it, agree; else the journal
-// cannot tell, and says so. Without a time (a program perf found loaded,
+// of the last record read before it (or within clockSlack of it), if
+// every record read within clockSlack of it, and the first read after it,
+// agree; else, and when all were read after it, the journal cannot tell,
+// and says so. Without a time (a program perf found loaded,
 // whose records have none: perf read it at the start of the recording,
 // or at its end for a tail synthesis) records that disagree cannot be
 // told apart.
@@ -720,8 +721,18 @@ func (x *index) resolve(run []loadRef, key uint32, l bpfprog.Load) (loadRef, err
 		}
 	}
 	// the last read before it, those read within clockSlack of it and
-	// the first read after it must agree
-	pick := cmp.Or(before, after, last) // last: all read within clockSlack of it
+	// the first read after it must agree; read only after it, what was
+	// in force then is not known (the metadata changed at some time)
+	var within *loadRef
+	for i := range run {
+		if r := &run[i]; r.key == key && x.readWhen(r, l) == 0 {
+			within = r
+		}
+	}
+	if before == nil && within == nil {
+		return loadRef{}, fmt.Errorf("%d records of its load have different metadata, all read after its record", n)
+	}
+	pick := cmp.Or(before, within)
 	for i := range run {
 		r := &run[i]
 		in := r == before || r == after || x.readWhen(r, l) == 0
@@ -758,7 +769,9 @@ func (x *index) readWhen(r *loadRef, l bpfprog.Load) int {
 
 // LoadedBetween yields, in ascending id order, the programs of host's
 // journal of boot whose LoadTime is within [from, to]: one per load, as
-// it was when it was loaded (perf's side-band thread reads it then).
+// it was when it was loaded (perf's side-band thread reads it then); one
+// whose records cannot tell that (first) with an error wrapping
+// ErrAmbiguous.
 func (j *Journal) LoadedBetween(host, boot string, from, to time.Duration) iter.Seq2[*bpfprog.Program, error] {
 	return func(yield func(*bpfprog.Program, error) bool) {
 		h := j.hosts[host]
@@ -775,7 +788,13 @@ func (j *Journal) LoadedBetween(host, boot string, from, to time.Duration) iter.
 			if x.boots[x.segs[r.seg].boot] != boot || r.load < from || r.load > to {
 				continue
 			}
-			if first := x.first(run); !yield(h.read(first)) {
+			first, differ := x.first(run)
+			p, err := h.read(first)
+			if err == nil && differ != nil {
+				// its program, to name it, with the error
+				err = fmt.Errorf("program %d: %w: %v", p.ID, ErrAmbiguous, differ)
+			}
+			if !yield(p, err) {
 				return
 			}
 		}
@@ -784,9 +803,18 @@ func (j *Journal) LoadedBetween(host, boot string, from, to time.Duration) iter.
 
 // first is the record of a load read first: the one the side-band
 // thread's read at its load is (those a writer started again made are
-// later).
-func (x *index) first(run []loadRef) loadRef {
-	return slices.MinFunc(run, func(a, b loadRef) int { return cmp.Compare(x.seen(&a), x.seen(&b)) })
+// later). Records of the load with other metadata are an error, unless
+// those a writer made at the load agree: what perf read then is not
+// known (resolve's rule for a PROG_LOAD).
+func (x *index) first(run []loadRef) (loadRef, error) {
+	f := slices.MinFunc(run, func(a, b loadRef) int { return cmp.Compare(x.seen(&a), x.seen(&b)) })
+	atLoad := x.segs[f.seg].started <= f.load
+	for _, r := range run {
+		if r.md != f.md && (!atLoad || x.segs[r.seg].started <= r.load) {
+			return f, fmt.Errorf("%d records of its load have different metadata, none made when it was loaded, or those made then disagree", len(run))
+		}
+	}
+	return f, nil
 }
 
 // clockSlack is how far a load's times may be from where the recording's

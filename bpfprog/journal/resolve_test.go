@@ -57,9 +57,10 @@ func TestSameLoadTwoValues(t *testing.T) {
 		// a writer ran at the load: what it read is what perf read
 		{"read at its load", [2]time.Duration{4 * time.Second, 100 * time.Second}, [2]string{"v1", "v2"}, 4*time.Second + time.Millisecond, "v1"},
 		{"read at its load, the other order", [2]time.Duration{100 * time.Second, 4 * time.Second}, [2]string{"v2", "v1"}, 4*time.Second + time.Millisecond, "v1"},
-		// no writer at the load: by when each record was read
-		{"both read after", [2]time.Duration{200 * time.Second, 400 * time.Second}, [2]string{"v1", "v2"}, 4 * time.Second, "v1"},
-		{"both read after, the other order", [2]time.Duration{400 * time.Second, 200 * time.Second}, [2]string{"v2", "v1"}, 4 * time.Second, "v1"},
+		// no writer at the load: by when each record was read; read
+		// only after it, the value then is not known
+		{"both read after", [2]time.Duration{200 * time.Second, 400 * time.Second}, [2]string{"v1", "v2"}, 4 * time.Second, never},
+		{"both read after, the other order", [2]time.Duration{400 * time.Second, 200 * time.Second}, [2]string{"v2", "v1"}, 4 * time.Second, never},
 		{"both read before", [2]time.Duration{200 * time.Second, 400 * time.Second}, [2]string{"v1", "v2"}, 600 * time.Second, "v2"},
 		{"both read before, the other order", [2]time.Duration{400 * time.Second, 200 * time.Second}, [2]string{"v2", "v1"}, 600 * time.Second, "v2"},
 		{"read between", [2]time.Duration{200 * time.Second, 400 * time.Second}, [2]string{"v1", "v2"}, 300 * time.Second, never},
@@ -82,6 +83,45 @@ func TestSameLoadTwoValues(t *testing.T) {
 				t.Errorf("%v; want %s", err, c.want)
 			case got.Metadata.Entries[0].Value != fmt.Sprintf("%q", c.want):
 				t.Errorf("version %s, want %q", got.Metadata.Entries[0].Value, c.want)
+			}
+		})
+	}
+}
+
+// The programs of a span (a recording's that it has no record of) are as
+// perf's side-band thread read them at their load: a load journaled with
+// two values comes with the one a writer made at the load, and with
+// ErrAmbiguous when none was made then (issue 46 item 2).
+func TestSpanTwoValues(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		started  [2]time.Duration
+		versions [2]string
+		want     string // "": ambiguous
+	}{
+		{"read at its load", [2]time.Duration{4 * time.Second, 100 * time.Second}, [2]string{"v1", "v2"}, "v1"},
+		{"read at its load, the other order", [2]time.Duration{100 * time.Second, 4 * time.Second}, [2]string{"v2", "v1"}, "v1"},
+		{"both read after", [2]time.Duration{200 * time.Second, 400 * time.Second}, [2]string{"v1", "v2"}, ""},
+		{"both read after, one value", [2]time.Duration{200 * time.Second, 400 * time.Second}, [2]string{"v1", "v1"}, "v1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			j, _ := journalTwice(t, c.started, c.versions)
+			n := 0
+			for p, err := range j.LoadedBetween("alpha", "boot-a", 0, 10*time.Second) {
+				n++
+				switch {
+				case p == nil || p.ID != 10:
+					t.Fatalf("%+v, %v", p, err)
+				case c.want == "":
+					if !errors.Is(err, ErrAmbiguous) {
+						t.Errorf("version %s, %v; want ErrAmbiguous", p.Metadata.Entries[0].Value, err)
+					}
+				case err != nil || p.Metadata.Entries[0].Value != fmt.Sprintf("%q", c.want):
+					t.Errorf("version %s, %v; want %q", p.Metadata.Entries[0].Value, err, c.want)
+				}
+			}
+			if n != 1 {
+				t.Errorf("%d programs, want 1", n)
 			}
 		})
 	}

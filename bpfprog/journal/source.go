@@ -68,7 +68,8 @@ func (s *Source) All() iter.Seq2[*bpfprog.Program, error] {
 // LoadedBetween yields, in ascending id order, the programs loaded within
 // [from, to] (CLOCK_BOOTTIME) in the kernel's boot: those the kernel has,
 // and those of the journal of its host and boot that it no longer has
-// (perf's side-band thread saw them all while it recorded). Nothing when
+// (perf's side-band thread saw them all while it recorded); a program of
+// the journal whose metadata it cannot tell comes with its error. Nothing when
 // the journal showed that the recording is of another boot.
 func (s *Source) LoadedBetween(from, to time.Duration) iter.Seq2[*bpfprog.Program, error] {
 	kernel := func(yield func(*bpfprog.Program, error) bool) {
@@ -88,9 +89,9 @@ func (s *Source) LoadedBetween(from, to time.Duration) iter.Seq2[*bpfprog.Progra
 		next, stop := iter.Pull2(iter.Seq2[*bpfprog.Program, error](kernel))
 		defer stop()
 		kp, kerr, kok := next()
-		for jp, err := range s.j.LoadedBetween(sys.Hostname, sys.BootID, from, to) {
-			if err != nil {
-				yield(nil, err)
+		for jp, jerr := range s.j.LoadedBetween(sys.Hostname, sys.BootID, from, to) {
+			if jp == nil {
+				yield(nil, jerr)
 				return
 			}
 			// the kernel's first, in id order; its program of an id is
@@ -106,7 +107,7 @@ func (s *Source) LoadedBetween(from, to time.Duration) iter.Seq2[*bpfprog.Progra
 				kp, kerr, kok = next()
 			}
 			if jp != nil {
-				if !yield(jp, nil) {
+				if !yield(jp, jerr) {
 					return
 				}
 			}
