@@ -214,6 +214,10 @@ func (j *injector) unrecorded() error {
 	}
 	added := map[uint32]bool{} // the ids of j.unrec.progs
 	for sp, err := range progs {
+		if sp == nil && err != nil {
+			// the list ends here: say why
+			j.sum.UnrecordedSkipped, j.sum.UnrecordedLimited = err.Error(), errors.Is(err, bpfprog.ErrLimit)
+		}
 		if sp == nil || j.progs.known[sp.ID] {
 			continue
 		}

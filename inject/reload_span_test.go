@@ -3,7 +3,9 @@ package inject_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"iter"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,5 +125,43 @@ func TestUnrecordedUndecided(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("program 7 not in the summary: %+v", sum.Programs)
+	}
+}
+
+// limitedList lists a listSource's programs, then ends with err.
+type limitedList struct {
+	listSource
+	err error
+}
+
+func (s limitedList) All() iter.Seq2[*bpfprog.Program, error] {
+	return func(yield func(*bpfprog.Program, error) bool) {
+		for p, err := range s.listSource.All() {
+			if !yield(p, err) {
+				return
+			}
+		}
+		yield(nil, s.err)
+	}
+}
+
+// A source that cannot list the programs loaded during the recording
+// within a bound of bpfmeta's (a journal too large to index) is said in
+// the summary as such, not dropped (issue 46 item 3).
+func TestUnrecordedLimited(t *testing.T) {
+	const offset = 1000 * time.Nanosecond
+	a := prog(1, 0x10, 0xffff1000, 0, true)
+	a.LoadTime = 100 + offset
+	limit := fmt.Errorf("/var/lib/bpfmeta/h: the journal is too large to index: %w", bpfprog.ErrLimit)
+	src := limitedList{listSource{fakeSource{1: a}, offset}, limit}
+
+	in := newStream()
+	in.synth(a)
+	in.SampleAt(0x1000, 5000)
+	in.SampleAt(0x1000, 9000)
+	in.rec(perfdata.RecordFinishedRound, nil)
+	_, sum := run(t, in.Bytes(), src, inject.Options{})
+	if !sum.UnrecordedLimited || !strings.Contains(sum.UnrecordedSkipped, "too large to index") {
+		t.Errorf("limited %v, skipped %q", sum.UnrecordedLimited, sum.UnrecordedSkipped)
 	}
 }

@@ -160,7 +160,7 @@ func runInject(c *cli.Context) error {
 				fmt.Fprintf(notes(c), "bpfmeta: %s: %s\n", in.Name, safetext.Clean(line))
 			}
 		}
-		if sum.ClockUnplaced {
+		if sum.ClockUnplaced || sum.UnrecordedLimited {
 			// unlike the other reasons, nothing the user chose: say it
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
 		}
@@ -386,7 +386,7 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 		fmt.Fprintf(&b, "; of them, %d loaded elsewhere during the recording, which has no record of them (%d got records at the end, as perf's side-band thread has them written)", t.Unrecorded, t.UnrecordedInjected)
 	}
 	fmt.Fprintln(w, safetext.Clean(b.String()))
-	if verbose && sum.UnrecordedSkipped != "" && !sum.ClockUnplaced {
+	if verbose && sum.UnrecordedSkipped != "" && !sum.ClockUnplaced && !sum.UnrecordedLimited {
 		fmt.Fprintf(w, "bpfmeta: note: programs loaded elsewhere during the recording were not looked for: %s\n", safetext.Clean(sum.UnrecordedSkipped))
 	}
 	list, all := r.missing, withSamples+others
