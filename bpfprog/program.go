@@ -139,6 +139,10 @@ var (
 	// id was reused, or the recording was made in another boot than the source.
 	// The error is a *TagMismatchError.
 	ErrTagMismatch = errors.New("BPF program tag differs")
+	// ErrLimit: the source could not say, because what it holds is over a
+	// bound of bpfmeta's (a journal's index, the memory budget): not an
+	// answer, and a program it leaves without metadata is an error.
+	ErrLimit = errors.New("over a limit of bpfmeta's")
 	// ErrNoMetadata: perf writes no BPF_METADATA for the program: it has no
 	// .rodata map with bpf_metadata_ variables, or (TooLargeError) too many.
 	ErrNoMetadata = errors.New("BPF program has no metadata")

@@ -42,7 +42,9 @@ type Lister interface {
 type LoadLister interface {
 	Lister
 	// LoadedBetween yields, in ascending id order, the programs whose
-	// LoadTime is within [from, to] (LoadClock.Span).
+	// LoadTime is within [from, to] (LoadClock.Span); a program with an
+	// error is one whose metadata the source cannot tell, an error alone
+	// ends the list.
 	LoadedBetween(from, to time.Duration) iter.Seq2[*Program, error]
 }
 

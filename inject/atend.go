@@ -212,8 +212,13 @@ func (j *injector) unrecorded() error {
 			progs = ll.LoadedBetween(from, to)
 		}
 	}
+	added := map[uint32]bool{} // the ids of j.unrec.progs
 	for sp, err := range progs {
-		if err != nil || j.progs.known[sp.ID] {
+		if sp == nil && err != nil {
+			// the list ends here: say why
+			j.sum.UnrecordedSkipped, j.sum.UnrecordedLimited = err.Error(), errors.Is(err, bpfprog.ErrLimit)
+		}
+		if sp == nil || j.progs.known[sp.ID] {
 			continue
 		}
 		t, ok := clock.LoadedAt(sp)
@@ -225,27 +230,49 @@ func (j *injector) unrecorded() error {
 			p.Name = sp.Funcs[0].PerfName
 		}
 		j.unrec.progs = append(j.unrec.progs, p)
-		m, entries, outcome, err := metadataOf(sp)
-		if outcome != Injected {
-			p.setOutcome(outcome, err, j)
+		if added[sp.ID] {
+			// a later load of an id loaded before in the span: perf's
+			// tree of bpf_prog_info refuses it, and writes an id's
+			// records once (perf_env__insert_bpf_prog_info())
+			p.Outcome, p.atEnd = Duplicate, false
 			continue
 		}
-		for i, f := range sp.Funcs {
-			// no KSYMBOL to name it after: perf's name
-			names := uniq(m.ProgNames[i], f.PerfName, f.KernelName)
-			if k := slices.IndexFunc(names, func(n string) bool { return j.end.orphans[maphash.String(j.end.seed, n)] > 0 }); k >= 0 {
-				// write() makes it Injected if other records are added
-				j.end.orphans[maphash.String(j.end.seed, names[k])]--
-				p.Outcome = AlreadyPresent
-				continue
-			}
-			bm := perfdata.BPFMetadata{ProgName: m.ProgNames[i], Entries: entries}
-			if _, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize()); err != nil {
-				return err
-			}
-			if err := j.queueAtEnd(pending{prog: p, names: names, md: bm}); err != nil {
-				return err
-			}
+		added[sp.ID] = true
+		if err != nil {
+			// listed, but the source cannot tell its metadata
+			p.setOutcome(Failed, err, j)
+			continue
+		}
+		if err := j.queueUnrecorded(p, sp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queueUnrecorded queues the records at the end of sp (p), a program the
+// recording has no record of, but those the recording has already.
+func (j *injector) queueUnrecorded(p *program, sp *bpfprog.Program) error {
+	m, entries, outcome, err := metadataOf(sp)
+	if outcome != Injected {
+		p.setOutcome(outcome, err, j)
+		return nil
+	}
+	for i, f := range sp.Funcs {
+		// no KSYMBOL to name it after: perf's name
+		names := uniq(m.ProgNames[i], f.PerfName, f.KernelName)
+		if k := slices.IndexFunc(names, func(n string) bool { return j.end.orphans[maphash.String(j.end.seed, n)] > 0 }); k >= 0 {
+			// write() makes it Injected if other records are added
+			j.end.orphans[maphash.String(j.end.seed, names[k])]--
+			p.Outcome = AlreadyPresent
+			continue
+		}
+		bm := perfdata.BPFMetadata{ProgName: m.ProgNames[i], Entries: entries}
+		if _, err := bm.Encode(j.r.ByteOrder(), j.r.IDHeaderSize()); err != nil {
+			return err
+		}
+		if err := j.queueAtEnd(pending{prog: p, names: names, md: bm}); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -180,6 +180,9 @@ type Summary struct {
 	// record -k chose for the recording cannot be tied to the source's
 	// load times (bpfprog.ErrClockUnplaced), though they may be there.
 	ClockUnplaced bool
+	// UnrecordedLimited: the source could not list them within a bound of
+	// bpfmeta's (bpfprog.ErrLimit: a journal too large to index).
+	UnrecordedLimited bool
 }
 
 // Unmet says, for each of names that no program of s got metadata for

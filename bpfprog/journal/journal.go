@@ -26,6 +26,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"hash/crc32"
 	"time"
 
@@ -66,8 +67,9 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // DefaultMaxSize is the size the whole of a host's journal is kept under
 // when Options.MaxSize is 0: 128 MiB hold about 100,000 loads of programs
 // with metadata (a load's record is about 1 KiB), two months of a host that
-// loads a program every minute, and inject's index of them stays near
-// 5 MiB; journald keeps up to 4 GiB, but a load is worth less than a log.
+// loads a program every minute; inject's index of 128 MiB of the smallest
+// loads and unloads is 9.3 MiB (TestIndexBound); journald keeps up to
+// 4 GiB, but a load is worth less than a log.
 const DefaultMaxSize = 128 << 20
 
 // segmentHeader is a segment's first record.
@@ -149,3 +151,14 @@ var ErrDropped = errors.New("dropped from the journal by its size limit")
 // ErrAmbiguous is wrapped (with bpfprog.ErrNotFound) by the error for a
 // load the journal has more than one candidate for: it does not guess.
 var ErrAmbiguous = errors.New("more than one load in the journal could be it")
+
+// ErrDamaged is wrapped (with bpfprog.ErrNotFound) by the error for a
+// load the journal has not, which one of its damaged records may have
+// been: records of its boot were skipped as damaged.
+var ErrDamaged = errors.New("a damaged record of the journal may have been it")
+
+// ErrLimit is wrapped by the error for a journal whose index would pass
+// a bound (MaxIndexed, the memory budget): the programs looked for in it
+// are not found because of the limit, not because it has not them. It is
+// bpfprog.ErrLimit.
+var ErrLimit = fmt.Errorf("the journal is too large to index: %w", bpfprog.ErrLimit)

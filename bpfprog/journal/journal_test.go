@@ -41,7 +41,7 @@ func loadOf(p *bpfprog.Program, host string, t uint64) bpfprog.Load {
 	return l
 }
 
-func mustCreate(t *testing.T, dir string, sys bpfprog.System, opts Options) *Writer {
+func mustCreate(t testing.TB, dir string, sys bpfprog.System, opts Options) *Writer {
 	t.Helper()
 	w, err := Create(dir, sys, opts)
 	if err != nil {
@@ -204,7 +204,7 @@ func TestTornTail(t *testing.T) {
 		}
 		break
 	}
-	// A damaged byte in the middle: the records before it are read.
+	// A damaged byte in the middle: that record only is lost (TestDamagedRecord).
 	b, _ := os.ReadFile(seg)
 	b[len(b)/2] ^= 0x40
 	os.WriteFile(seg, b, 0o600)
@@ -213,7 +213,7 @@ func TestTornTail(t *testing.T) {
 	w.Close()
 	j, _ := Open(dir)
 	var ids []uint32
-	var torn []string
+	var damaged []string
 	for e, err := range j.Host("alpha").Records() {
 		if err != nil {
 			t.Fatal(err)
@@ -221,12 +221,12 @@ func TestTornTail(t *testing.T) {
 		if e.Program != nil {
 			ids = append(ids, e.Program.ID)
 		}
-		if e.Torn != "" {
-			torn = append(torn, e.Torn)
+		if e.Damaged != "" {
+			damaged = append(damaged, e.Damaged)
 		}
 	}
-	if len(torn) != 1 || !strings.Contains(torn[0], "checksum") || !slices.Contains(ids, 6) || !slices.Contains(ids, 1) || slices.Contains(ids, 4) {
-		t.Errorf("damaged: loads %v, torn %q", ids, torn)
+	if len(damaged) != 1 || !strings.Contains(damaged[0], "checksum") || !strings.Contains(damaged[0], seg) || len(ids) != 4 || !slices.Contains(ids, 6) || !slices.Contains(ids, 1) {
+		t.Errorf("damaged: loads %v, damaged %q", ids, damaged)
 	}
 	if _, err := j.Find(loadOf(program(6, 1, 6*time.Second), "alpha", 0), ""); err != nil {
 		t.Error(err)
@@ -443,6 +443,23 @@ func TestSourceWithKernel(t *testing.T) {
 		t.Fatalf("a program gone: %v, %v", p, err)
 	}
 	if rep := s.Report(); len(rep) != 1 || !strings.Contains(rep[0], "1 unloaded program came from the journal") {
+		t.Errorf("report %q", rep)
+	}
+	// a program the journal gives without metadata is not counted as
+	// metadata from it (issue 46 item 6)
+	none := program(14, 1, 9*time.Second)
+	none.Metadata = nil
+	w := mustCreate(t, dir, now, Options{})
+	w.Load(none)
+	w.Close()
+	j2, _ := Open(dir)
+	s2 := WithKernel(k, j2)
+	for _, p := range []*bpfprog.Program{gone, none} {
+		if _, err := s2.Find(loadOf(p, "alpha", 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rep := s2.Report(); len(rep) != 1 || !strings.Contains(rep[0], "the metadata of 1 unloaded program came from the journal") || !strings.Contains(rep[0], "1 more found in it have no metadata") {
 		t.Errorf("report %q", rep)
 	}
 	// the journal keeps to the boot it found the recording's programs of

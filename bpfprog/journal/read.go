@@ -1,7 +1,7 @@
 package journal
 
 import (
-	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -22,36 +22,70 @@ type Record struct {
 	Program *bpfprog.Program // a load
 	Unload  *Unload
 	Dropped *Dropped
+	// Damaged, when none of them is, says why the bytes at Offset (Size
+	// of them, up to the next record that reads) are no record: a frame
+	// damaged since it was written, skipped.
+	Damaged string
 }
 
 // SegmentReader reads a segment's records one at a time: Next, Record,
 // and at the end Err and Torn. The segment's header is read by the first
 // Next and is not handed out (System, Seq, Started).
+//
+// A damaged frame (a length over MaxRecord, a wrong checksum, a payload
+// that is no record) loses that record only: the reader looks for the
+// next frame that reads (a length within MaxRecord, its checksum right, a
+// JSON object), as journald's journal_file_next_entry() skips a corrupt
+// entry, and hands out the bytes skipped as a Record with Damaged.
 type SegmentReader struct {
-	name   string
-	br     *bufio.Reader
+	name string
+	ra   io.ReaderAt
+	size int64 // what is read of it: its size when it was opened
+	// win holds the bytes of the segment from winOff.
+	win    []byte
+	winOff int64
 	off    int64
 	header *segmentHeader
 	rec    Record
 	err    error
 	// torn says where the segment stops being readable, if it does
-	// before its end (a record cut by a SIGKILL or a crash, or damaged).
-	torn    string
-	payload []byte
+	// before its end (a record cut by a SIGKILL or a crash, or damaged
+	// with no record after it that reads).
+	torn string
+	// scanned counts the bytes checksummed looking for the next record
+	// after damaged ones (maxResync).
+	scanned int64
 	// Raw, when set, keeps a load's JSON instead of decoding it
 	// (RawLoad); the index reads programs only when asked.
 	raw     bool
 	rawLoad []byte
 }
 
-// NewSegmentReader reads the segment in f (its Name names it in errors).
+// windowSize is how much of a segment SegmentReader reads at once.
+const windowSize = 64 << 10
+
+// maxResync bounds the bytes SegmentReader checksums in a segment looking
+// for the record after a damaged one: a segment made of frames that
+// almost read would otherwise cost a checksum of up to MaxRecord bytes
+// per byte. Past it, the rest of the segment is torn.
+const maxResync = 64 << 20
+
+// NewSegmentReader reads the segment in f (its Name names it in errors),
+// to the size it has now.
 func NewSegmentReader(f *os.File) *SegmentReader {
-	return &SegmentReader{name: f.Name(), br: bufio.NewReaderSize(f, 64<<10)}
+	s := &SegmentReader{name: f.Name(), ra: f}
+	st, err := f.Stat()
+	if err != nil {
+		s.err = fmt.Errorf("%s: %w", s.name, err)
+		return s
+	}
+	s.size = st.Size()
+	return s
 }
 
-// newSegmentReaderFrom reads a segment from r, named name.
-func newSegmentReaderFrom(r io.Reader, name string) *SegmentReader {
-	return &SegmentReader{name: name, br: bufio.NewReaderSize(r, 64<<10)}
+// newSegmentReaderFrom reads a segment of size bytes from ra, named name.
+func newSegmentReaderFrom(ra io.ReaderAt, size int64, name string) *SegmentReader {
+	return &SegmentReader{name: name, ra: ra, size: size}
 }
 
 // System is the machine and boot the segment's records are of (after the
@@ -66,51 +100,60 @@ func (s *SegmentReader) System() bpfprog.System {
 // Header is the segment's header, nil until the first Next read it.
 func (s *SegmentReader) Header() *segmentHeader { return s.header }
 
+// at returns n bytes of the segment from off, fewer at its end; nil and
+// Err set on a read error.
+func (s *SegmentReader) at(off int64, n int) []byte {
+	n = int(min(int64(n), max(s.size-off, 0)))
+	if n == 0 {
+		return nil
+	}
+	if off >= s.winOff && off+int64(n) <= s.winOff+int64(len(s.win)) {
+		return s.win[off-s.winOff : off-s.winOff+int64(n)]
+	}
+	want := int(min(max(int64(n), windowSize), s.size-off))
+	if cap(s.win) < want || cap(s.win) > windowSize && want <= windowSize {
+		s.win = make([]byte, want) // a large record's buffer is not kept
+	}
+	s.win = s.win[:want]
+	s.winOff = off
+	if m, err := s.ra.ReadAt(s.win, off); m < want {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF // it shrank since it was opened
+		}
+		s.err, s.win = fmt.Errorf("%s: reading at offset %d: %w", s.name, off, err), s.win[:0]
+		return nil
+	}
+	return s.win[:n]
+}
+
 // Next reads the next record; false at the segment's end, at a record it
-// cannot read (Torn says where), or on an error (Err).
+// cannot read and none after it (Torn says where), or on an error (Err).
 func (s *SegmentReader) Next() bool {
 	if s.err != nil || s.torn != "" {
 		return false
 	}
-	if s.header == nil {
-		// A writer killed right after it made the file leaves less than
-		// the magic and the header: a segment cut, not another file.
-		var m [len(magic)]byte
-		n, err := io.ReadFull(s.br, m[:])
-		switch {
-		case (err == io.EOF || err == io.ErrUnexpectedEOF) && string(m[:n]) == magic[:n]:
-			s.torn = fmt.Sprintf("cut at offset %d, before its header", n)
-			return false
-		case err != nil:
-			s.err = fmt.Errorf("%s: %w", s.name, err)
-			return false
-		case string(m[:]) != magic:
-			s.err = fmt.Errorf("%s: %w (no segment magic)", s.name, ErrFormat)
-			return false
-		}
-		s.off = int64(len(magic))
-		r, ok := s.frame()
-		if !ok {
-			if s.err == nil && s.torn == "" {
-				s.torn = "cut before its header"
-			}
-			return false
-		}
-		if r.Segment == nil || r.Segment.Kind != Kind {
-			s.err = fmt.Errorf("%s: %w (its first record is not a segment header)", s.name, ErrFormat)
-			return false
-		}
-		if r.Segment.FormatVersion > bpfprog.FormatVersion {
-			s.err = fmt.Errorf("%s: format version %d, written by a newer bpfmeta", s.name, r.Segment.FormatVersion)
-			return false
-		}
-		s.header = r.Segment
+	if s.header == nil && !s.readHeader() {
+		return false
 	}
 	for {
 		start := s.off
-		r, ok := s.frame()
-		if !ok {
+		r, why := s.frame()
+		switch {
+		case s.err != nil:
 			return false
+		case why == "" && s.off == start:
+			return false // the end
+		case why != "":
+			next, ok := s.resync(start + 1)
+			if !ok {
+				if s.err == nil {
+					s.torn = why
+				}
+				return false
+			}
+			s.off = next
+			s.rec = Record{Offset: start, Size: next - start, Damaged: why}
+			return true
 		}
 		s.rec = Record{Offset: start, Size: s.off - start}
 		switch {
@@ -135,52 +178,113 @@ func (s *SegmentReader) Next() bool {
 	}
 }
 
-// frame reads one frame and decodes its payload; false at the end, or
-// where the rest cannot be read (torn).
-func (s *SegmentReader) frame() (record, bool) {
-	var r record
-	var h [frameHeader]byte
-	n, err := io.ReadFull(s.br, h[:])
+// readHeader reads the magic and the header record.
+func (s *SegmentReader) readHeader() bool {
+	// A writer killed right after it made the file leaves less than the
+	// magic and the header: a segment cut, not another file.
+	m := s.at(0, len(magic))
 	switch {
-	case err == io.EOF:
-		return r, false
-	case err == io.ErrUnexpectedEOF:
-		s.torn = fmt.Sprintf("a record cut at offset %d (%d bytes of its frame)", s.off, n)
-		return r, false
-	case err != nil:
-		s.err = fmt.Errorf("%s: %w", s.name, err)
-		return r, false
+	case s.err != nil:
+		return false
+	case len(m) < len(magic) && string(m) == magic[:len(m)]:
+		s.torn = fmt.Sprintf("cut at offset %d, before its header", len(m))
+		return false
+	case string(m) != magic:
+		s.err = fmt.Errorf("%s: %w (no segment magic)", s.name, ErrFormat)
+		return false
+	}
+	s.off = int64(len(magic))
+	r, why := s.frame()
+	switch {
+	case s.err != nil:
+		return false
+	case why != "":
+		s.torn = why + ", its header"
+		return false
+	case s.off == int64(len(magic)):
+		s.torn = "cut before its header"
+		return false
+	case r.Segment == nil || r.Segment.Kind != Kind:
+		s.err = fmt.Errorf("%s: %w (its first record is not a segment header)", s.name, ErrFormat)
+		return false
+	case r.Segment.FormatVersion > bpfprog.FormatVersion:
+		s.err = fmt.Errorf("%s: format version %d, written by a newer bpfmeta", s.name, r.Segment.FormatVersion)
+		return false
+	}
+	s.header = r.Segment
+	return true
+}
+
+// frame reads the frame at s.off and decodes its payload, and moves past
+// it. At the end it returns with s.off unmoved; a frame that does not
+// read, with why.
+func (s *SegmentReader) frame() (r record, why string) {
+	h := s.at(s.off, frameHeader)
+	switch {
+	case s.err != nil, len(h) == 0:
+		return r, ""
+	case len(h) < frameHeader:
+		return r, fmt.Sprintf("a record cut at offset %d (%d bytes of its frame)", s.off, len(h))
 	}
 	size := binary.LittleEndian.Uint32(h[:4])
+	sum := binary.LittleEndian.Uint32(h[4:])
 	if size > MaxRecord {
-		s.torn = fmt.Sprintf("a damaged record at offset %d (its length says %d bytes)", s.off, size)
-		return r, false
+		return r, fmt.Sprintf("a damaged record at offset %d (its length says %d bytes)", s.off, size)
 	}
-	if cap(s.payload) < int(size) {
-		s.payload = make([]byte, size)
-	}
-	p := s.payload[:size]
-	if _, err := io.ReadFull(s.br, p); err != nil {
-		if err == io.EOF || err == io.ErrUnexpectedEOF {
-			s.torn = fmt.Sprintf("a record cut at offset %d", s.off)
-			return r, false
-		}
-		s.err = fmt.Errorf("%s: %w", s.name, err)
-		return r, false
-	}
-	if crc32.Checksum(p, castagnoli) != binary.LittleEndian.Uint32(h[4:]) {
-		s.torn = fmt.Sprintf("a damaged record at offset %d (its checksum is wrong)", s.off)
-		return r, false
+	p := s.at(s.off+frameHeader, int(size))
+	switch {
+	case s.err != nil:
+		return r, ""
+	case len(p) < int(size):
+		return r, fmt.Sprintf("a record cut at offset %d", s.off)
+	case crc32.Checksum(p, castagnoli) != sum:
+		return r, fmt.Sprintf("a damaged record at offset %d (its checksum is wrong)", s.off)
 	}
 	if err := json.Unmarshal(p, &r); err != nil {
-		s.torn = fmt.Sprintf("a damaged record at offset %d (%v)", s.off, bpfprog.JSONError(err))
-		return r, false
+		return record{}, fmt.Sprintf("a damaged record at offset %d (%v)", s.off, bpfprog.JSONError(err))
 	}
 	s.off += frameHeader + int64(size)
-	if cap(s.payload) > 64<<10 {
-		s.payload = nil
+	return r, ""
+}
+
+// resync finds the first frame at or after from that reads: its length
+// within MaxRecord and within the segment, its payload a JSON object
+// ('{' to '}') whose checksum is right. false if there is none (or
+// maxResync was spent looking).
+func (s *SegmentReader) resync(from int64) (int64, bool) {
+	for q := from; q+frameHeader+2 <= s.size; {
+		// a payload begins with '{': look for the next one
+		w := s.at(q+frameHeader, windowSize)
+		if s.err != nil {
+			return 0, false
+		}
+		i := bytes.IndexByte(w, '{')
+		if i < 0 {
+			q += int64(len(w))
+			continue
+		}
+		q += int64(i)
+		h := s.at(q, frameHeader)
+		if len(h) < frameHeader {
+			return 0, false
+		}
+		size := int64(binary.LittleEndian.Uint32(h[:4]))
+		if size >= 2 && size <= MaxRecord && q+frameHeader+size <= s.size {
+			if s.scanned += size; s.scanned > maxResync {
+				return 0, false
+			}
+			sum := binary.LittleEndian.Uint32(h[4:])
+			p := s.at(q+frameHeader, int(size))
+			if s.err != nil {
+				return 0, false
+			}
+			if p[len(p)-1] == '}' && crc32.Checksum(p, castagnoli) == sum {
+				return q, true
+			}
+		}
+		q++
 	}
-	return r, true
+	return 0, false
 }
 
 // Record is the record Next read.
@@ -191,5 +295,5 @@ func (s *SegmentReader) Err() error { return s.err }
 
 // Torn says where the segment stops being readable before its end, ""
 // if it does not: a record its writer was killed while writing (the last
-// one), or one damaged since. What follows it is not read.
+// one), or one damaged since with no record after it that reads.
 func (s *SegmentReader) Torn() string { return s.torn }

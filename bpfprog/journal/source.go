@@ -26,10 +26,17 @@ type Source struct {
 	// foreign: the journal gave a program of another boot than the
 	// kernel's: the recording is not of this boot, and the kernel's
 	// programs are not listed for it.
-	foreign     bool
-	fromJournal int
-	fellOut     []uint32 // the first maxFellOutListed
-	nFellOut    int
+	foreign bool
+	// fromJournal counts the programs the journal gave whose metadata
+	// perf writes; withoutMetadata those it gave that have none (or none
+	// known exactly).
+	fromJournal, withoutMetadata int
+
+	fellOut  []uint32 // the first maxFellOutListed
+	nFellOut int
+	// maybeDamaged counts the programs not found that a damaged record
+	// of the journal may have been.
+	maybeDamaged int
 }
 
 // maxFellOutListed is how many programs that fell out of the journal
@@ -61,7 +68,8 @@ func (s *Source) All() iter.Seq2[*bpfprog.Program, error] {
 // LoadedBetween yields, in ascending id order, the programs loaded within
 // [from, to] (CLOCK_BOOTTIME) in the kernel's boot: those the kernel has,
 // and those of the journal of its host and boot that it no longer has
-// (perf's side-band thread saw them all while it recorded). Nothing when
+// (perf's side-band thread saw them all while it recorded); a program of
+// the journal whose metadata it cannot tell comes with its error. Nothing when
 // the journal showed that the recording is of another boot.
 func (s *Source) LoadedBetween(from, to time.Duration) iter.Seq2[*bpfprog.Program, error] {
 	kernel := func(yield func(*bpfprog.Program, error) bool) {
@@ -81,9 +89,9 @@ func (s *Source) LoadedBetween(from, to time.Duration) iter.Seq2[*bpfprog.Progra
 		next, stop := iter.Pull2(iter.Seq2[*bpfprog.Program, error](kernel))
 		defer stop()
 		kp, kerr, kok := next()
-		for jp, err := range s.j.LoadedBetween(sys.Hostname, sys.BootID, from, to) {
-			if err != nil {
-				yield(nil, err)
+		for jp, jerr := range s.j.LoadedBetween(sys.Hostname, sys.BootID, from, to) {
+			if jp == nil {
+				yield(nil, jerr)
 				return
 			}
 			// the kernel's first, in id order; its program of an id is
@@ -99,7 +107,7 @@ func (s *Source) LoadedBetween(from, to time.Duration) iter.Seq2[*bpfprog.Progra
 				kp, kerr, kok = next()
 			}
 			if jp != nil {
-				if !yield(jp, nil) {
+				if !yield(jp, jerr) {
 					return
 				}
 			}
@@ -128,7 +136,12 @@ func (s *Source) Find(l bpfprog.Load) (*bpfprog.Program, error) {
 	jp, boot, jerr := s.j.find(l, s.boot)
 	switch {
 	case jerr == nil:
-		s.fromJournal++
+		// what Report counts is what inject writes records of
+		if _, err := jp.BPFMetadata(); err == nil {
+			s.fromJournal++
+		} else {
+			s.withoutMetadata++
+		}
 		if boot != s.kernel.System().BootID {
 			s.foreign = true
 		}
@@ -137,6 +150,9 @@ func (s *Source) Find(l bpfprog.Load) (*bpfprog.Program, error) {
 		if s.nFellOut++; len(s.fellOut) < maxFellOutListed {
 			s.fellOut = append(s.fellOut, l.ID)
 		}
+		return nil, jerr
+	case errors.Is(jerr, ErrDamaged):
+		s.maybeDamaged++
 		return nil, jerr
 	case errors.Is(jerr, ErrAmbiguous), !errors.Is(jerr, bpfprog.ErrNotFound):
 		return nil, jerr
@@ -158,7 +174,11 @@ func (s *Source) WhyNot(err error, unloaded bool) string {
 	case errors.Is(err, ErrDropped):
 		return "unloaded, and fell out of the journal: its size limit dropped its load"
 	case errors.Is(err, ErrAmbiguous):
-		return "unloaded, and the journal has more than one load it could be"
+		return "unloaded, and the journal cannot tell which of its records it is: " + reason(err)
+	case errors.Is(err, ErrDamaged):
+		return "unloaded, and not in the journal; a damaged record of it could have been it (see the journal's damaged records above)"
+	case errors.Is(err, ErrLimit):
+		return "unloaded, and the journal could not be read: " + reason(err)
 	case !errors.Is(err, bpfprog.ErrNotFound):
 		return "its id is another program's now (it was unloaded, and the id reused), and the journal has not this load"
 	case s.j == nil && unloaded:
@@ -183,8 +203,26 @@ func (s *Source) Hint() string {
 // of it.
 func (s *Source) Report() []string {
 	var out []string
-	if s.fromJournal > 0 {
-		out = append(out, fmt.Sprintf("the metadata of %d unloaded %s came from the journal %s", s.fromJournal, plural(s.fromJournal, "program", "programs"), s.j.Path))
+	if s.fromJournal > 0 || s.withoutMetadata > 0 {
+		line := fmt.Sprintf("the metadata of %d unloaded %s came from the journal %s", s.fromJournal, plural(s.fromJournal, "program", "programs"), s.j.Path)
+		if s.withoutMetadata > 0 {
+			line += fmt.Sprintf(" (%d more found in it have no metadata perf writes)", s.withoutMetadata)
+		}
+		out = append(out, line)
+	}
+	for _, name := range s.hosts() {
+		n, where := s.j.Host(name).Damaged()
+		if n == 0 {
+			continue
+		}
+		line := fmt.Sprintf("the journal %s has %d damaged %s, skipped: %s", s.j.Path, n, plural(n, "record", "records"), strings.Join(where, "; "))
+		if n > len(where) {
+			line += "; ..."
+		}
+		if s.maybeDamaged > 0 {
+			line += fmt.Sprintf(" (%d of the programs not found could have been among them)", s.maybeDamaged)
+		}
+		out = append(out, line)
 	}
 	if s.nFellOut > 0 {
 		ids := make([]string, len(s.fellOut))
@@ -199,6 +237,28 @@ func (s *Source) Report() []string {
 			s.nFellOut, plural(s.nFellOut, "program", "programs"), s.j.Path, strings.Join(ids, " "), more))
 	}
 	return out
+}
+
+// hosts are the journal's hosts, none without one.
+func (s *Source) hosts() []string {
+	if s.j == nil {
+		return nil
+	}
+	return s.j.Hosts()
+}
+
+// reason is the text of a lookup's error after what it wraps (Find's
+// errors join bpfprog.ErrNotFound and the reason, a line each), without
+// the program it is about ("program N: "), which the caller names.
+func reason(err error) string {
+	s := err.Error()
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if _, after, ok := strings.Cut(s, ": "); ok && strings.HasPrefix(s, "program ") {
+		return after
+	}
+	return s
 }
 
 func plural(n int, one, many string) string {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -159,10 +160,13 @@ func runInject(c *cli.Context) error {
 				fmt.Fprintf(notes(c), "bpfmeta: %s: %s\n", in.Name, safetext.Clean(line))
 			}
 		}
-		if sum.ClockUnplaced {
+		if sum.ClockUnplaced || sum.UnrecordedLimited {
 			// unlike the other reasons, nothing the user chose: say it
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
 		}
+	}
+	if n := reportLimited(c.App.ErrWriter, notes(c), in.Name, sum); n > 0 {
+		return fmt.Errorf("%s with samples in the recording got no metadata because of a limit of bpfmeta's (see above); no output written", plural(n, "BPF program"))
 	}
 	if unmet := sum.Unmet(c.StringSlice("require")...); len(unmet) > 0 {
 		// in the error itself, which -q does not silence
@@ -178,6 +182,33 @@ func runInject(c *cli.Context) error {
 		fmt.Fprintln(c.App.ErrWriter, "bpfmeta: note: perf before 6.17 cannot read BPF_METADATA records (\"failed to process type: 84\"): read them with perf >= 6.17 or bpfmeta show; bpfmeta strip gives back a recording old perf reads")
 	}
 	return nil
+}
+
+// reportLimited names the programs that got no metadata because the
+// source is over a limit of bpfmeta's (bpfprog.ErrLimit: a journal too
+// large to index within MaxIndexed or the memory budget), whatever -v
+// says: not an answer, as "not found" is. Those with samples are errors,
+// to errw even with -q, as a record lost is; the others warnings, to warnw.
+// It returns how many have samples.
+func reportLimited(errw, warnw io.Writer, name string, sum *inject.Summary) int {
+	withSamples := 0
+	for _, p := range sum.Programs {
+		if p.Missing == inject.NotMissing || !errors.Is(p.Err, bpfprog.ErrLimit) {
+			continue
+		}
+		kind, w := "warning", warnw
+		if p.Samples > 0 {
+			kind, w = "error", errw
+			withSamples++
+		}
+		what := fmt.Sprintf("program %d (tag %v", p.ID, p.Tag)
+		if p.Name != "" {
+			what += ", " + safetext.Quote(p.Name)
+		}
+		what += ", " + plural(p.Samples, "sample") + ")"
+		fmt.Fprintf(w, "bpfmeta: %s: %s: %s: %s\n", kind, name, safetext.Clean(what), safetext.Clean(p.Why()))
+	}
+	return withSamples
 }
 
 // oldPerfMayRead reports whether the output may go to a perf before 6.17,
@@ -353,7 +384,7 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 		fmt.Fprintf(&b, "; of them, %d loaded elsewhere during the recording, which has no record of them (%d got records at the end, as perf's side-band thread has them written)", t.Unrecorded, t.UnrecordedInjected)
 	}
 	fmt.Fprintln(w, safetext.Clean(b.String()))
-	if verbose && sum.UnrecordedSkipped != "" && !sum.ClockUnplaced {
+	if verbose && sum.UnrecordedSkipped != "" && !sum.ClockUnplaced && !sum.UnrecordedLimited {
 		fmt.Fprintf(w, "bpfmeta: note: programs loaded elsewhere during the recording were not looked for: %s\n", safetext.Clean(sum.UnrecordedSkipped))
 	}
 	list, all := r.missing, withSamples+others

@@ -188,7 +188,7 @@ func listJournal(c *cli.Context, ids []uint32) error {
 		return cliutil.FileError(safetext.Quote(c.String("journal")), err)
 	}
 	w := bufio.NewWriter(c.App.Writer)
-	loads, unloads := 0, 0
+	loads, unloads, damaged := 0, 0, 0
 	want := func(id uint32) bool { return len(ids) == 0 || slices.Contains(ids, id) }
 	for _, name := range j.Hosts() {
 		var seq uint64
@@ -206,6 +206,9 @@ func listJournal(c *cli.Context, ids []uint32) error {
 			switch {
 			case e.Torn != "":
 				fmt.Fprintf(w, "%s  segment %d stops before its end: %s (ignored)\n", host, e.Seq, safetext.Clean(e.Torn))
+			case e.Damaged != "":
+				damaged++
+				fmt.Fprintf(w, "%s  segment %d: %s (%d bytes skipped: the record is lost, those after it are read)\n", host, e.Seq, safetext.Clean(e.Damaged), e.Size)
 			case e.Program != nil && want(e.Program.ID):
 				loads++
 				fmt.Fprintf(w, "%s  %s  load    ", host, when(e.Program.LoadedAt))
@@ -220,6 +223,9 @@ func listJournal(c *cli.Context, ids []uint32) error {
 	}
 	if err := w.Flush(); err != nil {
 		return err
+	}
+	if damaged > 0 {
+		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s skipped (listed above): a program of them is missing from the journal\n", safetext.Quote(j.Path), plural(damaged, "damaged record"))
 	}
 	if verbose(c) {
 		fmt.Fprintf(notes(c), "bpfmeta: %s: %s, %d loads and %d unloads listed\n", safetext.Quote(j.Path), plural(len(j.Hosts()), "host"), loads, unloads)

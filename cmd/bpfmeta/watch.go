@@ -56,8 +56,8 @@ so a SIGKILL or a crash loses at most the last second and leaves the journal
 readable; a watch started again continues it in a new segment. The
 directories are made mode 0700, the files 0600; a symlink is not followed.
 The default --max-size, 128M, holds about 100,000 loads of programs with
-metadata (two months of a host that loads one a minute) and keeps inject's index
-of it near 5 MiB.
+metadata (two months of a host that loads one a minute); inject's index of it
+takes at most 9.3 MiB (128M of the smallest loads and unloads).
 
 Examples:
    bpfmeta watch -o progs.jsonl -- perf record -a -o perf.data -- ./workload
