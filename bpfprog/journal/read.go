@@ -44,9 +44,15 @@ type SegmentReader struct {
 	rawLoad []byte
 }
 
-// NewSegmentReader reads the segment in f (its Name names it in errors).
+// NewSegmentReader reads the segment in f (its Name names it in errors),
+// to the size fstat(2) gives it now: the segment its writer appends to is
+// read to where it was, however fast the writer goes.
 func NewSegmentReader(f *os.File) *SegmentReader {
-	return &SegmentReader{name: f.Name(), br: bufio.NewReaderSize(f, 64<<10)}
+	var r io.Reader = f
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		r = io.LimitReader(f, st.Size())
+	}
+	return &SegmentReader{name: f.Name(), br: bufio.NewReaderSize(r, 64<<10)}
 }
 
 // newSegmentReaderFrom reads a segment from r, named name.

@@ -34,9 +34,15 @@ type Options struct {
 	Now func() time.Time
 }
 
-// MinMaxSize is the smallest Options.MaxSize: room for four segments of a
-// record of MaxRecord bytes each.
-const MinMaxSize = 4 * (MaxRecord + 64<<10)
+// MinMaxSize and MaxMaxSize bound Options.MaxSize. The smallest leaves
+// room for a new segment with a record of MaxRecord bytes (rotate keeps
+// SegmentSize+MaxRecord free) and older segments that hold twice as much
+// again. The largest is journald's largest SystemMaxUse= default (4 GiB),
+// and what a reader reads of a host's journal (MaxHostBytes).
+const (
+	MinMaxSize = 4 << 20
+	MaxMaxSize = 4 << 30
+)
 
 // Stats say what a Writer did.
 type Stats struct {
@@ -117,8 +123,8 @@ func (o *Options) fill() error {
 	if o.MaxSize == 0 {
 		o.MaxSize = DefaultMaxSize
 	}
-	if o.MaxSize < MinMaxSize {
-		return fmt.Errorf("journal: a size limit of %d bytes: at least %d MiB", o.MaxSize, MinMaxSize>>20)
+	if o.MaxSize < MinMaxSize || o.MaxSize > MaxMaxSize {
+		return fmt.Errorf("journal: a size limit of %d bytes: at least %d MiB and at most %d GiB", o.MaxSize, MinMaxSize>>20, MaxMaxSize>>30)
 	}
 	if o.SegmentSize == 0 {
 		o.SegmentSize = min(max(o.MaxSize/16, 64<<10), 16<<20)

@@ -173,8 +173,9 @@ func listJournal(c *cli.Context, ids []uint32) error {
 	}
 	j, err := journal.Open(c.String("journal"))
 	if err != nil {
-		return cliutil.FileError(safetext.Quote(c.String("journal")), err)
+		return journalError(err)
 	}
+	defer closeJournal(c, j)
 	w := bufio.NewWriter(c.App.Writer)
 	loads, unloads := 0, 0
 	want := func(id uint32) bool { return len(ids) == 0 || slices.Contains(ids, id) }
@@ -183,7 +184,7 @@ func listJournal(c *cli.Context, ids []uint32) error {
 		for e, err := range j.Host(name).Records() {
 			if err != nil {
 				w.Flush()
-				return err
+				return journalError(err)
 			}
 			host, when := safetext.Quote(name), func(t time.Time) string { return t.Local().Format(time.DateTime) }
 			if e.Seq != seq {
