@@ -39,14 +39,23 @@ const (
 	// MaxHosts bounds the host directories of a journal's tree.
 	MaxHosts = 1 << 12
 	// MaxSegments bounds the segments of a host that are read: a writer
-	// with the largest MaxSize and the smallest segments has 4096
-	// (MaxMaxSize / 1 MiB), a writer started again adds one per start.
+	// keeps at most MaxSize/SegmentSize+1 of them, 4097 at most
+	// (Options.fill), 17 with the sizes of watch --journal; a writer
+	// started again adds one per start until the size limit drops them.
 	MaxSegments = 1 << 14
 	// MaxHostBytes bounds the bytes of a host's segments that are read:
 	// the largest MaxSize a writer accepts.
 	MaxHostBytes = MaxMaxSize
 	// dirBatch is how many directory entries are read at a time.
 	dirBatch = 1024
+)
+
+// The bounds the reader applies: the constants above, lowered by tests.
+var (
+	maxDirEntries = MaxDirEntries
+	maxHosts      = MaxHosts
+	maxSegments   = MaxSegments
+	maxHostBytes  = int64(MaxHostBytes)
 )
 
 // segFile is a segment file found in a host's directory.
@@ -72,7 +81,7 @@ func (l *listing) warning(dir string) string {
 		return ""
 	}
 	return fmt.Sprintf("%s: its %d oldest segments (%d bytes) are not read: a journal is read to its newest %d segments and %d MiB",
-		dir, l.skipped, l.skippedBytes, MaxSegments, MaxHostBytes>>20)
+		dir, l.skipped, l.skippedBytes, maxSegments, maxHostBytes>>20)
 }
 
 // listSegments lists the segments of the host directory d by the rules
@@ -85,8 +94,8 @@ func listSegments(d *os.File) (*listing, error) {
 	for {
 		names, err := d.Readdirnames(dirBatch)
 		entries += len(names)
-		if entries > MaxDirEntries {
-			return nil, fmt.Errorf("%s: more than %d entries: not a journal bpfmeta writes", d.Name(), MaxDirEntries)
+		if entries > maxDirEntries {
+			return nil, fmt.Errorf("%s: more than %d entries: not a journal bpfmeta writes", d.Name(), maxDirEntries)
 		}
 		for _, n := range names {
 			if err := l.add(d, n); err != nil {
@@ -127,7 +136,7 @@ func (l *listing) add(d *os.File, name string) error {
 		return nil
 	}
 	l.segs = append(l.segs, segFile{seq: seq, size: st.Size})
-	if len(l.segs) >= 2*MaxSegments {
+	if len(l.segs) >= 2*maxSegments {
 		l.trim()
 	}
 	return nil
@@ -138,7 +147,7 @@ func (l *listing) trim() {
 	slices.SortFunc(l.segs, func(a, b segFile) int { return compareSeq(b.seq, a.seq) })
 	var bytes int64
 	for i, s := range l.segs {
-		if i == MaxSegments || bytes+s.size > MaxHostBytes {
+		if i == maxSegments || bytes+s.size > maxHostBytes {
 			for _, o := range l.segs[i:] {
 				l.skipped++
 				l.skippedBytes += o.size
@@ -157,8 +166,8 @@ func treeEntries(d *os.File) (hasSegment bool, dirs, links []string, err error) 
 	entries := 0
 	for {
 		ents, rerr := d.ReadDir(dirBatch)
-		if entries += len(ents); entries > MaxDirEntries {
-			return false, nil, nil, fmt.Errorf("%s: more than %d entries: not a journal bpfmeta writes", d.Name(), MaxDirEntries)
+		if entries += len(ents); entries > maxDirEntries {
+			return false, nil, nil, fmt.Errorf("%s: more than %d entries: not a journal bpfmeta writes", d.Name(), maxDirEntries)
 		}
 		for _, e := range ents {
 			if _, ok := parseSegmentName(e.Name()); ok {
@@ -169,8 +178,8 @@ func treeEntries(d *os.File) (hasSegment bool, dirs, links []string, err error) 
 			}
 			switch e.Type() {
 			case fs.ModeDir:
-				if len(dirs) == MaxHosts {
-					return false, nil, nil, fmt.Errorf("%s: more than %d directories: not a journal bpfmeta writes (a tree has one per host)", d.Name(), MaxHosts)
+				if len(dirs) == maxHosts {
+					return false, nil, nil, fmt.Errorf("%s: more than %d directories: not a journal bpfmeta writes (a tree has one per host)", d.Name(), maxHosts)
 				}
 				dirs = append(dirs, e.Name())
 			case fs.ModeSymlink:
@@ -196,7 +205,7 @@ func holdsSegment(d *os.File, name string) (bool, error) {
 	}
 	sub := os.NewFile(uintptr(fd), d.Name()+"/"+name)
 	defer sub.Close()
-	for entries := 0; entries <= MaxDirEntries; {
+	for entries := 0; entries <= maxDirEntries; {
 		names, err := sub.Readdirnames(dirBatch)
 		for _, n := range names {
 			if _, ok := parseSegmentName(n); ok {

@@ -22,10 +22,10 @@ import (
 // Options configure a Writer.
 type Options struct {
 	// MaxSize bounds the bytes of the host's segments together; 0 means
-	// DefaultMaxSize. At least MinMaxSize.
+	// DefaultMaxSize. Within [MinMaxSize, MaxMaxSize].
 	MaxSize int64
 	// SegmentSize is the size a segment is rotated at; 0 means MaxSize/16,
-	// within [64 KiB, 16 MiB]. At most MaxSize/4.
+	// within [64 KiB, 16 MiB]. At most MaxSize/4, at least MaxSize/4096.
 	SegmentSize int64
 	// SyncEvery is the most time a record waits to be synced; 0 means a
 	// second.
@@ -42,6 +42,10 @@ type Options struct {
 const (
 	MinMaxSize = 4 << 20
 	MaxMaxSize = 4 << 30
+	// maxSegmentsKept bounds MaxSize/SegmentSize: a quarter of what a
+	// reader reads (MaxSegments), the rest left to segments begun by
+	// writers started again.
+	maxSegmentsKept = MaxSegments / 4
 )
 
 // Stats say what a Writer did.
@@ -129,7 +133,7 @@ func (o *Options) fill() error {
 	if o.SegmentSize == 0 {
 		o.SegmentSize = min(max(o.MaxSize/16, 64<<10), 16<<20)
 	}
-	if o.SegmentSize > o.MaxSize/4 || o.SegmentSize < 4096 {
+	if o.SegmentSize > o.MaxSize/4 || o.SegmentSize < 4096 || o.SegmentSize < o.MaxSize/maxSegmentsKept {
 		return fmt.Errorf("journal: a segment size of %d bytes with a size limit of %d", o.SegmentSize, o.MaxSize)
 	}
 	if o.SyncEvery == 0 {
@@ -358,29 +362,12 @@ func (w *Writer) rotate() error {
 		}
 		dropped = append(dropped, d...)
 	}
-	w.seq++
-	f, err := outfile.CreateAt(w.dir, segmentName(w.seq))
-	if err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	w.f, w.size = f, 0
-	w.segs = append(w.segs, segInfo{seq: w.seq})
-	if _, err := io.WriteString(f, magic); err != nil {
-		return fmt.Errorf("journal: writing %s: %w", f.Name(), err)
-	}
-	w.size += int64(len(magic))
-	w.stats.Bytes += int64(len(magic))
-	h := &segmentHeader{Header: bpfprog.NewHeader(Kind), Seq: w.seq, System: w.sys, Started: w.opts.Now().UTC(),
-		DroppedSegments: w.stats.DroppedSegments, DroppedLoads: w.stats.DroppedLoads}
-	b, err := json.Marshal(record{Segment: h})
-	if err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	if err := w.write(b); err != nil {
+	if err := w.begin(); err != nil {
 		return err
 	}
 	for _, d := range dropped {
-		if b, err = json.Marshal(record{Dropped: d}); err != nil {
+		b, err := json.Marshal(record{Dropped: d})
+		if err != nil {
 			return fmt.Errorf("journal: %w", err)
 		}
 		if err := w.write(b); err != nil {
@@ -388,6 +375,44 @@ func (w *Writer) rotate() error {
 		}
 	}
 	return nil
+}
+
+// begin creates the next segment and writes its magic and header. A
+// segment it cannot write them to (ENOSPC) is removed: a service
+// restarted on a full file system does not leave an empty segment a
+// start.
+func (w *Writer) begin() error {
+	h := &segmentHeader{Header: bpfprog.NewHeader(Kind), Seq: w.seq + 1, System: w.sys, Started: w.opts.Now().UTC(),
+		DroppedSegments: w.stats.DroppedSegments, DroppedLoads: w.stats.DroppedLoads}
+	b, err := json.Marshal(record{Segment: h})
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	f, err := outfile.CreateAt(w.dir, segmentName(h.Seq))
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	w.seq++
+	w.f, w.size = f, 0
+	w.segs = append(w.segs, segInfo{seq: w.seq})
+	if _, err = io.WriteString(f, magic); err == nil {
+		w.size += int64(len(magic))
+		w.stats.Bytes += int64(len(magic))
+		err = w.write(b)
+	} else {
+		err = fmt.Errorf("journal: writing %s: %w", f.Name(), err)
+	}
+	if err != nil {
+		f.Close()
+		w.f = nil
+		w.stats.Bytes -= w.size
+		w.segs = w.segs[:len(w.segs)-1]
+		if uerr := unix.Unlinkat(int(w.dir.Fd()), segmentName(w.seq), 0); uerr != nil {
+			return fmt.Errorf("%w; and removing it: %v", err, uerr)
+		}
+		unix.Fsync(int(w.dir.Fd()))
+	}
+	return err
 }
 
 // drop removes the oldest segment, and returns the records that name its
