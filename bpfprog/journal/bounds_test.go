@@ -170,3 +170,42 @@ func programRecord(p *bpfprog.Program) ([]byte, error) {
 	}
 	return json.Marshal(record{Load: b})
 }
+
+// TestMaxSizeBounds: the message's bounds are the bounds (4 MiB was
+// refused by "at least 4 MiB").
+func TestMaxSizeBounds(t *testing.T) {
+	for size, ok := range map[int64]bool{MinMaxSize: true, MinMaxSize - 1: false, MaxMaxSize: true, MaxMaxSize + 1: false} {
+		o := Options{MaxSize: size}
+		if err := o.fill(); (err == nil) != ok {
+			t.Errorf("--max-size %d: %v", size, err)
+		}
+	}
+}
+
+// TestLostRecord: a load the writer's watch could not journal is a record
+// a reader hands out; and an error a write returned is not returned again
+// by Close.
+func TestLostRecord(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "journal")
+	w := mustCreate(t, dir, system("alpha", "boot-a"), Options{})
+	w.Lost(Lost{ID: 7, Name: "gone", Why: "program 7: not found"})
+	w.Lost(Lost{Records: 12})
+	w.Close()
+	j, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var lost []Lost
+	for e, err := range j.Host("alpha").Records() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Lost != nil {
+			lost = append(lost, *e.Lost)
+		}
+	}
+	if len(lost) != 2 || lost[0].ID != 7 || lost[0].Why == "" || lost[1].Records != 12 {
+		t.Errorf("lost records %+v", lost)
+	}
+}

@@ -22,6 +22,7 @@ type Record struct {
 	Program *bpfprog.Program // a load
 	Unload  *Unload
 	Dropped *Dropped
+	Lost    *Lost
 }
 
 // SegmentReader reads a segment's records one at a time: Next, Record,
@@ -134,6 +135,8 @@ func (s *SegmentReader) Next() bool {
 			s.rec.Unload = r.Unload
 		case r.Dropped != nil:
 			s.rec.Dropped = r.Dropped
+		case r.Lost != nil:
+			s.rec.Lost = r.Lost
 		default:
 			continue // a kind of record a newer bpfmeta writes
 		}

@@ -51,6 +51,7 @@ const (
 // Stats say what a Writer did.
 type Stats struct {
 	Loads, Unloads  uint64 // records written
+	Lost            uint64 // lost records written (Writer.Lost)
 	Segments        int    // segments now in the journal
 	Bytes           int64  // their bytes
 	DroppedSegments uint64 // segments dropped by the size limit, since the journal began
@@ -75,6 +76,7 @@ type Writer struct {
 	timer  *time.Timer
 	stats  Stats
 	err    error // sticks
+	said   bool  // err was returned to a caller of append: Close does not again
 	closed bool
 }
 
@@ -257,6 +259,19 @@ func (w *Writer) Unload(id uint32, tag perfdata.BPFTag, bootTime time.Duration) 
 	return nil
 }
 
+// Lost appends a load the writer's watch could not journal, or a count
+// of records the kernel lost (Lost).
+func (w *Writer) Lost(l Lost) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l.At = w.opts.Now().UTC()
+	if err := w.append(record{Lost: &l}); err != nil {
+		return err
+	}
+	w.stats.Lost++
+	return nil
+}
+
 // append writes one record, in one write(2), rotating first if the
 // segment is full; and syncs it, or has it synced within SyncEvery.
 func (w *Writer) append(r record) error {
@@ -264,6 +279,7 @@ func (w *Writer) append(r record) error {
 	case w.closed:
 		return errors.New("journal: write after Close")
 	case w.err != nil:
+		w.said = true
 		return w.err
 	}
 	payload, err := json.Marshal(r)
@@ -275,12 +291,12 @@ func (w *Writer) append(r record) error {
 	}
 	if w.size+frameHeader+int64(len(payload)) > w.opts.SegmentSize {
 		if err := w.rotate(); err != nil {
-			w.err = err
+			w.err, w.said = err, true
 			return err
 		}
 	}
 	if err := w.write(payload); err != nil {
-		w.err = err
+		w.err, w.said = err, true
 		return err
 	}
 	return nil
@@ -478,7 +494,8 @@ func (w *Writer) Stats() Stats {
 // Dir is the host's directory the writer writes in.
 func (w *Writer) Dir() string { return w.dir.Name() }
 
-// Close syncs and closes the journal.
+// Close syncs and closes the journal. Its error is not the one a write
+// already returned.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -490,8 +507,11 @@ func (w *Writer) Close() error {
 		w.timer.Stop()
 		w.timer = nil
 	}
-	err := w.err
-	if err == nil && w.f != nil {
+	var err error
+	switch {
+	case w.err != nil && !w.said:
+		err = w.err // a timed sync's
+	case w.err == nil && w.f != nil:
 		err = w.sync()
 	}
 	return errors.Join(err, w.closeFiles())

@@ -177,7 +177,7 @@ func listJournal(c *cli.Context, ids []uint32) error {
 	}
 	defer closeJournal(c, j)
 	w := bufio.NewWriter(c.App.Writer)
-	loads, unloads := 0, 0
+	loads, unloads, lost := 0, 0, 0
 	want := func(id uint32) bool { return len(ids) == 0 || slices.Contains(ids, id) }
 	for _, name := range j.Hosts() {
 		var seq uint64
@@ -202,6 +202,9 @@ func listJournal(c *cli.Context, ids []uint32) error {
 			case e.Unload != nil && want(e.Unload.ID):
 				unloads++
 				fmt.Fprintf(w, "%s  %s  unload  %d  tag %s\n", host, when(e.Unload.At), e.Unload.ID, e.Unload.Tag)
+			case e.Lost != nil && (len(ids) == 0 || want(e.Lost.ID) && e.Lost.ID != 0):
+				lost++
+				printLost(w, host, when(e.Lost.At), e.Lost)
 			case e.Dropped != nil && len(ids) == 0:
 				fmt.Fprintf(w, "%s  %s  dropped segment %d by the size limit: %s of boot %s\n", host, when(e.Dropped.At), e.Dropped.Seq, plural(len(e.Dropped.Loads), "load"), safetext.Clean(e.Dropped.BootID))
 			}
@@ -213,5 +216,17 @@ func listJournal(c *cli.Context, ids []uint32) error {
 	if verbose(c) {
 		fmt.Fprintf(notes(c), "bpfmeta: %s: %s, %d loads and %d unloads listed\n", safetext.Quote(j.Path), plural(len(j.Hosts()), "host"), loads, unloads)
 	}
+	if lost > 0 {
+		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: its writer lost %s (listed): those programs may be missing from it\n", safetext.Quote(j.Path), plural(lost, "load"))
+	}
 	return nil
+}
+
+// printLost prints a load the journal's writer could not journal.
+func printLost(w io.Writer, host, when string, l *journal.Lost) {
+	if l.ID == 0 {
+		fmt.Fprintf(w, "%s  %s  lost    the kernel dropped %d perf records: loads and unloads meanwhile are unknown\n", host, when, l.Records)
+		return
+	}
+	fmt.Fprintf(w, "%s  %s  lost    %d  tag %s  %s: not journaled: %s\n", host, when, l.ID, l.Tag, safetext.Quote(l.Name), safetext.Clean(l.Why))
 }
