@@ -43,7 +43,8 @@ import (
 //
 // little-endian, every payload one JSON object with one key: the first
 // "segment" (segmentHeader), then "load" (a program in the JSON form every
-// bpfmeta document shares), "unload" (Unload) and "dropped" (Dropped).
+// bpfmeta document shares), "unload" (Unload), "dropped" (Dropped) and
+// "lost" (Lost). A reader skips a kind it does not know.
 const (
 	magic         = "BPFMJNL\n"
 	frameHeader   = 8
@@ -112,6 +113,20 @@ type DroppedLoad struct {
 	LoadTime time.Duration   `json:"load_time_ns"`
 }
 
+// Lost is a load the journal's writer saw and could not journal (the
+// program was gone before it could be read, or could not be read: ID and
+// Tag set), or a count of the kernel's records it lost (Records: loads it
+// knows nothing of), written as it happened, so that a reader can say
+// which programs may be missing from the journal, and why.
+type Lost struct {
+	At      time.Time       `json:"at"`
+	ID      uint32          `json:"id,omitempty"`
+	Tag     perfdata.BPFTag `json:"tag"`
+	Name    string          `json:"name,omitempty"` // its main function's, from its KSYMBOL
+	Why     string          `json:"why,omitempty"`
+	Records uint64          `json:"records,omitempty"`
+}
+
 // hexAddr is a kernel address as every bpfmeta document writes it
 // (bpfprog.Addr: "0xffffffffc0023054").
 type hexAddr uint64
@@ -130,6 +145,7 @@ type record struct {
 	Load    json.RawMessage `json:"load,omitempty"`
 	Unload  *Unload         `json:"unload,omitempty"`
 	Dropped *Dropped        `json:"dropped,omitempty"`
+	Lost    *Lost           `json:"lost,omitempty"` // a load not journaled
 }
 
 // frame appends the frame of payload to b.

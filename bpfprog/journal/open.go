@@ -18,6 +18,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/internal/budget"
+	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -30,9 +31,10 @@ import (
 const MaxIndexed = 1 << 19
 
 // Journal is a journal directory read (Open): one host's, or a tree of
-// hosts' (DIR/HOST/...).
+// hosts' (DIR/HOST/...). Close closes it.
 type Journal struct {
 	Path  string
+	dir   *os.File // Path, opened by the rules (dir.go)
 	hosts map[string]*Host
 }
 
@@ -40,6 +42,13 @@ type Journal struct {
 type Host struct {
 	Name string // the directory's name: the hostname its writer had
 	Dir  string
+	// parent and sub are where its directory is: sub of the journal's
+	// tree, or "" (the journal's directory itself, dir). dir is open once
+	// it is read, and listing what its listing found (dir.go).
+	parent  *os.File
+	sub     string
+	dir     *os.File
+	listing *listing
 	// boot is the boot of the loads Find found, once it found one: the
 	// recording's, which all its programs share.
 	boot  string
@@ -52,43 +61,61 @@ type Host struct {
 	mem budget.Meter
 }
 
+// newHost is the host name whose directory is sub of the tree parent ("":
+// parent itself).
+func newHost(name string, parent *os.File, sub string) *Host {
+	h := &Host{Name: name, Dir: parent.Name(), parent: parent, sub: sub, mem: budget.Meter{What: "journal index"}}
+	if sub != "" {
+		h.Dir = hostPath(parent.Name(), sub)
+	} else {
+		h.dir = parent
+	}
+	return h
+}
+
 // Open reads the directory of a journal: one host's (it holds segment
-// files), or a tree with a directory per host. Only names are read here;
-// a host's segments are indexed when a program is first looked for in
-// them. Symlinks are not followed.
+// files), or a tree with a directory per host, by the rules and within
+// the bounds of dir.go. Only names are read here; a host's segments are
+// indexed when a program is first looked for in them.
 func Open(dir string) (*Journal, error) {
-	ents, err := os.ReadDir(dir)
+	d, err := outfile.ReadJournalDir(dir)
 	if err != nil {
 		return nil, err
 	}
-	j := &Journal{Path: dir, hosts: map[string]*Host{}}
-	for _, e := range ents {
-		if _, ok := parseSegmentName(e.Name()); ok && e.Type().IsRegular() {
-			// one host's directory: its name is the hostname of its segments
-			h := &Host{Dir: dir, mem: budget.Meter{What: "journal index"}}
-			for e, err := range h.Records() {
-				if err != nil {
-					return nil, err
-				}
-				if h.Name = e.System.Hostname; h.Name != "" {
-					break
-				}
-			}
-			if h.Name == "" {
-				// no segment has a header yet: the directory's name is
-				// the writer's hostname
-				h.Name = filepath.Base(dir)
-			}
-			j.hosts[h.Name] = h
-			return j, nil
-		}
-	}
-	for _, e := range ents {
-		if e.IsDir() && checkHost(e.Name()) == nil {
-			j.hosts[e.Name()] = &Host{Name: e.Name(), Dir: filepath.Join(dir, e.Name()), mem: budget.Meter{What: "journal index"}}
-		}
+	j := &Journal{Path: dir, dir: d, hosts: map[string]*Host{}}
+	if err := j.open(); err != nil {
+		j.Close()
+		return nil, err
 	}
 	return j, nil
+}
+
+// open finds the journal's hosts.
+func (j *Journal) open() error {
+	one, dirs, links, err := treeEntries(j.dir)
+	if err != nil {
+		return err
+	}
+	if !one {
+		return j.openTree(dirs, links)
+	}
+	// one host's directory: its name is the hostname of its segments
+	h := newHost("", j.dir, "")
+	for e, err := range h.Records() {
+		if err != nil {
+			return err
+		}
+		if h.Name = e.System.Hostname; h.Name != "" {
+			break
+		}
+	}
+	if h.Name == "" {
+		// no segment has a header yet: the directory's name is the
+		// writer's hostname
+		h.Name = filepath.Base(j.Path)
+	}
+	j.hosts[h.Name] = h
+	return nil
 }
 
 // Hosts are the names of the hosts the journal has, sorted.
@@ -105,24 +132,27 @@ func (j *Journal) Hosts() []string {
 // Host is the journal of host, nil if it has none.
 func (j *Journal) Host(name string) *Host { return j.hosts[name] }
 
-// segments are the host's segment files, oldest first.
+// segments are the host's segment files to read, oldest first
+// (listSegments).
 func (h *Host) segments() ([]uint64, error) {
-	ents, err := os.ReadDir(h.Dir)
+	l, err := h.listed()
 	if err != nil {
 		return nil, err
 	}
-	var seqs []uint64
-	for _, e := range ents {
-		if seq, ok := parseSegmentName(e.Name()); ok && e.Type().IsRegular() {
-			seqs = append(seqs, seq)
-		}
+	seqs := make([]uint64, len(l.segs))
+	for i, s := range l.segs {
+		seqs[i] = s.seq
 	}
-	slices.Sort(seqs)
 	return seqs, nil
 }
 
+// open opens segment seq by the rules (outfile.ReadJournalFile).
 func (h *Host) open(seq uint64) (*os.File, error) {
-	return os.OpenFile(filepath.Join(h.Dir, segmentName(seq)), os.O_RDONLY|syscallNoFollow, 0)
+	d, err := h.openDir()
+	if err != nil {
+		return nil, err
+	}
+	return outfile.ReadJournalFile(d, segmentName(seq))
 }
 
 // Entry is one record of a host's journal (Host.Records), with the

@@ -22,6 +22,7 @@ type Record struct {
 	Program *bpfprog.Program // a load
 	Unload  *Unload
 	Dropped *Dropped
+	Lost    *Lost
 	// Damaged, when none of them is, says why the bytes at Offset (Size
 	// of them, up to the next record that reads) are no record: a frame
 	// damaged since it was written, skipped.
@@ -171,6 +172,8 @@ func (s *SegmentReader) Next() bool {
 			s.rec.Unload = r.Unload
 		case r.Dropped != nil:
 			s.rec.Dropped = r.Dropped
+		case r.Lost != nil:
+			s.rec.Lost = r.Lost
 		default:
 			continue // a kind of record a newer bpfmeta writes
 		}

@@ -22,10 +22,10 @@ import (
 // Options configure a Writer.
 type Options struct {
 	// MaxSize bounds the bytes of the host's segments together; 0 means
-	// DefaultMaxSize. At least MinMaxSize.
+	// DefaultMaxSize. Within [MinMaxSize, MaxMaxSize].
 	MaxSize int64
 	// SegmentSize is the size a segment is rotated at; 0 means MaxSize/16,
-	// within [64 KiB, 16 MiB]. At most MaxSize/4.
+	// within [64 KiB, 16 MiB]. At most MaxSize/4, at least MaxSize/4096.
 	SegmentSize int64
 	// SyncEvery is the most time a record waits to be synced; 0 means a
 	// second.
@@ -34,13 +34,26 @@ type Options struct {
 	Now func() time.Time
 }
 
-// MinMaxSize is the smallest Options.MaxSize: room for four segments of a
-// record of MaxRecord bytes each.
-const MinMaxSize = 4 * (MaxRecord + 64<<10)
+// MinMaxSize and MaxMaxSize bound Options.MaxSize. The smallest leaves
+// room for a new segment with a record of MaxRecord bytes (rotate keeps
+// SegmentSize+MaxRecord free) and older segments that hold twice as much
+// again. The largest is the default: the most a reader reads of a host's
+// journal (MaxHostBytes), whose index is sure to stay within its bound
+// (MaxIndexed; TestIndexBound: 9.3 MiB for 128 MiB of the smallest loads
+// and unloads, of inject's 40 MiB budget).
+const (
+	MinMaxSize = 4 << 20
+	MaxMaxSize = DefaultMaxSize
+	// maxSegmentsKept bounds MaxSize/SegmentSize: a quarter of what a
+	// reader reads (MaxSegments), the rest left to segments begun by
+	// writers started again.
+	maxSegmentsKept = MaxSegments / 4
+)
 
 // Stats say what a Writer did.
 type Stats struct {
 	Loads, Unloads  uint64 // records written
+	Lost            uint64 // lost records written (Writer.Lost)
 	Segments        int    // segments now in the journal
 	Bytes           int64  // their bytes
 	DroppedSegments uint64 // segments dropped by the size limit, since the journal began
@@ -65,6 +78,7 @@ type Writer struct {
 	timer  *time.Timer
 	stats  Stats
 	err    error // sticks
+	said   bool  // err was returned to a caller of append: Close does not again
 	closed bool
 }
 
@@ -117,13 +131,13 @@ func (o *Options) fill() error {
 	if o.MaxSize == 0 {
 		o.MaxSize = DefaultMaxSize
 	}
-	if o.MaxSize < MinMaxSize {
-		return fmt.Errorf("journal: a size limit of %d bytes: at least %d MiB", o.MaxSize, MinMaxSize>>20)
+	if o.MaxSize < MinMaxSize || o.MaxSize > MaxMaxSize {
+		return fmt.Errorf("journal: a size limit of %d bytes: at least %d MiB and at most %d MiB", o.MaxSize, MinMaxSize>>20, MaxMaxSize>>20)
 	}
 	if o.SegmentSize == 0 {
 		o.SegmentSize = min(max(o.MaxSize/16, 64<<10), 16<<20)
 	}
-	if o.SegmentSize > o.MaxSize/4 || o.SegmentSize < 4096 {
+	if o.SegmentSize > o.MaxSize/4 || o.SegmentSize < 4096 || o.SegmentSize < o.MaxSize/maxSegmentsKept {
 		return fmt.Errorf("journal: a segment size of %d bytes with a size limit of %d", o.SegmentSize, o.MaxSize)
 	}
 	if o.SyncEvery == 0 {
@@ -247,6 +261,19 @@ func (w *Writer) Unload(id uint32, tag perfdata.BPFTag, bootTime time.Duration) 
 	return nil
 }
 
+// Lost appends a load the writer's watch could not journal, or a count
+// of records the kernel lost (Lost).
+func (w *Writer) Lost(l Lost) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	l.At = w.opts.Now().UTC()
+	if err := w.append(record{Lost: &l}); err != nil {
+		return err
+	}
+	w.stats.Lost++
+	return nil
+}
+
 // append writes one record, in one write(2), rotating first if the
 // segment is full; and syncs it, or has it synced within SyncEvery.
 func (w *Writer) append(r record) error {
@@ -254,6 +281,7 @@ func (w *Writer) append(r record) error {
 	case w.closed:
 		return errors.New("journal: write after Close")
 	case w.err != nil:
+		w.said = true
 		return w.err
 	}
 	payload, err := json.Marshal(r)
@@ -265,12 +293,12 @@ func (w *Writer) append(r record) error {
 	}
 	if w.size+frameHeader+int64(len(payload)) > w.opts.SegmentSize {
 		if err := w.rotate(); err != nil {
-			w.err = err
+			w.err, w.said = err, true
 			return err
 		}
 	}
 	if err := w.write(payload); err != nil {
-		w.err = err
+		w.err, w.said = err, true
 		return err
 	}
 	return nil
@@ -352,29 +380,12 @@ func (w *Writer) rotate() error {
 		}
 		dropped = append(dropped, d...)
 	}
-	w.seq++
-	f, err := outfile.CreateAt(w.dir, segmentName(w.seq))
-	if err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	w.f, w.size = f, 0
-	w.segs = append(w.segs, segInfo{seq: w.seq})
-	if _, err := io.WriteString(f, magic); err != nil {
-		return fmt.Errorf("journal: writing %s: %w", f.Name(), err)
-	}
-	w.size += int64(len(magic))
-	w.stats.Bytes += int64(len(magic))
-	h := &segmentHeader{Header: bpfprog.NewHeader(Kind), Seq: w.seq, System: w.sys, Started: w.opts.Now().UTC(),
-		DroppedSegments: w.stats.DroppedSegments, DroppedLoads: w.stats.DroppedLoads}
-	b, err := json.Marshal(record{Segment: h})
-	if err != nil {
-		return fmt.Errorf("journal: %w", err)
-	}
-	if err := w.write(b); err != nil {
+	if err := w.begin(); err != nil {
 		return err
 	}
 	for _, d := range dropped {
-		if b, err = json.Marshal(record{Dropped: d}); err != nil {
+		b, err := json.Marshal(record{Dropped: d})
+		if err != nil {
 			return fmt.Errorf("journal: %w", err)
 		}
 		if err := w.write(b); err != nil {
@@ -382,6 +393,44 @@ func (w *Writer) rotate() error {
 		}
 	}
 	return nil
+}
+
+// begin creates the next segment and writes its magic and header. A
+// segment it cannot write them to (ENOSPC) is removed: a service
+// restarted on a full file system does not leave an empty segment a
+// start.
+func (w *Writer) begin() error {
+	h := &segmentHeader{Header: bpfprog.NewHeader(Kind), Seq: w.seq + 1, System: w.sys, Started: w.opts.Now().UTC(),
+		DroppedSegments: w.stats.DroppedSegments, DroppedLoads: w.stats.DroppedLoads}
+	b, err := json.Marshal(record{Segment: h})
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	f, err := outfile.CreateAt(w.dir, segmentName(h.Seq))
+	if err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	w.seq++
+	w.f, w.size = f, 0
+	w.segs = append(w.segs, segInfo{seq: w.seq})
+	if _, err = io.WriteString(f, magic); err == nil {
+		w.size += int64(len(magic))
+		w.stats.Bytes += int64(len(magic))
+		err = w.write(b)
+	} else {
+		err = fmt.Errorf("journal: writing %s: %w", f.Name(), err)
+	}
+	if err != nil {
+		f.Close()
+		w.f = nil
+		w.stats.Bytes -= w.size
+		w.segs = w.segs[:len(w.segs)-1]
+		if uerr := unix.Unlinkat(int(w.dir.Fd()), segmentName(w.seq), 0); uerr != nil {
+			return fmt.Errorf("%w; and removing it: %v", err, uerr)
+		}
+		unix.Fsync(int(w.dir.Fd()))
+	}
+	return err
 }
 
 // drop removes the oldest segment, and returns the records that name its
@@ -447,7 +496,8 @@ func (w *Writer) Stats() Stats {
 // Dir is the host's directory the writer writes in.
 func (w *Writer) Dir() string { return w.dir.Name() }
 
-// Close syncs and closes the journal.
+// Close syncs and closes the journal. Its error is not the one a write
+// already returned.
 func (w *Writer) Close() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -459,8 +509,11 @@ func (w *Writer) Close() error {
 		w.timer.Stop()
 		w.timer = nil
 	}
-	err := w.err
-	if err == nil && w.f != nil {
+	var err error
+	switch {
+	case w.err != nil && !w.said:
+		err = w.err // a timed sync's
+	case w.err == nil && w.f != nil:
 		err = w.sync()
 	}
 	return errors.Join(err, w.closeFiles())

@@ -31,6 +31,13 @@ func StartJournal(k *live.Kernel, jw *journal.Writer) (*Journaler, error) {
 		Unload: func(id uint32, tag perfdata.BPFTag, at uint64) error {
 			return writeError(jw.Unload(id, tag, bootTime(at)))
 		},
+		Lost: func(m *MissedProgram, records uint64) error {
+			l := journal.Lost{Records: records}
+			if m != nil {
+				l.ID, l.Tag, l.Name, l.Why = m.ID, m.Tag, m.Name, m.Err.Error()
+			}
+			return writeError(jw.Lost(l))
+		},
 	})
 	if err != nil {
 		return nil, err

@@ -51,6 +51,11 @@ type Options struct {
 	// with the time of its BPF_EVENT on perfevent.Clock. An error stops
 	// the Watcher.
 	Unload func(id uint32, tag perfdata.BPFTag, time uint64) error
+	// Lost, if not nil, gets every program the Watcher saw load and could
+	// not read (m), and every count of records the kernel dropped
+	// (records: PERF_RECORD_LOST, loads that may be unknown), as they
+	// happen. An error stops the Watcher.
+	Lost func(m *MissedProgram, records uint64) error
 }
 
 // Re-reading a program that shows no metadata yet (the libbpf bind race, see
@@ -118,6 +123,7 @@ type Watcher struct {
 	sb     *perfevent.SideBand
 	emit   func(*bpfprog.Program) error
 	unload func(uint32, perfdata.BPFTag, uint64) error
+	lost   func(*MissedProgram, uint64) error
 	track  *bpftrack.Tracker
 
 	// known are the programs read (or being read) that are still loaded,
@@ -230,6 +236,7 @@ func New(k *live.Kernel, opts Options) (*Watcher, error) {
 		sb:     sb,
 		emit:   emit,
 		unload: opts.Unload,
+		lost:   opts.Lost,
 		track:  bpftrack.New(nativeRecords{}, bpftrack.Options{}),
 		known:  make(map[uint32]perfdata.BPFTag),
 	}
@@ -353,6 +360,9 @@ func (w *Watcher) handle(r *perfevent.Record) error {
 		}
 		w.stats.LostRecords += l.Lost
 		w.rewalk = true
+		if w.lost != nil {
+			return w.lost(nil, l.Lost)
+		}
 		return nil
 	}
 	// The kernel writes a program's KSYMBOLs just before its BPF_EVENT
@@ -433,13 +443,12 @@ func (w *Watcher) hold(id uint32, ev *loadEvent, from origin) (*watched, error) 
 		return nil, fmt.Errorf("BPF program %d: %w (reading BPF programs by id needs CAP_SYS_ADMIN: run as root)", id, err)
 	case errors.Is(err, os.ErrNotExist):
 		if ev != nil {
-			w.miss(id, ev, fmt.Errorf("program %d: %w", id, bpfprog.ErrNotFound))
+			return nil, w.miss(id, ev, fmt.Errorf("program %d: %w", id, bpfprog.ErrNotFound))
 		}
 		// A walk: unloaded between BPF_PROG_GET_NEXT_ID and now.
 		return nil, nil
 	default:
-		w.miss(id, ev, fmt.Errorf("program %d: %w", id, err))
-		return nil, nil
+		return nil, w.miss(id, ev, fmt.Errorf("program %d: %w", id, err))
 	}
 	wp := &watched{id: id, ev: ev, hold: h, from: from}
 	var tag perfdata.BPFTag
@@ -466,8 +475,7 @@ func (w *Watcher) read(wp *watched) error {
 		if errors.Is(err, os.ErrPermission) {
 			return err
 		}
-		w.miss(wp.id, wp.ev, err)
-		return nil
+		return w.miss(wp.id, wp.ev, err)
 	}
 	if err := live.CheckAddresses(p); err != nil {
 		// A snapshot without addresses labels nothing: stop, as a
@@ -509,7 +517,9 @@ func (w *Watcher) done(wp *watched) error {
 	return w.emit(wp.p)
 }
 
-func (w *Watcher) miss(id uint32, ev *loadEvent, err error) {
+// miss counts a program that could not be read, and hands it to
+// Options.Lost.
+func (w *Watcher) miss(id uint32, ev *loadEvent, err error) error {
 	m := MissedProgram{ID: id, Err: err}
 	if ev != nil {
 		m.Tag, m.Name, m.PID = ev.tag, ev.name, ev.pid
@@ -522,6 +532,10 @@ func (w *Watcher) miss(id uint32, ev *loadEvent, err error) {
 	if len(w.missed) < MaxMissedListed {
 		w.missed = append(w.missed, m)
 	}
+	if w.lost != nil {
+		return w.lost(&m, 0)
+	}
+	return nil
 }
 
 // noteDelay records how long ago (perfevent.Clock) a PROG_LOAD was written.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -246,7 +247,7 @@ func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, string, fun
 			return nil, "", nil, err
 		}
 		src := journal.WithKernel(k, j)
-		return src, src.Describe(), func() {}, nil
+		return src, src.Describe(), func() { closeJournal(c, j) }, nil
 	}
 	if c.IsSet("journal") {
 		return nil, "", nil, cliutil.Usagef("--journal and --snapshot: the journal is read with the running kernel, not with a snapshot")
@@ -285,20 +286,49 @@ func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, string, fun
 func sourceNamed(c *cli.Context) bool { return c.String("snapshot") != "" }
 
 // openJournal opens the journal --journal names, or the default one if
-// it exists; nil if neither.
+// it exists; nil if neither. The default one is read only by the rules
+// of every journal (journal.Open): one that breaks them, or is none, is
+// skipped with a warning, as if it were not there.
 func openJournal(c *cli.Context) (*journal.Journal, error) {
 	dir := c.String("journal")
 	if dir == "" {
-		if _, err := os.Stat(journal.DefaultDir); err != nil {
+		if _, err := os.Lstat(journal.DefaultDir); err != nil {
 			return nil, nil
 		}
-		dir = journal.DefaultDir
+		j, err := journal.Open(journal.DefaultDir)
+		if err != nil {
+			fmt.Fprintf(notes(c), "bpfmeta: warning: the journal %s is not read: %s\n", safetext.Quote(journal.DefaultDir), safetext.Clean(journalError(err).Error()))
+			return nil, nil
+		}
+		return j, nil
 	}
 	j, err := journal.Open(dir)
 	if err != nil {
-		return nil, cliutil.FileError(safetext.Quote(dir), err)
+		return nil, journalError(err)
 	}
 	return j, nil
+}
+
+// journalError is an error of journal.Open: it names the path that broke
+// a rule (a host's directory, a segment), which may not be the journal's.
+func journalError(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", safetext.Quote(pe.Path), pe.Err)
+	}
+	return err
+}
+
+// closeJournal closes j (nil: none), saying first what its bounds kept
+// from being read.
+func closeJournal(c *cli.Context, j *journal.Journal) {
+	if j == nil {
+		return
+	}
+	for _, w := range j.Warnings() {
+		fmt.Fprintf(notes(c), "bpfmeta: warning: the journal %s\n", safetext.Clean(w))
+	}
+	j.Close()
 }
 
 // snapshotName is how messages name the snapshot --snapshot gives.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cilium/ebpf"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 )
@@ -222,9 +223,11 @@ func TestInjectOtherHostJournal(t *testing.T) {
 	in := corpusPath(t, "mstange_perf6.16_x86_64_zstd_compressed2.data") // recorded on arthur-des
 	for host, warned := range map[string]bool{"arthur-des": false, "elsewhere": true} {
 		dir := t.TempDir()
-		if err := os.Mkdir(filepath.Join(dir, host), 0o700); err != nil {
+		jw, err := journal.Create(dir, bpfprog.System{Hostname: host, BootID: "elsewhere"}, journal.Options{})
+		if err != nil {
 			t.Fatal(err)
 		}
+		jw.Close()
 		r := bpfmeta(t, nil, "inject", "--journal", dir, "-i", in, "-o", "/dev/null")
 		if got := strings.Contains(r.stderr, "was recorded on arthur-des"); got != warned || r.code != exitOK {
 			t.Errorf("a journal of %s: warned %v, want %v: %v", host, got, warned, r)

@@ -185,17 +185,18 @@ func listJournal(c *cli.Context, ids []uint32) error {
 	}
 	j, err := journal.Open(c.String("journal"))
 	if err != nil {
-		return cliutil.FileError(safetext.Quote(c.String("journal")), err)
+		return journalError(err)
 	}
+	defer closeJournal(c, j)
 	w := bufio.NewWriter(c.App.Writer)
-	loads, unloads, damaged := 0, 0, 0
+	loads, unloads, damaged, lost := 0, 0, 0, 0
 	want := func(id uint32) bool { return len(ids) == 0 || slices.Contains(ids, id) }
 	for _, name := range j.Hosts() {
 		var seq uint64
 		for e, err := range j.Host(name).Records() {
 			if err != nil {
 				w.Flush()
-				return err
+				return journalError(err)
 			}
 			host, when := safetext.Quote(name), func(t time.Time) string { return t.Local().Format(time.DateTime) }
 			if e.Seq != seq {
@@ -216,6 +217,9 @@ func listJournal(c *cli.Context, ids []uint32) error {
 			case e.Unload != nil && want(e.Unload.ID):
 				unloads++
 				fmt.Fprintf(w, "%s  %s  unload  %d  tag %s\n", host, when(e.Unload.At), e.Unload.ID, e.Unload.Tag)
+			case e.Lost != nil && (len(ids) == 0 || want(e.Lost.ID) && e.Lost.ID != 0):
+				lost++
+				printLost(w, host, when(e.Lost.At), e.Lost)
 			case e.Dropped != nil && len(ids) == 0:
 				fmt.Fprintf(w, "%s  %s  dropped segment %d by the size limit: %s of boot %s\n", host, when(e.Dropped.At), e.Dropped.Seq, plural(len(e.Dropped.Loads), "load"), safetext.Clean(e.Dropped.BootID))
 			}
@@ -229,6 +233,9 @@ func listJournal(c *cli.Context, ids []uint32) error {
 	}
 	if verbose(c) {
 		fmt.Fprintf(notes(c), "bpfmeta: %s: %s, %d loads and %d unloads listed\n", safetext.Quote(j.Path), plural(len(j.Hosts()), "host"), loads, unloads)
+	}
+	if lost > 0 {
+		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: its writer lost %s (listed): those programs may be missing from it\n", safetext.Quote(j.Path), plural(lost, "load"))
 	}
 	return nil
 }
@@ -250,4 +257,13 @@ func printObject(c *cli.Context, ids []uint32) error {
 		err = ferr
 	}
 	return err
+}
+
+// printLost prints a load the journal's writer could not journal.
+func printLost(w io.Writer, host, when string, l *journal.Lost) {
+	if l.ID == 0 {
+		fmt.Fprintf(w, "%s  %s  lost    the kernel dropped %d perf records: loads and unloads meanwhile are unknown\n", host, when, l.Records)
+		return
+	}
+	fmt.Fprintf(w, "%s  %s  lost    %d  tag %s  %s: not journaled: %s\n", host, when, l.ID, l.Tag, safetext.Quote(l.Name), safetext.Clean(l.Why))
 }

@@ -47,17 +47,24 @@ libbpf binds .rodata to a program only after loading it. Needs root.
 
 With --journal DIR (no CMD, no -o) it is the flight recorder bpfmeta inject
 reads by itself: it appends to the journal DIR/HOSTNAME/ the programs loaded
-when it starts, then every load and unload, until SIGINT or SIGTERM (the
-bpfmeta-watch.service that make install installs runs it on
-/var/lib/bpfmeta). The journal is kept in segments of 1/16 of --max-size, the
+when it starts, then every load and unload, and every load it could not read
+(lost), until SIGINT, SIGTERM, SIGHUP or SIGQUIT: each stops it the same way,
+the journal synced, a summary printed, exit 0 (SIGHUP is ignored under nohup;
+there is no reopen: a segment is begun by size, and by every start). An error
+writing the journal (ENOSPC) stops it with one line and the summary, exit 1.
+The bpfmeta-watch.service that make install installs runs it on
+/var/lib/bpfmeta. The journal is kept in segments of 1/16 of --max-size, the
 oldest dropped first (counted, and their programs named, so that inject can
 say which fell out); each record is checksummed and synced within a second,
 so a SIGKILL or a crash loses at most the last second and leaves the journal
 readable; a watch started again continues it in a new segment. The
 directories are made mode 0700, the files 0600; a symlink is not followed.
 The default --max-size, 128M, holds about 100,000 loads of programs with
-metadata (two months of a host that loads one a minute); inject's index of it
-takes at most 9.3 MiB (128M of the smallest loads and unloads).
+metadata (two months of a host that loads one a minute); it is also the
+largest, whose index inject holds in at most 9.3 MiB (128M of the smallest
+loads and unloads); the smallest is 4M. A journal is read (inject, programs
+--journal) only if its directories are root's or the reader's and writable by
+nobody else, with no symlink and no segment that is not a regular file.
 
 Examples:
    bpfmeta watch -o progs.jsonl -- perf record -a -o perf.data -- ./workload
@@ -68,7 +75,7 @@ Examples:
 			&cli.StringFlag{Name: "journal", TakesFile: true,
 				Usage: "append every load and unload to the journal in `DIR` (DIR/HOSTNAME/), as a service, instead of a snapshot; no CMD"},
 			&cli.StringFlag{Name: "max-size", Value: "128M",
-				Usage: "keep the host's journal under `SIZE` bytes (K, M, G: KiB, MiB, GiB), dropping its oldest segments; 128M hold about 100,000 loads"},
+				Usage: "keep the host's journal under `SIZE` bytes (K, M: KiB, MiB; 4M to 128M), dropping its oldest segments; 128M hold about 100,000 loads"},
 			quietFlag(), verboseFlag("name every program that could not be read")},
 		Action: func(c *cli.Context) error {
 			status, err := runWatch(c)
@@ -162,12 +169,12 @@ func runWatch(c *cli.Context) (status int, err error) {
 	return status, nil
 }
 
-// runJournal is watch --journal: the flight recorder, until SIGINT or
-// SIGTERM.
+// runJournal is watch --journal: the flight recorder, until SIGINT,
+// SIGTERM, SIGHUP or SIGQUIT, each of which stops it the same way.
 func runJournal(c *cli.Context, argv []string) error {
 	switch {
 	case len(argv) > 0:
-		return cliutil.Usagef("watch --journal runs no CMD: it runs until SIGINT or SIGTERM")
+		return cliutil.Usagef("watch --journal runs no CMD: it runs until SIGINT, SIGTERM, SIGHUP or SIGQUIT")
 	case c.IsSet("output"), c.IsSet("force"):
 		return cliutil.Usagef("watch --journal writes no snapshot: -o and -f go without it")
 	}
@@ -194,20 +201,21 @@ func runJournal(c *cli.Context, argv []string) error {
 		return err
 	}
 	if !c.Bool("quiet") {
-		fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: journal %s: following BPF program loads (%d loaded) until SIGINT or SIGTERM\n", safetext.Quote(jw.Dir()), w.AtStart())
+		fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: journal %s: following BPF program loads (%d loaded) until SIGINT, SIGTERM, SIGHUP or SIGQUIT\n", safetext.Quote(jw.Dir()), w.AtStart())
 	}
 	select {
 	case <-sigs:
 	case <-w.Stopped():
 	}
 	st, jst, err := w.Stop()
+	if !c.Bool("quiet") {
+		// also after an error (ENOSPC): what was journaled until then
+		printWatchSummary(c.App.ErrWriter, jw.Dir(), st, c.Bool("verbose"))
+		fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: journal %s: %d loads, %d unloads and %d lost loads written; %d segments, %d bytes; %d segments (%d loads) dropped by --max-size since it began\n",
+			safetext.Quote(jw.Dir()), jst.Loads, jst.Unloads, jst.Lost, jst.Segments, jst.Bytes, jst.DroppedSegments, jst.DroppedLoads)
+	}
 	if err != nil {
 		return fmt.Errorf("watch: journal %s: %w", safetext.Quote(jw.Dir()), err)
-	}
-	if !c.Bool("quiet") {
-		printWatchSummary(c.App.ErrWriter, jw.Dir(), st, c.Bool("verbose"))
-		fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: journal %s: %d loads and %d unloads written; %d segments, %d bytes; %d segments (%d loads) dropped by --max-size since it began\n",
-			safetext.Quote(jw.Dir()), jst.Loads, jst.Unloads, jst.Segments, jst.Bytes, jst.DroppedSegments, jst.DroppedLoads)
 	}
 	return nil
 }
