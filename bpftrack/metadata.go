@@ -184,6 +184,7 @@ func WalkMetadata(r Records, each func(*MetadataRecord) error) (MetadataSummary,
 	if err := r.Err(); err != nil {
 		return w.sum, err
 	}
+	t.End()
 	w.sum.Forgotten = t.Forgotten()
 	t.matchAtEnd(w.queue[w.head:], w.atEnd)
 	return w.sum, w.emit(true)
@@ -229,8 +230,8 @@ func (w *metadataWalk) other(rec *perfdata.Record) error {
 	if u.Loaded != nil {
 		w.sum.Loads++
 	}
-	// only these unregister a function
-	if typ := rec.Header.Type; typ == perfdata.RecordKSymbol || typ == perfdata.RecordBPFEvent {
+	// only these unregister a function, or deliver its last samples
+	if typ := rec.Header.Type; typ == perfdata.RecordKSymbol || typ == perfdata.RecordBPFEvent || typ == perfdata.RecordFinishedRound {
 		return w.emit(false)
 	}
 	return nil
@@ -308,7 +309,7 @@ func (w *metadataWalk) charge() error {
 func (w *metadataWalk) emit(all bool) error {
 	for ; w.head < len(w.queue); w.head++ {
 		wr := w.queue[w.head]
-		if !all && (wr.own == nil || wr.own.registered) {
+		if !all && (wr.own == nil || wr.own.live()) {
 			break
 		}
 		if wr.own != nil {
