@@ -442,6 +442,28 @@ func TestSamplesOfMissing(t *testing.T) {
 	}
 }
 
+// TestSamplesOfMissingAtTail: in a recording whose programs perf
+// synthesized at its tail (perf record --tail-synthesize, implied by
+// --overwrite), a program's samples come before it; they are counted as
+// perf report counts them: those still waiting for their round when the
+// tail came (the last two rounds), not those delivered before.
+func TestSamplesOfMissingAtTail(t *testing.T) {
+	b := prog(11, 0xb0, 0xffff1000, 1, true) // not in the source
+	in := newStream()
+	in.SampleAt(b.Funcs[0].Addr, 100) // delivered before the tail: perf counts it nowhere
+	in.rec(perfdata.RecordFinishedRound, nil)
+	in.SampleAt(b.Funcs[0].Addr, 200)
+	in.rec(perfdata.RecordFinishedRound, nil)
+	in.SampleAt(b.Funcs[1].Addr+4, 300)
+	in.SampleAt(b.Funcs[0].Addr, 250)
+	in.rec(perfdata.RecordFinishedInit, nil)
+	in.synth(b)
+	_, sum := run(t, in.Bytes(), fakeSource{}, inject.Options{})
+	if len(sum.Programs) != 1 || sum.Programs[0].Samples != 3 || sum.Programs[0].Missing != inject.MissingWithSamples {
+		t.Errorf("programs %+v; want program 11 missing, with 3 samples", sum.Programs)
+	}
+}
+
 // TestUnlisted: a recording that loads more than MaxListed programs has
 // the ones past it counted, not listed, and every one is still injected:
 // the summary's memory does not follow the length of the recording.

@@ -151,6 +151,7 @@ type program struct {
 // entry is p's entry in the summary as it stands.
 func (p *program) entry() Program {
 	e := p.Program
+	e.Samples = p.samples()
 	e.Missing = p.missing()
 	return e
 }
@@ -257,7 +258,7 @@ func (p *program) missing() Missing {
 	switch {
 	case p.hasMetadata():
 		return NotMissing
-	case p.Samples > 0:
+	case p.samples() > 0:
 		return MissingWithSamples
 	case p.Unloaded && p.Outcome == NotFound:
 		return MissingTransient
@@ -287,9 +288,20 @@ func (p *program) setOutcome(o Outcome, err error, j *injector) {
 			j.progs.missing--
 		}
 	}
-	if p.hasMetadata() {
-		p.Samples = 0
+}
+
+// samples counts the samples in p's functions, as perf report counts them
+// (bpftrack's Func.Samples), if the output has no metadata for p; 0
+// otherwise.
+func (p *program) samples() int {
+	if p.hasMetadata() || p.tracked == nil {
+		return 0
 	}
+	n := 0
+	for _, f := range p.tracked.Funcs {
+		n += f.Samples
+	}
+	return n
 }
 
 // reasonOf is the text of err, an error about program id, without the
