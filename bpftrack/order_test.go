@@ -14,13 +14,24 @@ import (
 // FINISHED_ROUND after next or at the end, in every order perf writes
 // records.
 func TestSamplesInPerfOrder(t *testing.T) {
+	for _, c := range perfOrderCases() {
+		t.Run(c.name, func(t *testing.T) { testPerfOrder(t, c) })
+	}
+}
+
+// perfOrderCase is a recording and the samples perf report counts in each
+// function of it (by name).
+type perfOrderCase struct {
+	name  string
+	write func(s *testkit.Stream)
+	want  map[string]int
+}
+
+// perfOrderCases are the orders perf writes records in.
+func perfOrderCases() []perfOrderCase {
 	a, b := tag(0xa), tag(0xb)
 	f, g := name(a, "f"), name(b, "g")
-	cases := []struct {
-		name  string
-		write func(s *testkit.Stream)
-		want  map[string]int // samples by function name
-	}{{
+	return []perfOrderCase{{
 		// perf record --overwrite: backward ring buffers (newest first),
 		// the programs loaded synthesized at the tail, after the samples
 		name: "synthesized at the tail",
@@ -87,29 +98,29 @@ func TestSamplesInPerfOrder(t *testing.T) {
 		},
 		want: map[string]int{f: 1, g: 2},
 	}}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			s := testkit.NewStream(binary.LittleEndian)
-			c.write(s)
-			got := map[string]int{}
-			var funcs []*bpftrack.Func
-			tr := feed(t, s, bpftrack.Options{Samples: true}, func(_ *bpftrack.Tracker, _ *perfdata.Record, u bpftrack.Update) {
-				if u.Func != nil && !u.Func.Unregistered {
-					funcs = append(funcs, u.Func)
-				}
-			})
-			for _, fn := range funcs {
-				got[fn.Name] += fn.Samples
-			}
-			for nm, n := range c.want {
-				if got[nm] != n {
-					t.Errorf("%s: %d samples, want %d", nm, got[nm], n)
-				}
-			}
-			if tr.EarlyFlushes() != 0 {
-				t.Errorf("%d early flushes", tr.EarlyFlushes())
-			}
-		})
+}
+
+// testPerfOrder feeds c's recording to a tracker and checks its counts.
+func testPerfOrder(t *testing.T, c perfOrderCase) {
+	s := testkit.NewStream(binary.LittleEndian)
+	c.write(s)
+	got := map[string]int{}
+	var funcs []*bpftrack.Func
+	tr := feed(t, s, bpftrack.Options{Samples: true}, func(_ *bpftrack.Tracker, _ *perfdata.Record, u bpftrack.Update) {
+		if u.Func != nil && !u.Func.Unregistered {
+			funcs = append(funcs, u.Func)
+		}
+	})
+	for _, fn := range funcs {
+		got[fn.Name] += fn.Samples
+	}
+	for nm, n := range c.want {
+		if got[nm] != n {
+			t.Errorf("%s: %d samples, want %d", nm, got[nm], n)
+		}
+	}
+	if tr.EarlyFlushes() != 0 {
+		t.Errorf("%d early flushes", tr.EarlyFlushes())
 	}
 }
 
