@@ -47,8 +47,15 @@ program's: such a record matches by the tag. When it cannot be told
 KSYMBOLs do: perf 7.2 writes records for loads by other processes too), it
 says "ambiguous" and lists the candidates.
 
-Records are printed as soon as their samples are counted (their function is
-unregistered), in the recording's order; those at the end, at the end. Of the
+A function's samples are counted as perf report counts them: those perf's
+kernel maps hold in it when perf delivers them, in time order, the KSYMBOLs
+delivered before them having changed the maps; also in a recording whose
+programs perf wrote after their samples (perf record --overwrite, as perf
+daemon runs it, or --tail-synthesize), per CPU (--threads) or to a pipe.
+
+Records are printed as soon as their samples are counted (the KSYMBOL that
+unregisters their function is delivered, at the FINISHED_ROUND after next),
+in the recording's order; those at the end, at the end. Of the
 programs loaded during the recording and unloaded, show keeps the functions of
 the 65,536 gone last: a record of an older one finds no KSYMBOL, and a warning
 says how many were forgotten.
