@@ -78,6 +78,9 @@ type MetadataSummary struct {
 	// recording and gone that were forgotten (MaxHistory): a record at the
 	// end that finds no function may be one of theirs.
 	Forgotten int
+	// EarlyFlushes counts the times samples were counted before perf's
+	// order was known (Tracker.EarlyFlushes): the counts may be short.
+	EarlyFlushes int
 }
 
 // Program is the program the record belongs to, when that is known: it
@@ -186,6 +189,7 @@ func WalkMetadata(r Records, each func(*MetadataRecord) error) (MetadataSummary,
 	}
 	t.End()
 	w.sum.Forgotten = t.Forgotten()
+	w.sum.EarlyFlushes = t.EarlyFlushes()
 	t.matchAtEnd(w.queue[w.head:], w.atEnd)
 	return w.sum, w.emit(true)
 }

@@ -302,7 +302,9 @@ func (t *Tracker) End() {
 
 // EarlyFlushes counts the times the samples waiting for perf's order were
 // more than MaxQueuedSamples or the memory budget allowed, and the older
-// half was counted then (as perf report with a report.queue-size does):
-// the samples of a program whose KSYMBOL came later in the recording than
-// their half (perf record --overwrite's tail) are not counted in it.
+// half was counted then (as perf report with a report.queue-size does;
+// without one, perf report keeps them all): the samples of a program whose
+// KSYMBOL came later in the recording than their half (perf record
+// --overwrite's tail) are not counted in it, though perf report counts
+// them.
 func (t *Tracker) EarlyFlushes() int { return t.order.early }

@@ -6,7 +6,9 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
 )
 
 // Samples are counted in a function as perf report counts them: in time
@@ -149,5 +151,9 @@ func TestSamplesQueueBounded(t *testing.T) {
 	delivered := 1 + (n-1)/2
 	if got, want := p.Funcs[0].Samples, int(n+1-delivered); got != want || tr.EarlyFlushes() != 1 {
 		t.Errorf("%d samples, %d early flushes; want %d, 1", got, tr.EarlyFlushes(), want)
+	}
+	sum, err := bpftrack.WalkMetadata(rectest.Stream(t, s.Bytes(), reader.Options{}), func(*bpftrack.MetadataRecord) error { return nil })
+	if err != nil || sum.EarlyFlushes != 1 {
+		t.Errorf("WalkMetadata: %+v, %v; want 1 early flush", sum, err)
 	}
 }

@@ -173,6 +173,7 @@ func (j *injector) run() error {
 		return err
 	}
 	j.track.End()
+	j.sum.EarlyFlushes = j.track.EarlyFlushes()
 	if err := j.settleLoad(); err != nil {
 		return err
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
+	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
@@ -461,6 +462,27 @@ func TestSamplesOfMissingAtTail(t *testing.T) {
 	_, sum := run(t, in.Bytes(), fakeSource{}, inject.Options{})
 	if len(sum.Programs) != 1 || sum.Programs[0].Samples != 3 || sum.Programs[0].Missing != inject.MissingWithSamples {
 		t.Errorf("programs %+v; want program 11 missing, with 3 samples", sum.Programs)
+	}
+}
+
+// TestSamplesEarlyFlush: past bpftrack.MaxQueuedSamples waiting for their
+// round, the older half is counted early (in no program, the tail not yet
+// read), and the summary says so.
+func TestSamplesEarlyFlush(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a recording of MaxQueuedSamples samples")
+	}
+	b := prog(11, 0xb0, 0xffff1000, 1, true) // not in the source
+	in := newStream()
+	n := uint64(bpftrack.MaxQueuedSamples)
+	for ts := uint64(1); ts <= n+1; ts++ {
+		in.SampleAt(b.Funcs[0].Addr, ts)
+	}
+	in.rec(perfdata.RecordFinishedInit, nil)
+	in.synth(b)
+	_, sum := run(t, in.Bytes(), fakeSource{}, inject.Options{})
+	if want := int(n + 1 - (1 + (n-1)/2)); sum.EarlyFlushes != 1 || len(sum.Programs) != 1 || sum.Programs[0].Samples != want {
+		t.Errorf("%d early flushes, programs %+v; want 1, program 11 with %d samples", sum.EarlyFlushes, sum.Programs, want)
 	}
 }
 

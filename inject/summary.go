@@ -181,6 +181,10 @@ type Summary struct {
 	// record -k chose for the recording cannot be tied to the source's
 	// load times (bpfprog.ErrClockUnplaced), though they may be there.
 	ClockUnplaced bool
+	// EarlyFlushes counts the times the samples waiting for perf's order
+	// were too many (bpftrack's Tracker.EarlyFlushes): the programs'
+	// sample counts may be short.
+	EarlyFlushes int
 }
 
 // Tally counts programs by what became of them.

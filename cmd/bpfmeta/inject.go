@@ -159,6 +159,9 @@ func runInject(c *cli.Context) error {
 				fmt.Fprintf(notes(c), "bpfmeta: %s: %s\n", in.Name, safetext.Clean(line))
 			}
 		}
+		if sum.EarlyFlushes > 0 {
+			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s\n", in.Name, earlyFlushes(sum.EarlyFlushes))
+		}
 		if sum.ClockUnplaced {
 			// unlike the other reasons, nothing the user chose: say it
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
