@@ -211,6 +211,10 @@ type injector struct {
 	end   atEndRecords
 	tail  tailHold
 	span  timeSpan
+	// uncounted are the SAMPLEs passed without going to the tracker
+	// (counting() false) in this round and the one before, which perf had
+	// not delivered yet: a program loaded now may have samples among them.
+	uncounted [2]int
 
 	// mem is what the above takes of the process's memory budget
 	// (internal/budget), the tracker's aside.
@@ -392,7 +396,11 @@ func (j *injector) record(rec *perfdata.Record) error {
 		return writer.Blame(j.r, err)
 	}
 	if t == perfdata.RecordSample {
-		j.sample(rec.Header.Misc, j.events.Sample(rec.Raw), j.counting())
+		counting := j.counting()
+		j.sample(rec.Header.Misc, j.events.Sample(rec.Raw), counting)
+		if !counting {
+			j.uncounted[0]++
+		}
 		return nil
 	}
 	if j.span.on && t < perfdata.UserTypeStart {
@@ -401,7 +409,7 @@ func (j *injector) record(rec *perfdata.Record) error {
 		}
 	}
 	if t == perfdata.RecordFinishedRound {
-		j.track.Round()
+		j.round()
 	}
 	if recrun.Passes(t) {
 		// All that inject does with a record that can be in a run: what
@@ -482,8 +490,11 @@ func (j *injector) passRun() error {
 			if timed || counting {
 				j.sample(h.Misc, j.events.Sample(raw), counting)
 			}
+			if !counting {
+				j.uncounted[0]++
+			}
 		case h.Type == perfdata.RecordFinishedRound:
-			j.track.Round()
+			j.round()
 		case timed:
 			if ts, ok := j.events.Time(raw); ok {
 				j.time(ts)
@@ -517,6 +528,13 @@ func (j *injector) sample(misc uint16, f perfdata.SampleFields, counting bool) {
 	}
 }
 
+// round takes a FINISHED_ROUND: perf delivers the samples of the round
+// before.
+func (j *injector) round() {
+	j.track.Round()
+	j.uncounted = [2]int{0, j.uncounted[0]}
+}
+
 // counting tells whether samples go to the tracker: while a loaded
 // program has no metadata (the summary and --strict count its samples),
 // and until perf's synthesis of the programs it found loaded has come
@@ -525,9 +543,9 @@ func (j *injector) sample(misc uint16, f perfdata.SampleFields, counting bool) {
 // perf report counts in those programs. Otherwise a SAMPLE is not queued
 // (BenchmarkInjectWalk of a 12 MB recording of a program without
 // metadata: 27 CPU ns a record queued, 18 counted at once as before). A
-// program loaded during a recording misses the samples of its round read
-// before its BPF_EVENT, which perf report counts: the count may be short
-// by those.
+// program loaded during a recording while none lacked metadata misses the
+// samples of its round read before its BPF_EVENT, which perf report may
+// count in it: Program.SamplesShort says so.
 func (j *injector) counting() bool {
 	return j.progs.missing > 0 || !j.track.InitFinished()
 }

@@ -465,6 +465,32 @@ func TestSamplesOfMissingAtTail(t *testing.T) {
 	}
 }
 
+// TestSamplesShort: a program loaded while none lacked metadata, whose
+// round had SAMPLEs inject passed without counting them (perf had not
+// delivered them, and may count them in it), has a count that may be
+// short, and says so; one loaded after those rounds were delivered does
+// not.
+func TestSamplesShort(t *testing.T) {
+	a := prog(10, 0xa0, 0xffff0000, 0, true) // in the source
+	b := prog(11, 0xb0, 0xffff1000, 0, true) // not in the source
+	for _, delivered := range []bool{false, true} {
+		in := newStream()
+		in.synth(a)
+		in.rec(perfdata.RecordFinishedInit, nil)
+		in.SampleAt(b.Funcs[0].Addr+4, 123456790) // after b's load, read before it
+		if delivered {
+			in.rec(perfdata.RecordFinishedRound, nil)
+			in.rec(perfdata.RecordFinishedRound, nil)
+		}
+		in.ksym(b.Funcs[0].Addr, b.Funcs[0].PerfName, false, true)
+		in.bpfEvent(perfdata.BPFEventProgLoad, b.ID, b.Tag, true)
+		_, sum := run(t, in.Bytes(), fakeSource{10: a}, inject.Options{})
+		if len(sum.Programs) != 2 || sum.Programs[1].SamplesShort == delivered {
+			t.Errorf("rounds delivered %v: programs %+v; want program 11 SamplesShort %v", delivered, sum.Programs, !delivered)
+		}
+	}
+}
+
 // TestSamplesEarlyFlush: past bpftrack.MaxQueuedSamples waiting for their
 // round, the older half is counted early (in no program, the tail not yet
 // read), and the summary says so.

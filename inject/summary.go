@@ -87,6 +87,11 @@ type Program struct {
 	// for the programs whose metadata is not in the output (Outcome not
 	// Injected or AlreadyPresent); 0 for the others.
 	Samples int
+	// SamplesShort: Samples may be short of perf report's count. No
+	// program lacked metadata when it loaded, and inject had passed
+	// SAMPLEs that perf had not delivered yet (its round and the one
+	// before) without counting them: perf may count some in it.
+	SamplesShort bool
 }
 
 // Why says why the program has its outcome, in words that do not name the
@@ -152,6 +157,7 @@ type program struct {
 func (p *program) entry() Program {
 	e := p.Program
 	e.Samples = p.samples()
+	e.SamplesShort = p.SamplesShort && !p.hasMetadata()
 	e.Missing = p.missing()
 	return e
 }

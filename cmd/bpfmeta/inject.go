@@ -373,7 +373,11 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 		if p.Name != "" {
 			what += ", " + safetext.Quote(p.Name)
 		}
-		what += ", " + plural(p.Samples, "sample") + ")"
+		what += ", " + plural(p.Samples, "sample")
+		if p.SamplesShort {
+			what += " or more: those read before its load in its round were not counted"
+		}
+		what += ")"
 		fmt.Fprintf(w, "bpfmeta:   %s: %s\n", safetext.Clean(what), safetext.Clean(r.why(p)))
 	}
 	switch {
