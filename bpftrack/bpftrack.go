@@ -84,7 +84,9 @@ type Recording interface {
 
 // Options say what a Tracker keeps.
 type Options struct {
-	// Samples counts the SAMPLE records whose ip is in each function.
+	// Samples counts the SAMPLE records whose ip is in each function, as
+	// perf report counts them (see sampleOrder): once the recording is
+	// fed, End delivers those still waiting.
 	Samples bool
 	// History keeps the functions of the programs loaded during the
 	// recording (FuncsNamed, RecordFuncs), also once they are gone: the
@@ -100,8 +102,9 @@ type Func struct {
 	// Program is the program it belongs to; nil for trampolines,
 	// dispatchers and symbols whose BPF_EVENT was not seen.
 	Program *Program
-	// Samples counts the SAMPLE records in it while it was registered
-	// (Options.Samples).
+	// Samples counts the SAMPLE records perf report counts in it
+	// (Options.Samples): in its address range while perf's kernel maps
+	// held it, in perf's order (sampleOrder).
 	Samples int
 	// Offset is the offset of its KSYMBOL record, in file Part of a
 	// directory recording (perfdata.Record.Part).
@@ -112,9 +115,15 @@ type Func struct {
 	// registered: it is in the tracker's index of registered functions
 	// (no unregistering KSYMBOL, no other function at its address since).
 	registered bool
-	// retired: its program is gone and it is no longer registered
+	// retired: its program is gone and it is no longer live
 	// (History keeps it, or counts it, among the gone).
 	retired bool
+	// viewed: perf's kernel maps hold it (sampleOrder); queued counts
+	// its KSYMBOLs waiting to be delivered there; same are the other
+	// functions of its name, address and length its samples count in.
+	viewed bool
+	queued int
+	same   []*Func
 }
 
 // Contains reports whether addr is in the function.
@@ -156,8 +165,7 @@ type Update struct {
 	// replaced: loaded and never seen unloading. The tracker keeps it no
 	// longer.
 	Replaced *Program
-	// Func is the function a KSYMBOL registered or unregistered, or the one
-	// a SAMPLE was counted in (Options.Samples).
+	// Func is the function a KSYMBOL registered or unregistered.
 	Func *Func
 }
 
@@ -243,6 +251,8 @@ type Tracker struct {
 	// the program the kernel loaded whose BPF_EVENT came last, which the
 	// KSYMBOLs that follow are functions of.
 	open map[int]*Program
+	// order counts samples in perf's order (Options.Samples).
+	order sampleOrder
 }
 
 // What a Tracker keeps, in bytes, beside the names (for the memory
@@ -271,13 +281,16 @@ func (t *Tracker) charge(registered, programs int) error {
 
 // Close gives back the memory budget the tracker holds. It may be used no
 // more.
-func (t *Tracker) Close() { t.mem.Close() }
+func (t *Tracker) Close() {
+	t.mem.Close()
+	t.order.mem.Close()
+}
 
 // New returns a tracker of recording r.
 func New(r Recording, opts Options) *Tracker {
 	return &Tracker{rec: r, opts: opts, pending: map[int][]*Func{}, loaded: map[uint32]*Program{},
 		history: map[string][]*Func{}, called: map[string][]*Func{}, goneKept: map[string]int{}, extra: map[string]goneTally{}, open: map[int]*Program{},
-		mem: budget.Meter{What: "BPF functions and programs"}}
+		mem: budget.Meter{What: "BPF functions and programs"}, order: sampleOrder{mem: budget.Meter{What: "samples waiting for perf's order"}}}
 }
 
 // Feed takes the next record of the recording.
@@ -300,7 +313,13 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 		clear(t.pending)
 		clear(t.open)
 	case perfdata.RecordSample:
-		return t.feedSample(rec)
+		if t.opts.Samples {
+			t.sample(rec.Header.Misc, t.rec.Events().Sample(rec.Raw))
+		}
+	case perfdata.RecordFinishedRound:
+		if t.opts.Samples {
+			t.round()
+		}
 	case perfdata.RecordKSymbol:
 		return t.feedKSymbol(rec, stream)
 	case perfdata.RecordBPFEvent:
@@ -309,20 +328,20 @@ func (t *Tracker) FeedStream(rec *perfdata.Record, stream int) (Update, error) {
 	return Update{}, nil
 }
 
-// feedSample counts a SAMPLE in the function its ip is in.
-func (t *Tracker) feedSample(rec *perfdata.Record) (Update, error) {
-	if !t.opts.Samples {
-		return Update{}, nil
+// Sample takes a SAMPLE record's fields (Events.Sample's) and its
+// header's misc, as Feed does (Options.Samples): for a caller that decoded
+// them already.
+func (t *Tracker) Sample(misc uint16, f perfdata.SampleFields) {
+	if t.opts.Samples {
+		t.sample(misc, f)
 	}
-	sf := t.rec.Events().Sample(rec.Raw)
-	if !sf.HasIP {
-		return Update{}, nil
+}
+
+// Round takes a FINISHED_ROUND record, as Feed does.
+func (t *Tracker) Round() {
+	if t.opts.Samples {
+		t.round()
 	}
-	if f := t.FuncAt(sf.IP); f != nil {
-		f.Samples++
-		return Update{Func: f}, nil
-	}
-	return Update{}, nil
 }
 
 // feedKSymbol registers or unregisters a BPF function: of the program
@@ -339,6 +358,9 @@ func (t *Tracker) feedKSymbol(rec *perfdata.Record, stream int) (Update, error) 
 	}
 	if k.Unregister() {
 		delete(t.open, stream)
+		if t.opts.Samples {
+			t.viewKSymbol(rec, nil, k.Addr)
+		}
 		f := t.unregister(k)
 		t.charge(0, 0) // what moves to the history was counted: no more
 		return Update{Func: f}, nil
@@ -358,6 +380,9 @@ func (t *Tracker) feedKSymbol(rec *perfdata.Record, stream int) (Update, error) 
 	}
 	if err := t.register(f); err != nil {
 		return Update{}, fmt.Errorf("KSYMBOL at %#x: %w", rec.Offset, err)
+	}
+	if t.opts.Samples {
+		t.viewKSymbol(rec, f, f.Addr)
 	}
 	if p != nil && !isTrampoline(k.Name) {
 		p.Funcs = slices.Insert(p.Funcs, 0, f) // the main function comes last
@@ -550,6 +575,12 @@ func (t *Tracker) backward() bool {
 	}
 	return false
 }
+
+// InitFinished reports whether a FINISHED_INIT has come: perf wrote what it
+// synthesized of the programs it found loaded (write_finished_init() after
+// record__synthesize()), at the start of a recording, or at its end with
+// perf record --tail-synthesize or --overwrite.
+func (t *Tracker) InitFinished() bool { return t.finishedInit }
 
 // synthesized tells a BPF_EVENT perf synthesized for a program it found
 // loaded from one the kernel emitted for a program loaded while recording.

@@ -34,6 +34,7 @@ func feed(t testing.TB, s *testkit.Stream, opts bpftrack.Options, each func(*bpf
 	if err := r.Err(); err != nil {
 		t.Fatal(err)
 	}
+	tr.End()
 	return tr
 }
 

@@ -60,13 +60,13 @@ func deleteFunc(m map[string][]*Func, key string, f *Func) {
 }
 
 // retire settles a function that may be gone for good: its program gone
-// and it no longer registered, so that no sample can be its any more.
+// and it no longer live, so that no sample can be its any more.
 // History keeps the first MaxRecordFuncs of a name and counts the others
 // (a record at the end names them all the same); of those it keeps, the
 // oldest go past MaxHistory or MaxNameBytes.
 func (t *Tracker) retire(f *Func) {
 	p := f.Program
-	if !t.opts.History || f.retired || f.registered || p == nil || !p.gone || p.Synthesized {
+	if !t.opts.History || f.retired || f.live() || p == nil || !p.gone || p.Synthesized {
 		return
 	}
 	f.retired = true

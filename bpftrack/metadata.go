@@ -77,6 +77,9 @@ type MetadataSummary struct {
 	// recording and gone that were forgotten (MaxHistory): a record at the
 	// end that finds no function may be one of theirs.
 	Forgotten int
+	// EarlyFlushes counts the times samples were counted before perf's
+	// order was known (Tracker.EarlyFlushes): the counts may be short.
+	EarlyFlushes int
 }
 
 // Program is the program the record belongs to, when that is known: it
@@ -194,7 +197,9 @@ func WalkMetadata(r Records, each func(*MetadataRecord) error) (MetadataSummary,
 	if err := r.Err(); err != nil {
 		return w.sum, err
 	}
+	t.End()
 	w.sum.Forgotten = t.Forgotten()
+	w.sum.EarlyFlushes = t.EarlyFlushes()
 	t.matchAtEnd(w.queue[w.head:], w.atEnd)
 	return w.sum, w.emit(true)
 }
@@ -239,8 +244,8 @@ func (w *metadataWalk) other(rec *perfdata.Record) error {
 	if u.Loaded != nil {
 		w.sum.Loads++
 	}
-	// only these unregister a function
-	if typ := rec.Header.Type; typ == perfdata.RecordKSymbol || typ == perfdata.RecordBPFEvent {
+	// only these unregister a function, or deliver its last samples
+	if typ := rec.Header.Type; typ == perfdata.RecordKSymbol || typ == perfdata.RecordBPFEvent || typ == perfdata.RecordFinishedRound {
 		return w.emit(false)
 	}
 	return nil
@@ -318,7 +323,7 @@ func (w *metadataWalk) charge() error {
 func (w *metadataWalk) emit(all bool) error {
 	for ; w.head < len(w.queue); w.head++ {
 		wr := w.queue[w.head]
-		if !all && (wr.own == nil || wr.own.registered) {
+		if !all && (wr.own == nil || wr.own.live()) {
 			break
 		}
 		if wr.own != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
+	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
@@ -439,6 +440,75 @@ func TestSamplesOfMissing(t *testing.T) {
 	}
 	if p := sum.Programs[1]; !p.Unloaded {
 		t.Errorf("program 11: unload not seen")
+	}
+}
+
+// TestSamplesOfMissingAtTail: in a recording whose programs perf
+// synthesized at its tail (perf record --tail-synthesize, implied by
+// --overwrite), a program's samples come before it; they are counted as
+// perf report counts them: those still waiting for their round when the
+// tail came (the last two rounds), not those delivered before.
+func TestSamplesOfMissingAtTail(t *testing.T) {
+	b := prog(11, 0xb0, 0xffff1000, 1, true) // not in the source
+	in := newStream()
+	in.SampleAt(b.Funcs[0].Addr, 100) // delivered before the tail: perf counts it nowhere
+	in.rec(perfdata.RecordFinishedRound, nil)
+	in.SampleAt(b.Funcs[0].Addr, 200)
+	in.rec(perfdata.RecordFinishedRound, nil)
+	in.SampleAt(b.Funcs[1].Addr+4, 300)
+	in.SampleAt(b.Funcs[0].Addr, 250)
+	in.rec(perfdata.RecordFinishedInit, nil)
+	in.synth(b)
+	_, sum := run(t, in.Bytes(), fakeSource{}, inject.Options{})
+	if len(sum.Programs) != 1 || sum.Programs[0].Samples != 3 || sum.Programs[0].Missing != inject.MissingWithSamples {
+		t.Errorf("programs %+v; want program 11 missing, with 3 samples", sum.Programs)
+	}
+}
+
+// TestSamplesShort: a program loaded while none lacked metadata, whose
+// round had SAMPLEs inject passed without counting them (perf had not
+// delivered them, and may count them in it), has a count that may be
+// short, and says so; one loaded after those rounds were delivered does
+// not.
+func TestSamplesShort(t *testing.T) {
+	a := prog(10, 0xa0, 0xffff0000, 0, true) // in the source
+	b := prog(11, 0xb0, 0xffff1000, 0, true) // not in the source
+	for _, delivered := range []bool{false, true} {
+		in := newStream()
+		in.synth(a)
+		in.rec(perfdata.RecordFinishedInit, nil)
+		in.SampleAt(b.Funcs[0].Addr+4, 123456790) // after b's load, read before it
+		if delivered {
+			in.rec(perfdata.RecordFinishedRound, nil)
+			in.rec(perfdata.RecordFinishedRound, nil)
+		}
+		in.ksym(b.Funcs[0].Addr, b.Funcs[0].PerfName, false, true)
+		in.bpfEvent(perfdata.BPFEventProgLoad, b.ID, b.Tag, true)
+		_, sum := run(t, in.Bytes(), fakeSource{10: a}, inject.Options{})
+		if len(sum.Programs) != 2 || sum.Programs[1].SamplesShort == delivered {
+			t.Errorf("rounds delivered %v: programs %+v; want program 11 SamplesShort %v", delivered, sum.Programs, !delivered)
+		}
+	}
+}
+
+// TestSamplesEarlyFlush: past bpftrack.MaxQueuedSamples waiting for their
+// round, the older half is counted early (in no program, the tail not yet
+// read), and the summary says so.
+func TestSamplesEarlyFlush(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a recording of MaxQueuedSamples samples")
+	}
+	b := prog(11, 0xb0, 0xffff1000, 1, true) // not in the source
+	in := newStream()
+	n := uint64(bpftrack.MaxQueuedSamples)
+	for ts := uint64(1); ts <= n+1; ts++ {
+		in.SampleAt(b.Funcs[0].Addr, ts)
+	}
+	in.rec(perfdata.RecordFinishedInit, nil)
+	in.synth(b)
+	_, sum := run(t, in.Bytes(), fakeSource{}, inject.Options{})
+	if want := int(n + 1 - (1 + (n-1)/2)); sum.EarlyFlushes != 1 || len(sum.Programs) != 1 || sum.Programs[0].Samples != want {
+		t.Errorf("%d early flushes, programs %+v; want 1, program 11 with %d samples", sum.EarlyFlushes, sum.Programs, want)
 	}
 }
 

@@ -42,6 +42,7 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	}
 	recs, outcome, err := j.records(tp, p)
 	p.setOutcome(outcome, err, j)
+	p.SamplesShort = !p.hasMetadata() && j.uncounted != [2]int{}
 	if matches(outcome) {
 		j.progs.matched = true
 	}

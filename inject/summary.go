@@ -87,6 +87,11 @@ type Program struct {
 	// for the programs whose metadata is not in the output (Outcome not
 	// Injected or AlreadyPresent); 0 for the others.
 	Samples int
+	// SamplesShort: Samples may be short of perf report's count. No
+	// program lacked metadata when it loaded, and inject had passed
+	// SAMPLEs that perf had not delivered yet (its round and the one
+	// before) without counting them: perf may count some in it.
+	SamplesShort bool
 }
 
 // Why says why the program has its outcome, in words that do not name the
@@ -151,6 +156,8 @@ type program struct {
 // entry is p's entry in the summary as it stands.
 func (p *program) entry() Program {
 	e := p.Program
+	e.Samples = p.samples()
+	e.SamplesShort = p.SamplesShort && !p.hasMetadata()
 	e.Missing = p.missing()
 	return e
 }
@@ -183,6 +190,10 @@ type Summary struct {
 	// UnrecordedLimited: the source could not list them within a bound of
 	// bpfmeta's (bpfprog.ErrLimit: a journal too large to index).
 	UnrecordedLimited bool
+	// EarlyFlushes counts the times the samples waiting for perf's order
+	// were too many (bpftrack's Tracker.EarlyFlushes): the programs'
+	// sample counts may be short.
+	EarlyFlushes int
 }
 
 // Unmet says, for each of names that no program of s got metadata for
@@ -294,7 +305,7 @@ func (p *program) missing() Missing {
 	switch {
 	case p.hasMetadata():
 		return NotMissing
-	case p.Samples > 0:
+	case p.samples() > 0:
 		return MissingWithSamples
 	case p.Unloaded && p.Outcome == NotFound:
 		return MissingTransient
@@ -324,9 +335,20 @@ func (p *program) setOutcome(o Outcome, err error, j *injector) {
 			j.progs.missing--
 		}
 	}
-	if p.hasMetadata() {
-		p.Samples = 0
+}
+
+// samples counts the samples in p's functions, as perf report counts them
+// (bpftrack's Func.Samples), if the output has no metadata for p; 0
+// otherwise.
+func (p *program) samples() int {
+	if p.hasMetadata() || p.tracked == nil {
+		return 0
 	}
+	n := 0
+	for _, f := range p.tracked.Funcs {
+		n += f.Samples
+	}
+	return n
 }
 
 // reasonOf is the text of err, an error about program id, without the

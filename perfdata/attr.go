@@ -441,6 +441,23 @@ func (e *Events) Time(raw []byte) (uint64, bool) {
 	return e.uint64At(raw, len(raw)-tt), true
 }
 
+// TrailerTime is the time of a record other than a SAMPLE as perf reads it
+// to order the record (perf_evlist__parse_sample_timestamp() through
+// perf_evsel__parse_id_sample()): from its sample_id counted from the
+// record's end, whatever its type, even where the kernel left bytes after
+// the sample_id (see TimeAfter). 0 and false without sample_id_all or a
+// time.
+func (e *Events) TrailerTime(raw []byte) (uint64, bool) {
+	if len(e.attrs) == 0 {
+		return 0, false
+	}
+	tt := e.layouts[0].trailerTime
+	if tt < 8 || len(raw)-tt < EventHeaderSize {
+		return 0, false
+	}
+	return e.uint64At(raw, len(raw)-tt), true
+}
+
 // TimeAfter is the time in the sample_id of a KSYMBOL or BPF_EVENT record
 // raw whose fields are fields bytes (perfdata.BPFEventFieldsSize): its
 // sample_id follows them, and the kernel may leave bytes after it (see

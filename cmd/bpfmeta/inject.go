@@ -161,6 +161,9 @@ func runInject(c *cli.Context) error {
 				fmt.Fprintf(notes(c), "bpfmeta: %s: %s\n", in.Name, safetext.Clean(line))
 			}
 		}
+		if sum.EarlyFlushes > 0 {
+			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s\n", in.Name, earlyFlushes(sum.EarlyFlushes))
+		}
 		if sum.ClockUnplaced || sum.UnrecordedLimited {
 			// unlike the other reasons, nothing the user chose: say it
 			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
@@ -429,7 +432,11 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 		if p.Name != "" {
 			what += ", " + safetext.Quote(p.Name)
 		}
-		what += ", " + plural(p.Samples, "sample") + ")"
+		what += ", " + plural(p.Samples, "sample")
+		if p.SamplesShort {
+			what += " or more: those read before its load in its round were not counted"
+		}
+		what += ")"
 		fmt.Fprintf(w, "bpfmeta:   %s: %s\n", safetext.Clean(what), safetext.Clean(r.why(p)))
 	}
 	switch {

@@ -47,8 +47,15 @@ program's: such a record matches by the tag. When it cannot be told
 KSYMBOLs do: perf 7.2 writes records for loads by other processes too), it
 says "ambiguous" and lists the candidates.
 
-Records are printed as soon as their samples are counted (their function is
-unregistered), in the recording's order; those at the end, at the end. Of the
+A function's samples are counted as perf report counts them: those perf's
+kernel maps hold in it when perf delivers them, in time order, the KSYMBOLs
+delivered before them having changed the maps; also in a recording whose
+programs perf wrote after their samples (perf record --overwrite, as perf
+daemon runs it, or --tail-synthesize), per CPU (--threads) or to a pipe.
+
+Records are printed as soon as their samples are counted (the KSYMBOL that
+unregisters their function is delivered, at the FINISHED_ROUND after next),
+in the recording's order; those at the end, at the end. Of the
 programs loaded during the recording and unloaded, show keeps the functions of
 the 65,536 gone last: a record of an older one finds no KSYMBOL, and a warning
 says how many were forgotten.
@@ -141,6 +148,9 @@ func runShow(c *cli.Context) error {
 	}
 	if err == nil && sum.Forgotten > 0 && !c.Bool("quiet") {
 		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s of programs loaded during the recording and gone were forgotten (bpfmeta keeps the last %d): a record that finds no KSYMBOL may be one of theirs\n", in.Name, plural(sum.Forgotten, "function"), bpftrack.MaxHistory)
+	}
+	if err == nil && sum.EarlyFlushes > 0 && !c.Bool("quiet") {
+		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s\n", in.Name, earlyFlushes(sum.EarlyFlushes))
 	}
 	if err == nil && verbose(c) {
 		printSummary(notes(c), in, start)
@@ -371,4 +381,10 @@ func noMetadataHint(name string, loads int) string {
 	// Not "inject adds their metadata" alone: of inject's own output
 	// (no loaded program has bpf_metadata_* variables) that is a loop.
 	return fmt.Sprintf("it has %s: bpfmeta inject adds the metadata of those that have bpf_metadata_* variables (bpfmeta inject -i %s -o OUT); if inject wrote this file, none of them has any (make demo, in bpfmeta's clone, loads a program that has)", plural(loads, "BPF program"), name)
+}
+
+// earlyFlushes says that samples were counted before perf's order was known
+// n times (bpftrack's Tracker.EarlyFlushes).
+func earlyFlushes(n int) string {
+	return fmt.Sprintf("more than %d samples (or the memory budget's share) waited for perf's order, and the older half was counted early %s: the sample counts of programs perf wrote after them may be short of perf report's", bpftrack.MaxQueuedSamples, plural(n, "time"))
 }

@@ -80,21 +80,16 @@ func (s *Stream) Trailer(kernel bool) []byte {
 
 // KSymbol writes a BPF KSYMBOL.
 func (s *Stream) KSymbol(addr uint64, length uint32, name string, unregister, kernel bool) {
-	s.ksymbol(addr, length, name, unregister, s.Trailer(kernel))
-}
-
-// KSymbolAt writes a BPF KSYMBOL the kernel wrote at time ts (perf's
-// clock, ns), or perf synthesized (ts 0: no time).
-func (s *Stream) KSymbolAt(addr uint64, length uint32, name string, unregister bool, ts uint64) {
-	id := make([]byte, StreamIDHeaderSize)
-	if ts != 0 {
-		s.Order.PutUint32(id, 4242)
-		s.Order.PutUint64(id[8:], ts)
+	var t uint64
+	if kernel {
+		t = 123456789
 	}
-	s.ksymbol(addr, length, name, unregister, id)
+	s.KSymbolAt(addr, length, name, unregister, t)
 }
 
-func (s *Stream) ksymbol(addr uint64, length uint32, name string, unregister bool, id []byte) {
+// KSymbolAt writes a BPF KSYMBOL the kernel wrote at time t (perf's clock,
+// ns), or, t 0, one perf synthesized.
+func (s *Stream) KSymbolAt(addr uint64, length uint32, name string, unregister bool, t uint64) {
 	b := make([]byte, 16)
 	s.Order.PutUint64(b, addr)
 	s.Order.PutUint32(b[8:], length)
@@ -104,7 +99,9 @@ func (s *Stream) ksymbol(addr uint64, length uint32, name string, unregister boo
 	}
 	n := make([]byte, (len(name)+8)&^7)
 	copy(n, name)
-	s.Record(perfdata.RecordKSymbol, append(append(b, n...), id...))
+	tr := s.Trailer(t != 0)
+	s.Order.PutUint64(tr[8:], t)
+	s.Record(perfdata.RecordKSymbol, append(append(b, n...), tr...))
 }
 
 // BPFEvent writes a BPF_EVENT.

@@ -1,0 +1,159 @@
+package bpftrack_test
+
+import (
+	"encoding/binary"
+	"testing"
+
+	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/internal/testkit"
+	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
+	"github.com/bpfmeta/bpfmeta/perfdata"
+	"github.com/bpfmeta/bpfmeta/reader"
+)
+
+// Samples are counted in a function as perf report counts them: in time
+// order, perf's synthesized records (time 0) at once, the others at the
+// FINISHED_ROUND after next or at the end, in every order perf writes
+// records.
+func TestSamplesInPerfOrder(t *testing.T) {
+	for _, c := range perfOrderCases() {
+		t.Run(c.name, func(t *testing.T) { testPerfOrder(t, c) })
+	}
+}
+
+// perfOrderCase is a recording and the samples perf report counts in each
+// function of it (by name).
+type perfOrderCase struct {
+	name  string
+	write func(s *testkit.Stream)
+	want  map[string]int
+}
+
+// perfOrderCases are the orders perf writes records in.
+func perfOrderCases() []perfOrderCase {
+	a, b := tag(0xa), tag(0xb)
+	f, g := name(a, "f"), name(b, "g")
+	return []perfOrderCase{{
+		// perf record --overwrite: backward ring buffers (newest first),
+		// the programs loaded synthesized at the tail, after the samples
+		name: "synthesized at the tail",
+		write: func(s *testkit.Stream) {
+			for _, ts := range []uint64{300, 200, 100} {
+				s.SampleAt(0x1004, ts)
+			}
+			s.Record(perfdata.RecordFinishedRound, nil)
+			s.Record(perfdata.RecordFinishedInit, nil)
+			s.KSymbol(0x1000, 0x40, f, false, false)
+			s.BPFEvent(perfdata.BPFEventProgLoad, 3, a, false)
+		},
+		want: map[string]int{f: 3},
+	}, {
+		// a CPU's buffer read before the one with the load
+		name: "registered later in the recording, earlier in time",
+		write: func(s *testkit.Stream) {
+			s.SampleAt(0x1004, 200)
+			s.KSymbolAt(0x1000, 0x40, f, false, 100)
+			s.BPFEvent(perfdata.BPFEventProgLoad, 3, a, true)
+			s.SampleAt(0x1004, 50)
+		},
+		want: map[string]int{f: 1},
+	}, {
+		name: "unregistered earlier in the recording, later in time",
+		write: func(s *testkit.Stream) {
+			s.KSymbol(0x1000, 0x40, f, false, false)
+			s.BPFEvent(perfdata.BPFEventProgLoad, 3, a, false)
+			s.Record(perfdata.RecordFinishedInit, nil)
+			s.KSymbolAt(0x1000, 0x40, f, true, 300)
+			s.SampleAt(0x1004, 250)
+			s.SampleAt(0x1004, 350)
+		},
+		want: map[string]int{f: 1},
+	}, {
+		// perf record --tail-synthesize: the rounds perf delivered before
+		// the tail are in no program (perf report: an unknown symbol)
+		name: "rounds delivered before a tail synthesis",
+		write: func(s *testkit.Stream) {
+			s.SampleAt(0x1004, 100)
+			s.Record(perfdata.RecordFinishedRound, nil)
+			s.SampleAt(0x1004, 200)
+			s.Record(perfdata.RecordFinishedRound, nil) // delivers 100
+			s.SampleAt(0x1004, 300)
+			s.Record(perfdata.RecordFinishedInit, nil)
+			s.KSymbol(0x1000, 0x40, f, false, false)
+			s.BPFEvent(perfdata.BPFEventProgLoad, 3, a, false)
+		},
+		want: map[string]int{f: 2},
+	}, {
+		// one address, two loads, the samples of both read after both
+		name: "an address loaded again",
+		write: func(s *testkit.Stream) {
+			s.KSymbolAt(0x1000, 0x40, f, false, 100)
+			s.BPFEvent(perfdata.BPFEventProgLoad, 3, a, true)
+			s.KSymbolAt(0x1000, 0x40, f, true, 200)
+			s.BPFEvent(perfdata.BPFEventProgUnload, 3, a, true)
+			s.KSymbolAt(0x1000, 0x40, g, false, 300)
+			s.BPFEvent(perfdata.BPFEventProgLoad, 4, b, true)
+			s.SampleAt(0x1004, 150)
+			s.SampleAt(0x1004, 350)
+			s.SampleAt(0x1004, 250)
+			s.SampleAt(0x1004, 360)
+		},
+		want: map[string]int{f: 1, g: 2},
+	}}
+}
+
+// testPerfOrder feeds c's recording to a tracker and checks its counts.
+func testPerfOrder(t *testing.T, c perfOrderCase) {
+	s := testkit.NewStream(binary.LittleEndian)
+	c.write(s)
+	got := map[string]int{}
+	var funcs []*bpftrack.Func
+	tr := feed(t, s, bpftrack.Options{Samples: true}, func(_ *bpftrack.Tracker, _ *perfdata.Record, u bpftrack.Update) {
+		if u.Func != nil && !u.Func.Unregistered {
+			funcs = append(funcs, u.Func)
+		}
+	})
+	for _, fn := range funcs {
+		got[fn.Name] += fn.Samples
+	}
+	for nm, n := range c.want {
+		if got[nm] != n {
+			t.Errorf("%s: %d samples, want %d", nm, got[nm], n)
+		}
+	}
+	if tr.EarlyFlushes() != 0 {
+		t.Errorf("%d early flushes", tr.EarlyFlushes())
+	}
+}
+
+// Past MaxQueuedSamples waiting, the older half is delivered, as perf
+// report does past its queue size: a program synthesized after them gets
+// only the newer half, and EarlyFlushes says so.
+func TestSamplesQueueBounded(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a recording of MaxQueuedSamples samples")
+	}
+	a := tag(0xa)
+	s := testkit.NewStream(binary.LittleEndian)
+	n := uint64(bpftrack.MaxQueuedSamples)
+	for ts := uint64(1); ts <= n+1; ts++ {
+		s.SampleAt(0x1004, ts)
+	}
+	s.Record(perfdata.RecordFinishedInit, nil)
+	s.KSymbol(0x1000, 0x40, name(a, "f"), false, false)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 3, a, false)
+	tr := feed(t, s, bpftrack.Options{Samples: true}, nil)
+	p := tr.Loaded(3)
+	if p == nil || len(p.Funcs) != 1 {
+		t.Fatalf("program 3: %+v", p)
+	}
+	// the half: up to the first time and half the span to the last
+	delivered := 1 + (n-1)/2
+	if got, want := p.Funcs[0].Samples, int(n+1-delivered); got != want || tr.EarlyFlushes() != 1 {
+		t.Errorf("%d samples, %d early flushes; want %d, 1", got, tr.EarlyFlushes(), want)
+	}
+	sum, err := bpftrack.WalkMetadata(rectest.Stream(t, s.Bytes(), reader.Options{}), func(*bpftrack.MetadataRecord) error { return nil })
+	if err != nil || sum.EarlyFlushes != 1 {
+		t.Errorf("WalkMetadata: %+v, %v; want 1 early flush", sum, err)
+	}
+}
