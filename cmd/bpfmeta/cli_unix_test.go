@@ -410,9 +410,11 @@ func TestCLIDamagedInput(t *testing.T) {
 	}
 }
 
-// TestCLIExistingOutput: an existing output is refused without -f (exit 1,
-// the file untouched) and replaced with -f, by a complete file (and no
-// temporary file is left next to it).
+// TestCLIExistingOutput: for every command that writes a file (package
+// outfile's one rule), an existing output of the caller's is refused with
+// --no-clobber (exit 1, the file untouched), replaced without -f and kept
+// as FILE.old, and replaced with -f, by a complete file (and no temporary
+// file is left next to it).
 func TestCLIExistingOutput(t *testing.T) {
 	snap := emptySnapshot(t)
 	type outCase struct {
@@ -432,12 +434,19 @@ func TestCLIExistingOutput(t *testing.T) {
 			dir := t.TempDir()
 			out := copyFile(t, emptySnapshot(t), dir) // any file: "snapshot.json"
 			before := stateOf(t, out)
-			r := bpfmeta(t, nil, with(c.args, "-o", out)...)
+			r := bpfmeta(t, nil, with(c.args, "--no-clobber", "-o", out)...)
 			if r.code != exitFailure {
-				t.Errorf("without -f: %v, want exit 1", r)
+				t.Errorf("--no-clobber: %v, want exit 1", r)
 			}
-			oneLine(t, "existing output", r, out, "-f")
-			before.check(t, out, "without -f")
+			oneLine(t, "existing output", r, out, "--no-clobber", "-f")
+			before.check(t, out, "--no-clobber")
+
+			// without -f: replaced, the old one kept as FILE.old (perf
+			// record's perf.data.old), which -f then leaves alone
+			if r := bpfmeta(t, nil, with(c.args, "-o", out)...); r.code != exitOK {
+				t.Fatalf("without -f: %v, want exit 0", r)
+			}
+			before.check(t, out+".old", "without -f, the file replaced")
 
 			r = bpfmeta(t, nil, with(c.args, "-f", "-o", out)...)
 			if r.code != exitOK {
@@ -454,8 +463,9 @@ func TestCLIExistingOutput(t *testing.T) {
 			} else if want, _ := os.ReadFile(corpusPath(t, smallFile)); !bytes.Equal(got, want) {
 				t.Errorf("with -f: the output (%d bytes) is not the recording (%d bytes)", len(got), len(want))
 			}
-			if names := testkit.DirNames(t, dir); len(names) != 1 {
-				t.Errorf("the output directory has %v, want only %s", names, filepath.Base(out))
+			before.check(t, out+".old", "with -f, the file kept before")
+			if names := testkit.DirNames(t, dir); len(names) != 2 {
+				t.Errorf("the output directory has %v, want only %s and its .old", names, filepath.Base(out))
 			}
 		})
 	}
