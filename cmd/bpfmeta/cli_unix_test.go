@@ -831,8 +831,8 @@ func TestCLISignal(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer w.Close()
-				w.Write(data[:len(data)/2]) // and the stream stays open
-				waitOutputOpen(t, cmd.Process.Pid, dir)
+				w.Write(data[:len(data)/4])
+				waitTracked(t, cmd.Process.Pid, dir, w, data[len(data)/4:len(data)/2]) // and the stream stays open
 				cmd.Process.Signal(sig)
 				ends := sig
 				if sig == syscall.SIGHUP && hupIgnored {
@@ -901,26 +901,28 @@ func TestCLISignalWhileWriting(t *testing.T) {
 			t.Run(fmt.Sprintf("%v %d", sig, i), func(t *testing.T) {
 				dir := t.TempDir()
 				cmd := exec.Command(bin, "inject", "--snapshot", emptySnapshot(t), "-o", filepath.Join(dir, "o.data"))
-				in, err := cmd.StdinPipe()
+				r, in, err := os.Pipe()
 				if err != nil {
 					t.Fatal(err)
 				}
+				cmd.Stdin = r
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
-				if err := cmd.Start(); err != nil {
+				err = cmd.Start()
+				r.Close()
+				if err != nil {
+					in.Close()
 					t.Fatal(err)
 				}
+				in.Write(head)
+				waitTracked(t, cmd.Process.Pid, dir, in, flood)
 				go func() {
-					if _, err := in.Write(head); err != nil {
-						return
-					}
 					for {
 						if _, err := in.Write(flood); err != nil {
 							return
 						}
 					}
 				}()
-				waitOutputOpen(t, cmd.Process.Pid, dir)
 				time.Sleep(delay)
 				cmd.Process.Signal(sig)
 				cmd.Wait()
@@ -961,7 +963,7 @@ func TestCLISignalIgnoredAtStart(t *testing.T) {
 	}
 	defer w.Close()
 	w.Write(testkit.CorpusBytes(t, smallPipe)[:4096])
-	waitOutputOpen(t, cmd.Process.Pid, dir)
+	waitTracked(t, cmd.Process.Pid, dir, w, testkit.CorpusBytes(t, smallPipe)[4096:8192])
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan struct{})
 	go func() {
