@@ -104,8 +104,7 @@ func (r *MetadataRecord) OfProgram(prog string) bool {
 		p := r.Program()
 		return p != nil && p.ID == uint32(id)
 	}
-	_, fn, _ := perfdata.ParseBPFProgName(r.Metadata.ProgName)
-	return r.Metadata.ProgName == prog || fn == prog
+	return perfdata.BPFNameIs(r.Metadata.ProgName, prog)
 }
 
 // ReadMetadata is WalkMetadata keeping every record.

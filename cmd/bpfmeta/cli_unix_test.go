@@ -156,7 +156,7 @@ func TestHelpGolden(t *testing.T) {
 	}
 	// and the messages of the common mistakes
 	var msgs strings.Builder
-	for _, args := range [][]string{{}, {"injct"}, {"inject", "--nosuch"}, {"programs", "notanid"}, {"show", "a.data", "b.data"}, {"show", "-i", "a.data", "b.data"}, {"show", "--jsn"}, {"inject", "--snap", "x"}, {"dump", "--stat"}, {"strip", "-q", "-v"}, {"completion", "tcsh"}} {
+	for _, args := range [][]string{{}, {"injct"}, {"inject", "--nosuch"}, {"programs", "--json", "--journal", "x"}, {"show", "a.data", "b.data"}, {"show", "-i", "a.data", "b.data"}, {"show", "--jsn"}, {"inject", "--snap", "x"}, {"dump", "--stat"}, {"strip", "-q", "-v"}, {"completion", "tcsh"}} {
 		r := bpfmeta(t, nil, args...)
 		fmt.Fprintf(&msgs, "$ bpfmeta %s\nexit %d\n%s\n", strings.Join(args, " "), r.code, lastLine(r.stderr))
 	}
@@ -177,7 +177,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"help", "no-such-command"},
 		{"programs", "--bogus"},
 		{"watch", "--bogus"},
-		{"programs", "not-an-id"},
+		{"programs", "--json", "--journal", "x"},
 		{"snapshot", "--bogus"},
 		{"snapshot", "-o", out, "stray"},
 		{"injct"}, // did you mean inject?

@@ -22,8 +22,8 @@ func programsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "programs",
 		Usage:     "list the loaded BPF programs, with the names and metadata perf records for them",
-		ArgsUsage: "[ID...]",
-		Description: `Lists the BPF programs loaded now (or only the given program ids) with, per JITed
+		ArgsUsage: "[ID|NAME...]",
+		Description: `Lists the BPF programs loaded now (or only those the arguments name) with, per JITed
 function, its address, length, tag and the two names a recording can have for it:
   perf    the name perf record gives it when the program was loaded before perf started
   kernel  the name in /proc/kallsyms, and in a recording when the program was loaded
@@ -35,6 +35,11 @@ bpf_metadata_* variables as perf formats them. Needs root. When a program
 cannot be read, nothing is printed: a partial list is never taken for all.
 Addresses and lengths the kernel hides (kernel.kptr_restrict, no CAP_SYSLOG)
 are printed as hidden (null in JSON), with a warning.
+
+An argument names a program by id, or by name: the program's, or one of its
+functions' (BTF name, or perf's or the kernel's bpf_prog_<tag>_<name>, whole or
+without bpf_prog_<tag>_), as show --prog takes it. A name no program has is an
+error (exit 1).
 
 --json prints the programs in the JSON every bpfmeta output shares (README,
 "JSON"): the values as perf writes them ("value") and, where their type allows,
@@ -52,11 +57,13 @@ instead of the loaded programs: per host (DIR/HOST/), oldest first, when each
 segment was begun (boot, kernel, and what the size limit had dropped), every
 load (id, tag, name, functions, metadata) and unload with its time, the loads
 dropped by the size limit, and where a segment stops before its end (a
-record cut by a SIGKILL or a crash). Given ids, only those programs' records.
+record cut by a SIGKILL or a crash). Given ids or names, only those programs'
+records (the unloads of the loads a name selects too).
 
 Examples:
    bpfmeta programs
    bpfmeta programs 97 98
+   bpfmeta programs --journal /var/lib/bpfmeta my_prog
    bpfmeta programs --journal /var/lib/bpfmeta
    bpfmeta programs --json | jq '.programs[] | select(.metadata) | .metadata.entries'`,
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the JSON section of README.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
@@ -68,25 +75,31 @@ Examples:
 }
 
 func runPrograms(c *cli.Context) error {
-	var ids []uint32
-	for _, a := range c.Args().Slice() {
-		id, err := strconv.ParseUint(a, 10, 32)
-		if err != nil {
-			return cliutil.Usagef("programs: %s is not a program id", safetext.Quote(a))
-		}
-		ids = append(ids, uint32(id))
-	}
+	sel := newProgSelection(c.Args().Slice())
 	if c.IsSet("journal") {
-		return listJournal(c, ids)
+		return listJournal(c, sel)
 	}
 	k, err := live.New()
 	if err != nil {
 		return err
 	}
 	// all or nothing: a listing with a program missing is not printed
+	ids := sel.ids
+	if len(sel.names) > 0 {
+		ids = nil // every program, for their names
+	}
 	progs, err := k.Programs(ids...)
 	if err != nil {
 		return err
+	}
+	if len(sel.names) > 0 {
+		progs = slices.DeleteFunc(progs, func(p *bpfprog.Program) bool { return !sel.program(p) })
+		if err := sel.missingNames("is loaded"); err != nil {
+			return err
+		}
+		if err := sel.missingIDs(); err != nil {
+			return err
+		}
 	}
 	for _, p := range progs {
 		if c.Bool("stable") {
@@ -167,7 +180,7 @@ func printProgram(w io.Writer, p *bpfprog.Program) {
 
 // listJournal is programs --journal: the journal's records, a line each
 // (a load's functions and metadata as printProgram prints them).
-func listJournal(c *cli.Context, ids []uint32) error {
+func listJournal(c *cli.Context, sel *progSelection) error {
 	if c.Bool("json") {
 		return cliutil.Usagef("programs --journal has no --json: the journal's records are listed as text")
 	}
@@ -177,7 +190,6 @@ func listJournal(c *cli.Context, ids []uint32) error {
 	}
 	w := bufio.NewWriter(c.App.Writer)
 	loads, unloads := 0, 0
-	want := func(id uint32) bool { return len(ids) == 0 || slices.Contains(ids, id) }
 	for _, name := range j.Hosts() {
 		var seq uint64
 		for e, err := range j.Host(name).Records() {
@@ -194,19 +206,22 @@ func listJournal(c *cli.Context, ids []uint32) error {
 			switch {
 			case e.Torn != "":
 				fmt.Fprintf(w, "%s  segment %d stops before its end: %s (ignored)\n", host, e.Seq, safetext.Clean(e.Torn))
-			case e.Program != nil && want(e.Program.ID):
+			case e.Program != nil && (sel.program(e.Program) || sel.id(e.Program.ID)):
 				loads++
 				fmt.Fprintf(w, "%s  %s  load    ", host, when(e.Program.LoadedAt))
 				printProgram(w, e.Program)
-			case e.Unload != nil && want(e.Unload.ID):
+			case e.Unload != nil && sel.id(e.Unload.ID):
 				unloads++
 				fmt.Fprintf(w, "%s  %s  unload  %d  tag %s\n", host, when(e.Unload.At), e.Unload.ID, e.Unload.Tag)
-			case e.Dropped != nil && len(ids) == 0:
+			case e.Dropped != nil && sel.all():
 				fmt.Fprintf(w, "%s  %s  dropped segment %d by the size limit: %s of boot %s\n", host, when(e.Dropped.At), e.Dropped.Seq, plural(len(e.Dropped.Loads), "load"), safetext.Clean(e.Dropped.BootID))
 			}
 		}
 	}
 	if err := w.Flush(); err != nil {
+		return err
+	}
+	if err := sel.missingNames("in " + safetext.Quote(j.Path)); err != nil {
 		return err
 	}
 	if verbose(c) {
