@@ -257,6 +257,17 @@ func ProgNamed(sel string, id uint32, names ...string) bool {
 	return false
 }
 
+// BPFNameIs reports whether name names the BPF function full (a KSYMBOL's
+// or a BPF_METADATA record's bpf_prog_<tag>_<name>): full itself, or what
+// follows bpf_prog_<tag>_, the function's name on any load.
+func BPFNameIs(full, name string) bool {
+	if full == name {
+		return true
+	}
+	_, fn, ok := ParseBPFProgName(full)
+	return ok && fn != "" && fn == name
+}
+
 // Sizes of PERF_RECORD_BPF_METADATA's fields (tools/lib/perf/include/perf/event.h).
 const (
 	BPFMetadataKeyLen   = 64  // BPF_METADATA_KEY_LEN

@@ -156,9 +156,9 @@ func TestDirRefusals(t *testing.T) {
 	if err := os.Mkdir(existing, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	r = bpfmeta(t, nil, "strip", "-i", testkit.ThreadsDir(threads61), "-o", existing)
+	r = bpfmeta(t, nil, "strip", "--no-clobber", "-i", testkit.ThreadsDir(threads61), "-o", existing)
 	if r.code != exitFailure || !strings.Contains(r.stderr, "exists") {
-		t.Errorf("strip to an existing directory: %v", r)
+		t.Errorf("strip --no-clobber to an existing directory: %v", r)
 	}
 	// the input as the output
 	r = bpfmeta(t, nil, "strip", "-f", "-i", testkit.ThreadsDir(threads61), "-o", testkit.ThreadsDir(threads61))
@@ -178,6 +178,15 @@ func TestDirRefusals(t *testing.T) {
 	}
 	testkit.SameDir(t, testkit.ThreadsDir(threads61Zstd), existing)
 	if got := testkit.DirNames(t, dir); !slices.Equal(got, []string{"existing.data"}) {
+		t.Errorf("left behind: %q", got)
+	}
+	// without -f or --no-clobber, replaced and kept as .old, as perf
+	// record keeps it
+	if r := bpfmeta(t, nil, "strip", "-q", "-i", testkit.ThreadsDir(threads61), "-o", existing); r.code != exitOK {
+		t.Fatalf("strip to an existing directory recording: %v", r)
+	}
+	testkit.SameDir(t, testkit.ThreadsDir(threads61Zstd), existing+".old")
+	if got := testkit.DirNames(t, dir); !slices.Equal(got, []string{"existing.data", "existing.data.old"}) {
 		t.Errorf("left behind: %q", got)
 	}
 }

@@ -165,7 +165,8 @@ func TestProgressSignal(t *testing.T) {
 // TestInjectIntoMktemp: perf's own tests/shell/pipe_test.sh makes its
 // output with mktemp, then runs perf record -o - | perf inject -o "$data":
 // an empty file of the caller's is replaced without -f, nothing of it can
-// be lost; once it holds a recording, -f is needed again.
+// be lost; once it holds a recording, it is replaced and kept as
+// FILE.old, or refused with --no-clobber.
 func TestInjectIntoMktemp(t *testing.T) {
 	in := corpusPath(t, bpfFile)
 	snap := programsSnapshot(t, recordedPrograms(t, in, allPrograms))
@@ -185,11 +186,23 @@ func TestInjectIntoMktemp(t *testing.T) {
 		t.Fatalf("the output is %v", st)
 	}
 	before := stateOf(t, data)
-	r := bpfmeta(t, nil, "inject", "--snapshot", snap, "-i", in, "-o", data)
-	oneLine(t, "inject -o over a recording without -f", r, "exists (-f replaces")
+	r := bpfmeta(t, nil, "inject", "--no-clobber", "--snapshot", snap, "-i", in, "-o", data)
+	oneLine(t, "inject -o over a recording with --no-clobber", r, "exists (--no-clobber")
 	before.check(t, data, "a refused inject")
-	if r := bpfmeta(t, nil, "inject", "-h"); !strings.Contains(r.stdout, "an empty file of yours") {
-		t.Errorf("inject -h does not say an empty file is replaced: %q", r.stdout)
+	// without --no-clobber: replaced, as perf inject replaces it, and kept
+	// as perf.data.old, as perf record keeps it
+	if r := bpfmeta(t, nil, "inject", "--snapshot", snap, "-i", in, "-o", data); r.code != exitOK {
+		t.Fatalf("inject -o over a recording: %v", r)
+	}
+	before.check(t, data+".old", "the recording replaced")
+	// FILE.old the input: it would be replaced while it is read
+	r = bpfmeta(t, nil, "inject", "--snapshot", snap, "-i", data+".old", "-o", data)
+	if r.code != exitUsage || !strings.Contains(r.stderr, ".old is the input") {
+		t.Errorf("inject -i FILE.old -o FILE: %v", r)
+	}
+	before.check(t, data+".old", "a refused inject of FILE.old")
+	if r := bpfmeta(t, nil, "inject", "-h"); !strings.Contains(r.stdout, "kept as FILE.old") || !strings.Contains(r.stdout, "--no-clobber") {
+		t.Errorf("inject -h does not say a file is kept as FILE.old, or --no-clobber: %q", r.stdout)
 	}
 }
 

@@ -260,6 +260,32 @@ func startHalfFed(t *testing.T, bin string, rec []byte, args ...string) (*exec.C
 	return cmd, stdin
 }
 
+// waitTracked waits until process pid, reading its input from the pipe
+// or FIFO w, is past opening its output in dir: the output is open
+// (waitOutputOpen), and then more, written to w after that, is read. A
+// command reads its input after the output is open only in its copy,
+// which starts once Open has had the output tracked for removal on a
+// signal: a signal sent then finds a file to remove, whatever the timing
+// (sent as soon as the file was seen open, it came before Track under
+// load: "stopped by SIGHUP" alone). more must fit in the pipe.
+func waitTracked(t *testing.T, pid int, dir string, w *os.File, more []byte) {
+	t.Helper()
+	waitOutputOpen(t, pid, dir)
+	if _, err := w.Write(more); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		n, err := unix.IoctlGetInt(int(w.Fd()), unix.TIOCINQ) // FIONREAD
+		if err != nil {
+			t.Fatalf("FIONREAD: %v", err)
+		}
+		if n == 0 {
+			return
+		}
+	}
+	t.Fatalf("process %d read nothing more of its input after it opened its output", pid)
+}
+
 // waitOutputOpen waits until process pid has its output in dir open: an
 // unnamed file (O_TMPFILE, "dir/#INODE (deleted)"), or a hidden temporary
 // one, which cannot be waited for in dir.

@@ -20,7 +20,8 @@ import (
 // text and JSON: an earlier load's by name after its BPF_EVENT, a load
 // during the recording's by function name at the end, and "ambiguous",
 // with the candidates and no program, when two programs loaded during the
-// recording have functions of that function name and other tags.
+// recording have functions of that function name and other tags;
+// --with-samples keeps the one record of a function with samples.
 func TestShowMatched(t *testing.T) {
 	tag := func(b byte) perfdata.BPFTag { return perfdata.BPFTag{b, 1, 2, 3, 4, 5, 6, 7} }
 	s := testkit.NewStream(binary.LittleEndian)
@@ -59,6 +60,12 @@ func TestShowMatched(t *testing.T) {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("show does not say\n%s\nin\n%s", want, r.stdout)
 		}
+	}
+
+	// --with-samples: only the record of the function with a sample
+	r = bpfmeta(t, nil, "show", "--with-samples", "-i", in)
+	if r.code != exitOK || strings.Count(r.stdout, "  ksymbol ") != 1 || !strings.Contains(r.stdout, "addr 0x2000 len 64, program 2: 1 sample\n") {
+		t.Errorf("show --with-samples: %v\n%s", r, r.stdout)
 	}
 
 	r = bpfmeta(t, nil, "show", "--json", "-i", in)

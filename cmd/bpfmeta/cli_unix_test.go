@@ -156,7 +156,7 @@ func TestHelpGolden(t *testing.T) {
 	}
 	// and the messages of the common mistakes
 	var msgs strings.Builder
-	for _, args := range [][]string{{}, {"injct"}, {"inject", "--nosuch"}, {"programs", "notanid"}, {"show", "a.data", "b.data"}, {"show", "-i", "a.data", "b.data"}, {"show", "--jsn"}, {"inject", "--snap", "x"}, {"dump", "--stat"}, {"strip", "-q", "-v"}, {"completion", "tcsh"}} {
+	for _, args := range [][]string{{}, {"injct"}, {"inject", "--nosuch"}, {"programs", "--json", "--journal", "x"}, {"show", "a.data", "b.data"}, {"show", "-i", "a.data", "b.data"}, {"show", "--jsn"}, {"inject", "--snap", "x"}, {"dump", "--stat"}, {"strip", "-q", "-v"}, {"completion", "tcsh"}} {
 		r := bpfmeta(t, nil, args...)
 		fmt.Fprintf(&msgs, "$ bpfmeta %s\nexit %d\n%s\n", strings.Join(args, " "), r.code, lastLine(r.stderr))
 	}
@@ -177,7 +177,7 @@ func TestCLIUsageErrors(t *testing.T) {
 		{"help", "no-such-command"},
 		{"programs", "--bogus"},
 		{"watch", "--bogus"},
-		{"programs", "not-an-id"},
+		{"programs", "--json", "--journal", "x"},
 		{"snapshot", "--bogus"},
 		{"snapshot", "-o", out, "stray"},
 		{"injct"}, // did you mean inject?
@@ -410,9 +410,11 @@ func TestCLIDamagedInput(t *testing.T) {
 	}
 }
 
-// TestCLIExistingOutput: an existing output is refused without -f (exit 1,
-// the file untouched) and replaced with -f, by a complete file (and no
-// temporary file is left next to it).
+// TestCLIExistingOutput: for every command that writes a file (package
+// outfile's one rule), an existing output of the caller's is refused with
+// --no-clobber (exit 1, the file untouched), replaced without -f and kept
+// as FILE.old, and replaced with -f, by a complete file (and no temporary
+// file is left next to it).
 func TestCLIExistingOutput(t *testing.T) {
 	snap := emptySnapshot(t)
 	type outCase struct {
@@ -432,12 +434,19 @@ func TestCLIExistingOutput(t *testing.T) {
 			dir := t.TempDir()
 			out := copyFile(t, emptySnapshot(t), dir) // any file: "snapshot.json"
 			before := stateOf(t, out)
-			r := bpfmeta(t, nil, with(c.args, "-o", out)...)
+			r := bpfmeta(t, nil, with(c.args, "--no-clobber", "-o", out)...)
 			if r.code != exitFailure {
-				t.Errorf("without -f: %v, want exit 1", r)
+				t.Errorf("--no-clobber: %v, want exit 1", r)
 			}
-			oneLine(t, "existing output", r, out, "-f")
-			before.check(t, out, "without -f")
+			oneLine(t, "existing output", r, out, "--no-clobber", "-f")
+			before.check(t, out, "--no-clobber")
+
+			// without -f: replaced, the old one kept as FILE.old (perf
+			// record's perf.data.old), which -f then leaves alone
+			if r := bpfmeta(t, nil, with(c.args, "-o", out)...); r.code != exitOK {
+				t.Fatalf("without -f: %v, want exit 0", r)
+			}
+			before.check(t, out+".old", "without -f, the file replaced")
 
 			r = bpfmeta(t, nil, with(c.args, "-f", "-o", out)...)
 			if r.code != exitOK {
@@ -454,8 +463,9 @@ func TestCLIExistingOutput(t *testing.T) {
 			} else if want, _ := os.ReadFile(corpusPath(t, smallFile)); !bytes.Equal(got, want) {
 				t.Errorf("with -f: the output (%d bytes) is not the recording (%d bytes)", len(got), len(want))
 			}
-			if names := testkit.DirNames(t, dir); len(names) != 1 {
-				t.Errorf("the output directory has %v, want only %s", names, filepath.Base(out))
+			before.check(t, out+".old", "with -f, the file kept before")
+			if names := testkit.DirNames(t, dir); len(names) != 2 {
+				t.Errorf("the output directory has %v, want only %s and its .old", names, filepath.Base(out))
 			}
 		})
 	}
@@ -821,8 +831,8 @@ func TestCLISignal(t *testing.T) {
 					t.Fatal(err)
 				}
 				defer w.Close()
-				w.Write(data[:len(data)/2]) // and the stream stays open
-				waitOutputOpen(t, cmd.Process.Pid, dir)
+				w.Write(data[:len(data)/4])
+				waitTracked(t, cmd.Process.Pid, dir, w, data[len(data)/4:len(data)/2]) // and the stream stays open
 				cmd.Process.Signal(sig)
 				ends := sig
 				if sig == syscall.SIGHUP && hupIgnored {
@@ -891,26 +901,28 @@ func TestCLISignalWhileWriting(t *testing.T) {
 			t.Run(fmt.Sprintf("%v %d", sig, i), func(t *testing.T) {
 				dir := t.TempDir()
 				cmd := exec.Command(bin, "inject", "--snapshot", emptySnapshot(t), "-o", filepath.Join(dir, "o.data"))
-				in, err := cmd.StdinPipe()
+				r, in, err := os.Pipe()
 				if err != nil {
 					t.Fatal(err)
 				}
+				cmd.Stdin = r
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
-				if err := cmd.Start(); err != nil {
+				err = cmd.Start()
+				r.Close()
+				if err != nil {
+					in.Close()
 					t.Fatal(err)
 				}
+				in.Write(head)
+				waitTracked(t, cmd.Process.Pid, dir, in, flood)
 				go func() {
-					if _, err := in.Write(head); err != nil {
-						return
-					}
 					for {
 						if _, err := in.Write(flood); err != nil {
 							return
 						}
 					}
 				}()
-				waitOutputOpen(t, cmd.Process.Pid, dir)
 				time.Sleep(delay)
 				cmd.Process.Signal(sig)
 				cmd.Wait()
@@ -951,7 +963,7 @@ func TestCLISignalIgnoredAtStart(t *testing.T) {
 	}
 	defer w.Close()
 	w.Write(testkit.CorpusBytes(t, smallPipe)[:4096])
-	waitOutputOpen(t, cmd.Process.Pid, dir)
+	waitTracked(t, cmd.Process.Pid, dir, w, testkit.CorpusBytes(t, smallPipe)[4096:8192])
 	cmd.Process.Signal(syscall.SIGINT)
 	done := make(chan struct{})
 	go func() {

@@ -29,7 +29,7 @@ cannot be put in one, and are refused.
 Examples:
    bpfmeta convert -i perf.data -o - | perf report -i -
    perf record -o - -a -- sleep 1 | bpfmeta convert -o perf.data`,
-		Flags: []cli.Flag{inputFlag(), outputFlag("recording"), forceFlag(), syncFlag(), maxExpansionFlag(), quietFlag(),
+		Flags: []cli.Flag{inputFlag(), outputFlag("recording"), forceFlag(), noClobberFlag(), syncFlag(), maxExpansionFlag(), quietFlag(),
 			verboseFlag("say what was read, and note every header section a pipe output leaves out")},
 		Action: func(c *cli.Context) error {
 			start := time.Now()

@@ -38,7 +38,16 @@ func outputFlag(what string) cli.Flag {
 
 func forceFlag() cli.Flag {
 	return &cli.BoolFlag{Name: "force", Aliases: []string{"f"},
-		Usage: "replace FILE if it is a regular file (or write to it if it is a device or FIFO); an empty file of yours, as mktemp makes, is replaced without -f"}
+		Usage: "replace FILE if it is a regular file, without keeping it as FILE.old (or write to it if it is a device or FIFO)"}
+}
+
+// noClobberFlag is --no-clobber of the commands that write a file (package
+// outfile's rule): without it, a file of the caller's at -o is replaced, as
+// perf inject replaces it, and kept as FILE.old, as perf record keeps
+// perf.data.old.
+func noClobberFlag() cli.Flag {
+	return &cli.BoolFlag{Name: "no-clobber",
+		Usage: "refuse a FILE that exists and is not empty (by default a file of yours is replaced, as perf inject -o does, and kept as FILE.old, as perf record does, replacing a FILE.old of yours)"}
 }
 
 // syncFlag is --sync of the commands that write a recording: a recording
@@ -109,7 +118,7 @@ func openInOut(c *cli.Context, dirOut bool) (*cliutil.Input, *outfile.Output, er
 		return nil, nil, err
 	}
 	out, err := sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
-		Given: c.IsSet("output"), Force: c.Bool("force"), Sync: c.Bool("sync"), Binary: true, Input: in.File,
+		Given: c.IsSet("output"), Force: c.Bool("force"), NoClobber: c.Bool("no-clobber"), Sync: c.Bool("sync"), Binary: true, Input: in.File,
 		Dir: dirOut && in.Dir != "", InputDir: in.Dir})
 	if err != nil {
 		in.Close()
@@ -133,7 +142,7 @@ func newWriter(out *outfile.Output, in *cliutil.Input, opts writer.Options) (*wr
 // made again once its programs are gone.
 func openSnapshotOutput(c *cli.Context, journal bool) (*outfile.Output, error) {
 	return sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
-		Given: c.IsSet("output"), Force: c.Bool("force"), Journal: journal, Sync: true})
+		Given: c.IsSet("output"), Force: c.Bool("force"), NoClobber: c.Bool("no-clobber"), Journal: journal, Sync: true})
 }
 
 // parseSize parses a size in bytes, with an optional K, M or G (KiB, MiB,

@@ -92,7 +92,7 @@ func injectCommand() *cli.Command {
 		Flags: slices.Concat([]cli.Flag{
 			inputFlag(),
 			outputFlag("recording"),
-			forceFlag(),
+			forceFlag(), noClobberFlag(),
 			syncFlag(),
 		}, sourceFlags("the running kernel", true), []cli.Flag{
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program with samples gets no metadata perf would have written"},

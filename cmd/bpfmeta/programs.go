@@ -23,8 +23,8 @@ func programsCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "programs",
 		Usage:     "list the loaded BPF programs, with the names and metadata perf records for them",
-		ArgsUsage: "[ID...]",
-		Description: `Lists the BPF programs loaded now (or only the given program ids) with, per JITed
+		ArgsUsage: "[ID|NAME...]",
+		Description: `Lists the BPF programs loaded now (or only those the arguments name) with, per JITed
 function, its address, length, tag and the two names a recording can have for it:
   perf    the name perf record gives it when the program was loaded before perf started
   kernel  the name in /proc/kallsyms, and in a recording when the program was loaded
@@ -36,6 +36,11 @@ bpf_metadata_* variables as perf formats them. Needs root. When a program
 cannot be read, nothing is printed: a partial list is never taken for all.
 Addresses and lengths the kernel hides (kernel.kptr_restrict, no CAP_SYSLOG)
 are printed as hidden (null in JSON), with a warning.
+
+An argument names a program by id, or by name: the program's, or one of its
+functions' (BTF name, or perf's or the kernel's bpf_prog_<tag>_<name>, whole or
+without bpf_prog_<tag>_), as show --prog takes it. A name no program has is an
+error (exit 1).
 
 --json prints the programs in the JSON every bpfmeta output shares (README,
 "JSON"): the values as perf writes them ("value") and, where their type allows,
@@ -59,11 +64,13 @@ instead of the loaded programs: per host (DIR/HOST/), oldest first, when each
 segment was begun (boot, kernel, and what the size limit had dropped), every
 load (id, tag, name, functions, metadata) and unload with its time, the loads
 dropped by the size limit, and where a segment stops before its end (a
-record cut by a SIGKILL or a crash). Given ids, only those programs' records.
+record cut by a SIGKILL or a crash). Given ids or names, only those programs'
+records (the unloads of the loads a name selects too).
 
 Examples:
    bpfmeta programs
    bpfmeta programs 97 98
+   bpfmeta programs --journal /var/lib/bpfmeta my_prog
    bpfmeta programs --journal /var/lib/bpfmeta
    bpfmeta programs --stable --object prog.bpf.o > testdata/prog.golden
    bpfmeta programs --json | jq '.programs[] | select(.metadata) | .metadata.entries'`,
@@ -77,28 +84,34 @@ Examples:
 }
 
 func runPrograms(c *cli.Context) error {
-	var ids []uint32
-	for _, a := range c.Args().Slice() {
-		id, err := strconv.ParseUint(a, 10, 32)
-		if err != nil {
-			return cliutil.Usagef("programs: %s is not a program id", safetext.Quote(a))
-		}
-		ids = append(ids, uint32(id))
-	}
+	sel := newProgSelection(c.Args().Slice())
 	if c.IsSet("journal") {
-		return listJournal(c, ids)
+		return listJournal(c, sel)
 	}
 	if c.IsSet("object") {
-		return printObject(c, ids)
+		return printObject(c, sel)
 	}
 	k, err := live.New()
 	if err != nil {
 		return err
 	}
 	// all or nothing: a listing with a program missing is not printed
+	ids := sel.ids
+	if len(sel.names) > 0 {
+		ids = nil // every program, for their names
+	}
 	progs, err := k.Programs(ids...)
 	if err != nil {
 		return err
+	}
+	if len(sel.names) > 0 {
+		progs = slices.DeleteFunc(progs, func(p *bpfprog.Program) bool { return !sel.program(p) })
+		if err := sel.missingNames("is loaded"); err != nil {
+			return err
+		}
+		if err := sel.missingIDs(); err != nil {
+			return err
+		}
 	}
 	for _, p := range progs {
 		if c.Bool("stable") {
@@ -179,7 +192,7 @@ func printProgram(w io.Writer, p *bpfprog.Program) {
 
 // listJournal is programs --journal: the journal's records, a line each
 // (a load's functions and metadata as printProgram prints them).
-func listJournal(c *cli.Context, ids []uint32) error {
+func listJournal(c *cli.Context, sel *progSelection) error {
 	if c.Bool("json") {
 		return cliutil.Usagef("programs --journal has no --json: the journal's records are listed as text")
 	}
@@ -190,7 +203,6 @@ func listJournal(c *cli.Context, ids []uint32) error {
 	defer closeJournal(c, j)
 	w := bufio.NewWriter(c.App.Writer)
 	loads, unloads, damaged, lost := 0, 0, 0, 0
-	want := func(id uint32) bool { return len(ids) == 0 || slices.Contains(ids, id) }
 	for _, name := range j.Hosts() {
 		var seq uint64
 		for e, err := range j.Host(name).Records() {
@@ -210,17 +222,17 @@ func listJournal(c *cli.Context, ids []uint32) error {
 			case e.Damaged != "":
 				damaged++
 				fmt.Fprintf(w, "%s  segment %d: %s (%d bytes skipped: the record is lost, those after it are read)\n", host, e.Seq, safetext.Clean(e.Damaged), e.Size)
-			case e.Program != nil && want(e.Program.ID):
+			case e.Program != nil && (sel.program(e.Program) || sel.id(e.Program.ID)):
 				loads++
 				fmt.Fprintf(w, "%s  %s  load    ", host, when(e.Program.LoadedAt))
 				printProgram(w, e.Program)
-			case e.Unload != nil && want(e.Unload.ID):
+			case e.Unload != nil && sel.id(e.Unload.ID):
 				unloads++
 				fmt.Fprintf(w, "%s  %s  unload  %d  tag %s\n", host, when(e.Unload.At), e.Unload.ID, e.Unload.Tag)
-			case e.Lost != nil && (len(ids) == 0 || want(e.Lost.ID) && e.Lost.ID != 0):
+			case e.Lost != nil && (sel.all() || e.Lost.ID != 0 && sel.id(e.Lost.ID)):
 				lost++
 				printLost(w, host, when(e.Lost.At), e.Lost)
-			case e.Dropped != nil && len(ids) == 0:
+			case e.Dropped != nil && sel.all():
 				fmt.Fprintf(w, "%s  %s  dropped segment %d by the size limit: %s of boot %s\n", host, when(e.Dropped.At), e.Dropped.Seq, plural(len(e.Dropped.Loads), "load"), safetext.Clean(e.Dropped.BootID))
 			}
 		}
@@ -231,20 +243,23 @@ func listJournal(c *cli.Context, ids []uint32) error {
 	if damaged > 0 {
 		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s skipped (listed above): a program of them is missing from the journal\n", safetext.Quote(j.Path), plural(damaged, "damaged record"))
 	}
-	if verbose(c) {
-		fmt.Fprintf(notes(c), "bpfmeta: %s: %s, %d loads and %d unloads listed\n", safetext.Quote(j.Path), plural(len(j.Hosts()), "host"), loads, unloads)
-	}
 	if lost > 0 {
 		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: its writer lost %s (listed): those programs may be missing from it\n", safetext.Quote(j.Path), plural(lost, "load"))
+	}
+	if err := sel.missingNames("in " + safetext.Quote(j.Path)); err != nil {
+		return err
+	}
+	if verbose(c) {
+		fmt.Fprintf(notes(c), "bpfmeta: %s: %s, %d loads and %d unloads listed\n", safetext.Quote(j.Path), plural(len(j.Hosts()), "host"), loads, unloads)
 	}
 	return nil
 }
 
 // printObject is programs --object: the stable text of an object file's
 // programs.
-func printObject(c *cli.Context, ids []uint32) error {
-	if len(ids) > 0 {
-		return cliutil.Usagef("programs --object takes no program ids: it prints every program of the object")
+func printObject(c *cli.Context, sel *progSelection) error {
+	if !sel.all() {
+		return cliutil.Usagef("programs --object takes no program ids or names: it prints every program of the object")
 	}
 	path := c.String("object")
 	progs, err := stable.ObjectFile(path)

@@ -65,6 +65,11 @@ has a BPF_EVENT of), or by name (of the program or of one of its functions:
 the record's, or the KSYMBOL's it belongs to, with or without
 bpf_prog_<tag>_), as snapshot --prog and inject --require name programs.
 
+--with-samples keeps the records of functions with samples in the recording (of
+one of the candidates, where the record is ambiguous): on a host with many
+programs, those of the programs the recording saw run, not every program
+loaded (a host's own programs can have hundreds of records).
+
 --stable prints, for golden files, what does not change from one host, boot
 or load to the next: each function's name without bpf_prog_<tag>_ (a tag
 changes with any change of the code) and its entries, sorted, each function
@@ -85,10 +90,12 @@ neither its fields' names nor its zero fields, and --json's "typed" and
 Examples:
    bpfmeta show perf.meta.data
    bpfmeta show --prog 97 -i perf.meta.data
+   bpfmeta show --with-samples perf.meta.data
    perf record -o - -a -- sleep 1 | bpfmeta inject | bpfmeta show --json`,
 		Flags: []cli.Flag{inputFlag(),
 			&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the JSON section of README.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
 			&cli.StringFlag{Name: "prog", Usage: "only the records of program `NAME|ID`"},
+			&cli.BoolFlag{Name: "with-samples", Usage: "only the records of functions with samples in the recording"},
 			&cli.BoolFlag{Name: "stable", Usage: "print what is the same on any host and boot, for golden files: each function's name without its tag and its entries, sorted, once"},
 			&cli.StringFlag{Name: "snapshot", TakesFile: true, Usage: "type the values from the programs of snapshot `FILE` (bpfmeta snapshot): structs with their fields' names"},
 			maxExpansionFlag(), quietFlag(), verboseFlag("say what was read")},
@@ -120,7 +127,7 @@ func runShow(c *cli.Context) error {
 	}
 	prog, shown := c.String("prog"), 0
 	sum, err := bpftrack.WalkMetadata(in, func(r *bpftrack.MetadataRecord) error {
-		if c.IsSet("prog") && !r.OfProgram(prog) {
+		if c.IsSet("prog") && !r.OfProgram(prog) || c.Bool("with-samples") && r.Samples == 0 {
 			return nil
 		}
 		shown++
@@ -138,6 +145,8 @@ func runShow(c *cli.Context) error {
 			err = fmt.Errorf("%s: no BPF_METADATA record of a program %s (bpfmeta show without --prog lists them)", in.Name, safetext.Quote(prog))
 		case sum.Records == 0 && !c.Bool("json") && !c.Bool("stable"):
 			fmt.Fprintf(w, "%s: no BPF_METADATA records; %s\n", in.Name, noMetadataHint(in.Name, sum.Loads))
+		case shown == 0 && c.Bool("with-samples") && !c.Bool("json") && !c.Bool("stable"):
+			fmt.Fprintf(w, "%s: %s, none of a function with samples\n", in.Name, plural(sum.Records, "BPF_METADATA record"))
 		}
 	}
 	if err == nil {

@@ -42,7 +42,7 @@ Examples:
    bpfmeta snapshot -o progs.jsonl
    bpfmeta snapshot --prog xdp_prog --prog 97 --portable -o testdata/mine.jsonl
    bpfmeta snapshot | jq -c 'select(.program) | .program.name'`,
-		Flags: []cli.Flag{outputFlag("snapshot"), forceFlag(),
+		Flags: []cli.Flag{outputFlag("snapshot"), forceFlag(), noClobberFlag(),
 			&cli.StringSliceFlag{Name: "prog", Usage: "save only program `NAME|ID` (repeatable): an id, a program's name or one of its functions'"},
 			&cli.BoolFlag{Name: "portable", Usage: "leave out the hostname, boot id, times, uids, map and BTF ids: a fixture to check in"},
 			quietFlag(),

@@ -30,7 +30,7 @@ each of its files byte for byte but for the records removed.
 Examples:
    bpfmeta strip -i perf.meta.data -o perf.data
    bpfmeta strip -i perf.meta.data -o - | perf report -i -`,
-		Flags: []cli.Flag{inputFlag(), outputFlag("recording"), forceFlag(), syncFlag(), maxExpansionFlag(), quietFlag(),
+		Flags: []cli.Flag{inputFlag(), outputFlag("recording"), forceFlag(), noClobberFlag(), syncFlag(), maxExpansionFlag(), quietFlag(),
 			verboseFlag("name every record removed, and say what was read")},
 		Action: func(c *cli.Context) error {
 			start := time.Now()

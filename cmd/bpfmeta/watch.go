@@ -71,7 +71,7 @@ Examples:
    bpfmeta inject --snapshot progs.jsonl -i perf.data -o perf.meta.data
    bpfmeta watch -f -o /var/tmp/progs.jsonl        (until Ctrl-C)
    bpfmeta watch --journal /var/lib/bpfmeta        (bpfmeta-watch.service)`,
-		Flags: []cli.Flag{outputFlag("snapshot"), forceFlag(),
+		Flags: []cli.Flag{outputFlag("snapshot"), forceFlag(), noClobberFlag(),
 			&cli.StringFlag{Name: "journal", TakesFile: true,
 				Usage: "append every load and unload to the journal in `DIR` (DIR/HOSTNAME/), as a service, instead of a snapshot; no CMD"},
 			&cli.StringFlag{Name: "max-size", Value: "128M",
@@ -175,8 +175,8 @@ func runJournal(c *cli.Context, argv []string) error {
 	switch {
 	case len(argv) > 0:
 		return cliutil.Usagef("watch --journal runs no CMD: it runs until SIGINT, SIGTERM, SIGHUP or SIGQUIT")
-	case c.IsSet("output"), c.IsSet("force"):
-		return cliutil.Usagef("watch --journal writes no snapshot: -o and -f go without it")
+	case c.IsSet("output"), c.IsSet("force"), c.IsSet("no-clobber"):
+		return cliutil.Usagef("watch --journal writes no snapshot: -o, -f and --no-clobber go without it")
 	}
 	maxSize, err := parseSize(c.String("max-size"))
 	if err != nil {

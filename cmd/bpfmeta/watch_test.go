@@ -322,14 +322,23 @@ func TestWatchOutput(t *testing.T) {
 		if err := os.WriteFile(snap, []byte("keep"), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		status, _, stderr := runBpfmeta(t, bin, "watch", "-o", snap, "--", "sh", "-c", "echo ran > "+filepath.Join(dir, "ran"))
-		if status != exitFailure || !strings.Contains(stderr, "exists (-f replaces") {
-			t.Errorf("onto an existing file: exit %d, stderr %q; want 1 and \"exists\"", status, stderr)
+		status, _, stderr := runBpfmeta(t, bin, "watch", "--no-clobber", "-o", snap, "--", "sh", "-c", "echo ran > "+filepath.Join(dir, "ran"))
+		if status != exitFailure || !strings.Contains(stderr, "exists (--no-clobber") {
+			t.Errorf("onto an existing file with --no-clobber: exit %d, stderr %q; want 1 and \"exists\"", status, stderr)
 		}
 		if b, _ := os.ReadFile(snap); string(b) != "keep" {
 			t.Errorf("the existing file now has %q", b)
 		}
 		noTemporaries(t, dir, "snap.json") // and CMD did not run
+		status, _, stderr = runBpfmeta(t, bin, "watch", "-o", snap, "--", "true")
+		if status != 0 {
+			t.Fatalf("without -f: exit %d: %s", status, stderr)
+		}
+		readWatchSnapshotFile(t, snap)
+		if b, _ := os.ReadFile(snap + ".old"); string(b) != "keep" {
+			t.Errorf("the file replaced, kept as snap.json.old, holds %q", b)
+		}
+		os.Remove(snap + ".old")
 		status, _, stderr = runBpfmeta(t, bin, "watch", "-f", "-o", snap, "--", "true")
 		if status != 0 {
 			t.Fatalf("with -f: exit %d: %s", status, stderr)

@@ -19,8 +19,11 @@ const DirMode fs.FileMode = 0o700
 // Dir is an output directory being written: a directory recording (perf
 // record --threads), by the policy of the package comment for files.
 //
-//   - Without Force, a path that exists as anything is refused before
-//     anything is written.
+//   - Without Force, a directory recording or regular file of the
+//     caller's at the path is kept as NAME.old (which may be absent, or a
+//     regular file or directory recording of the caller's, replaced), as
+//     perf record keeps perf.data.old; with NoClobber, or anything else,
+//     the path is refused before anything is written.
 //   - The directory is made under a temporary name beside the target
 //     (".NAME.tmpXXXXXXXXXX", mkdir, which fails on an existing name), its
 //     files created in it O_EXCL|O_NOFOLLOW, mode 0600; Commit (with
@@ -40,7 +43,8 @@ type Dir struct {
 	tmp    string   // and its path, for messages
 	dir    *os.File // the temporary directory: files are made in it by name
 	force  bool
-	sync   bool // Options.Sync
+	sync   bool      // Options.Sync
+	keep   [2]uint64 // what is at path, kept as NAME.old without Force
 	ending
 }
 
@@ -61,12 +65,16 @@ func CreateDir(path string, opts Options) (*Dir, error) {
 // keeps.
 func createDir(parent *os.File, base, path string, opts Options) (*Dir, error) {
 	st, err := lstatAt(parent, base)
+	var keep [2]uint64
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return nil, &fs.PathError{Op: "lstat", Path: path, Err: err}
 	case !opts.Force:
-		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w (-f replaces a directory recording)", ErrExists)}
+		if err := keepableDir(parent, base, path, st, opts.NoClobber); err != nil {
+			return nil, err
+		}
+		keep = statID(st)
 	default:
 		if err := replaceable(parent, base, path, st); err != nil {
 			return nil, err
@@ -85,7 +93,7 @@ func createDir(parent *os.File, base, path string, opts Options) (*Dir, error) {
 		unix.Unlinkat(pfd, name, unix.AT_REMOVEDIR)
 		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
 	}
-	return &Dir{path: path, parent: parent, base: base, name: name, tmp: tmp, dir: f, force: opts.Force, sync: opts.Sync}, nil
+	return &Dir{path: path, parent: parent, base: base, name: name, tmp: tmp, dir: f, force: opts.Force, sync: opts.Sync, keep: keep}, nil
 }
 
 // replaceable checks that -f may replace what stands at path (st): a
@@ -221,12 +229,14 @@ func (d *Dir) place() error {
 	if err != unix.EEXIST {
 		return &fs.PathError{Op: "rename", Path: d.path, Err: err}
 	}
-	if !d.force {
-		return &fs.PathError{Op: "create", Path: d.path, Err: fmt.Errorf("%w: it appeared while bpfmeta wrote it (-f replaces it)", ErrExists)}
-	}
 	st, err := lstatAt(d.parent, d.base)
-	if err != nil {
+	switch {
+	case err != nil:
 		return &fs.PathError{Op: "lstat", Path: d.path, Err: err}
+	case !d.force && d.keep != [2]uint64{} && statID(st) == d.keep:
+		return d.keepOld()
+	case !d.force:
+		return &fs.PathError{Op: "create", Path: d.path, Err: fmt.Errorf("%w: it appeared while bpfmeta wrote it (-f replaces it)", ErrExists)}
 	}
 	if err := replaceable(d.parent, d.base, d.path, st); err != nil {
 		return err

@@ -53,9 +53,9 @@ func TestDir(t *testing.T) {
 	if got := testkit.DirNames(t, parent); !slices.Equal(got, []string{"out.data"}) {
 		t.Errorf("left beside it: %q", got)
 	}
-	// exists: refused, untouched
-	if err := writeDir(out, Options{}, false, "data"); !errors.Is(err, ErrExists) {
-		t.Errorf("an existing output: %v", err)
+	// exists, with NoClobber: refused, untouched
+	if err := writeDir(out, Options{NoClobber: true}, false, "data"); !errors.Is(err, ErrExists) {
+		t.Errorf("an existing output with NoClobber: %v", err)
 	}
 	// -f replaces a directory recording, whole
 	if err := writeDir(out, Options{Force: true}, false, "data", "data.0"); err != nil {

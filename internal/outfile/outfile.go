@@ -2,12 +2,18 @@
 // with one policy, safe for a root process in a directory other users can
 // write to:
 //
-//   - Without Force, a path that exists as anything (a file, a symlink,
+//   - Without Force, an existing regular file of the caller's is replaced,
+//     as perf inject -o, cp and a shell's > replace it, and kept as
+//     NAME.old, as perf record keeps perf.data.old (check_backup()), unless
+//     it is empty (mktemp's): nothing of it is lost, and a script written
+//     for perf inject runs unchanged. NAME.old must be absent or a regular
+//     file of the caller's, which it replaces (one generation is kept, as
+//     perf record keeps one). The old file stays under its name until the
+//     new one is renamed over it, and only if it is still that file.
+//     NoClobber (--no-clobber) refuses such a file instead, unless it is
+//     empty. Anything else that exists (another user's file, a symlink,
 //     dangling or not, a FIFO, a device, a directory) is refused before
-//     anything is opened for writing, except an empty regular file of the
-//     caller's (mktemp's): nothing of it can be lost, and perf inject -o,
-//     cp and a shell's > write there. It is replaced as Force replaces a
-//     file, if it is still that empty file when the output is committed.
+//     anything is opened for writing.
 //   - A new file is written unnamed in its directory (O_TMPFILE, mode 0600:
 //     what perf record gives perf.data), so that nothing of it survives the
 //     process however it ends, and appears under its name only when complete
@@ -81,6 +87,9 @@ type Options struct {
 	// Force replaces an existing regular file, and writes through to an
 	// existing character device or FIFO (or a symlink to one).
 	Force bool
+	// NoClobber refuses, without Force, an existing file that is not
+	// empty, instead of keeping it as NAME.old (see the package comment).
+	NoClobber bool
 	// Journal makes the file appear under its name at once (see the
 	// package comment); Commit then finishes it, Abort removes it.
 	Journal bool
@@ -102,9 +111,10 @@ type File struct {
 	ending
 	opts   Options
 	placed bool // the file is under its name (a journal)
-	// empty is the device and inode of the empty file of the caller's
-	// that the file replaces without Force; zero if none.
-	empty [2]uint64
+	// replaces is the device and inode of the regular file of the
+	// caller's that the file replaces without Force (keepOld keeps it
+	// unless it is empty); zero if none.
+	replaces [2]uint64
 }
 
 // Create opens path for writing, by the policy of the package comment.
@@ -130,10 +140,16 @@ func createIn(dir *os.File, base, path string, opts Options) (*File, error) {
 	case err != nil:
 		return nil, &fs.PathError{Op: "lstat", Path: path, Err: err}
 	case !opts.Force:
-		if id, ok := emptyOwn(st); ok {
-			return create(dir, base, path, opts, id)
+		id, ok := ownRegular(st)
+		switch {
+		case !ok || opts.NoClobber && st.Size() > 0:
+			return nil, existing(path, opts.NoClobber, "a file, or writes to a device or FIFO")
+		case st.Size() > 0:
+			if err := checkOld(dir, base, path); err != nil {
+				return nil, err
+			}
 		}
-		return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w (-f replaces a file, or writes to a device or FIFO)", ErrExists)}
+		return create(dir, base, path, opts, id)
 	case st.IsDir():
 		return nil, &fs.PathError{Op: "create", Path: path, Err: syscall.EISDIR}
 	case st.Mode().IsRegular():
@@ -175,17 +191,6 @@ func createIn(dir *os.File, base, path string, opts Options) (*File, error) {
 		return openThrough(path, dir, base, st)
 	}
 	return nil, &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("a %s: bpfmeta writes only regular files, character devices and FIFOs", kind(st.Mode()))}
-}
-
-// emptyOwn reports whether st is an empty regular file of the caller's
-// (the effective user's), which Create replaces without Force, and
-// returns its device and inode.
-func emptyOwn(st fs.FileInfo) ([2]uint64, bool) {
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !ok || !st.Mode().IsRegular() || st.Size() != 0 || int(sys.Uid) != os.Geteuid() {
-		return [2]uint64{}, false
-	}
-	return [2]uint64{uint64(sys.Dev), sys.Ino}, true
 }
 
 // writeThrough reports whether a file of this mode is written to rather
@@ -326,12 +331,12 @@ func withTempName(base string, try func(tmp string) error) (string, error) {
 	return "", errNoTempName
 }
 
-// create makes the new file base in dir (openDir's), for path; empty is
-// the empty file of the caller's it replaces without Force (emptyOwn), or
+// create makes the new file base in dir (openDir's), for path; replaces
+// is the file of the caller's it replaces without Force (ownRegular), or
 // zero.
-func create(dir *os.File, base, path string, opts Options, empty [2]uint64) (*File, error) {
+func create(dir *os.File, base, path string, opts Options, replaces [2]uint64) (*File, error) {
 	dirName := filepath.Dir(path)
-	f := &File{path: path, dir: dir, base: base, opts: opts, empty: empty}
+	f := &File{path: path, dir: dir, base: base, opts: opts, replaces: replaces}
 	fd := -1
 	if !opts.Journal {
 		fd = openUnnamed(int(dir.Fd()))
@@ -409,20 +414,9 @@ func (f *File) place() error {
 		}
 		return unix.Linkat(dfd, f.tmp, dfd, to, 0)
 	}
-	force := f.opts.Force
-	if f.empty != [2]uint64{} {
-		// Replaced only if it is still the empty file of the caller's
-		// that Create saw; linked if it is gone.
-		var there unix.Stat_t
-		err := unix.Fstatat(dfd, f.base, &there, unix.AT_SYMLINK_NOFOLLOW)
-		switch {
-		case errors.Is(err, unix.ENOENT):
-		case err == nil && there.Mode&unix.S_IFMT == unix.S_IFREG && there.Size == 0 &&
-			f.empty == [2]uint64{uint64(there.Dev), there.Ino}:
-			force = true
-		default:
-			return &fs.PathError{Op: "create", Path: f.path, Err: fmt.Errorf("%w: the empty file there was replaced while bpfmeta wrote it (-f replaces it)", ErrExists)}
-		}
+	force, err := f.replacing()
+	if err != nil {
+		return err
 	}
 	if force {
 		if f.unnamed {
@@ -444,6 +438,30 @@ func (f *File) place() error {
 	}
 	f.placed = true
 	return nil
+}
+
+// replacing reports whether place replaces the file under the name: with
+// Force, or without it the file of the caller's that Create saw (kept as
+// NAME.old unless it is empty, or refused with NoClobber), if it is still
+// there. A file gone meanwhile is not replaced (place links the new one);
+// any other file there is refused.
+func (f *File) replacing() (bool, error) {
+	if f.opts.Force || f.replaces == [2]uint64{} {
+		return f.opts.Force, nil
+	}
+	var there unix.Stat_t
+	err := unix.Fstatat(int(f.dir.Fd()), f.base, &there, unix.AT_SYMLINK_NOFOLLOW)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return false, nil
+	case err != nil || there.Mode&unix.S_IFMT != unix.S_IFREG || f.replaces != [2]uint64{uint64(there.Dev), there.Ino}:
+		return false, &fs.PathError{Op: "create", Path: f.path, Err: fmt.Errorf("%w: the file there was replaced while bpfmeta wrote it (-f replaces it)", ErrExists)}
+	case there.Size == 0:
+		return true, nil
+	case f.opts.NoClobber:
+		return false, &fs.PathError{Op: "create", Path: f.path, Err: fmt.Errorf("%w: the empty file there was written to while bpfmeta wrote it (--no-clobber)", ErrExists)}
+	}
+	return true, keepOld(f.dir, f.base, f.path)
 }
 
 // linkTemp gives an unnamed file a temporary name, which place then

@@ -138,16 +138,16 @@ func TestExisting(t *testing.T) {
 			}
 
 			done := make(chan error, 1)
-			go func() { done <- write(t, path, outfile.Options{}, "new") }()
+			go func() { done <- write(t, path, outfile.Options{NoClobber: true}, "new") }()
 			select {
 			case err := <-done:
 				if !errors.Is(err, outfile.ErrExists) {
-					t.Errorf("without Force: %v, want ErrExists", err)
+					t.Errorf("with NoClobber: %v, want ErrExists", err)
 				}
 			case <-time.After(5 * time.Second):
-				t.Fatal("without Force: Create blocked (it opened the path)")
+				t.Fatal("with NoClobber: Create blocked (it opened the path)")
 			}
-			pathKept("without Force the path changed")
+			pathKept("with NoClobber the path changed")
 			targetKept()
 
 			var got []byte
@@ -295,8 +295,8 @@ func TestJournal(t *testing.T) {
 	if err := f.Commit(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := outfile.Create(path, outfile.Options{Journal: true}); !errors.Is(err, outfile.ErrExists) {
-		t.Errorf("a second journal without Force: %v", err)
+	if _, err := outfile.Create(path, outfile.Options{Journal: true, NoClobber: true}); !errors.Is(err, outfile.ErrExists) {
+		t.Errorf("a second journal with NoClobber: %v", err)
 	}
 	g, err := outfile.Create(path, outfile.Options{Journal: true, Force: true})
 	if err != nil {
@@ -365,10 +365,11 @@ func TestSync(t *testing.T) {
 }
 
 // TestEmptyOwn: an empty regular file of the caller's (mktemp's) is
-// replaced without Force, as perf inject -o, cp and the shell's > write
-// there (perf's tests/shell/pipe_test.sh: data=$(mktemp); ... -o "$data");
-// one with a byte in it, or another user's, is refused; one that changed
-// before Commit is kept.
+// replaced without Force, even with NoClobber, as perf inject -o, cp and
+// the shell's > write there (perf's tests/shell/pipe_test.sh: data=$(mktemp);
+// ... -o "$data"), and not kept as NAME.old; with NoClobber, one with a
+// byte in it, or another user's, is refused, and one that changed before
+// Commit is kept.
 func TestEmptyOwn(t *testing.T) {
 	for _, journal := range []bool{false, true} {
 		t.Run("journal="+strconv.FormatBool(journal), func(t *testing.T) {
@@ -386,8 +387,8 @@ func TestEmptyOwn(t *testing.T) {
 			if st, _ := os.Stat(path); st == nil || st.Mode().Perm() != outfile.Mode {
 				t.Errorf("mode %v", st)
 			}
-			if err := write(t, path, outfile.Options{Journal: journal}, "newer"); !errors.Is(err, outfile.ErrExists) {
-				t.Errorf("a non-empty file without Force: %v, want ErrExists", err)
+			if err := write(t, path, outfile.Options{Journal: journal, NoClobber: true}, "newer"); !errors.Is(err, outfile.ErrExists) {
+				t.Errorf("a non-empty file with NoClobber: %v, want ErrExists", err)
 			}
 			if got := testkit.DirNames(t, dir); len(got) != 1 {
 				t.Errorf("the directory holds %q", got)
@@ -399,7 +400,7 @@ func TestEmptyOwn(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "out.data")
 		os.WriteFile(path, nil, 0o600)
-		f, err := outfile.Create(path, outfile.Options{})
+		f, err := outfile.Create(path, outfile.Options{NoClobber: true})
 		if err != nil {
 			t.Fatal(err)
 		}

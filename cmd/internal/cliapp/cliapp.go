@@ -17,31 +17,48 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Version is what NAME --version prints: the module version (a tag
-// for go install ...@vX.Y.Z, "(devel)" for a build from a clone), the VCS
-// revision the binary was built from, and the Go release that built it.
+// What make dist stamps into a release binary with the linker
+// (-X .../cliapp.stampVersion=...): the version its packages carry (the
+// tag, or git describe, scripts/dist-version.sh), the commit and the
+// commit's time. Empty in any other build.
+var stampVersion, stampCommit, stampTime string
+
+// Version is what NAME --version prints: the version make dist stamped,
+// else the module version (a tag for go install ...@vX.Y.Z, "(devel)" for
+// a build from a clone); the VCS revision the binary was built from; and
+// the Go release that built it.
 func Version(name string) string {
 	v, rev := "(unknown)", ""
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		v = bi.Main.Version
-		var revision, at, modified string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				revision = s.Value
-			case "vcs.time":
-				at = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					modified = ", modified"
-				}
-			}
-		}
-		if revision != "" {
-			rev = fmt.Sprintf(" (revision %.12s, %s%s)", revision, at, modified)
-		}
+		rev = buildRevision(bi.Settings)
+	}
+	if stampVersion != "" {
+		v, rev = stampVersion, fmt.Sprintf(" (commit %s, %s)", stampCommit, stampTime)
 	}
 	return fmt.Sprintf("%s %s%s %s %s/%s", name, v, rev, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// buildRevision is " (revision R, TIME[, modified])" from the VCS
+// settings go build records, or "" without them.
+func buildRevision(settings []debug.BuildSetting) string {
+	var revision, at, modified string
+	for _, s := range settings {
+		switch s.Key {
+		case "vcs.revision":
+			revision = s.Value
+		case "vcs.time":
+			at = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				modified = ", modified"
+			}
+		}
+	}
+	if revision == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (revision %.12s, %s%s)", revision, at, modified)
 }
 
 // ReorderFlags moves a command's flags that follow its arguments before

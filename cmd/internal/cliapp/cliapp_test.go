@@ -115,3 +115,14 @@ func TestVersion(t *testing.T) {
 		t.Errorf("Version = %q", v)
 	}
 }
+
+// TestVersionStamped: a make dist build prints the version and commit
+// the linker stamped, not the module's "(devel)".
+func TestVersionStamped(t *testing.T) {
+	defer func(v, c, at string) { stampVersion, stampCommit, stampTime = v, c, at }(stampVersion, stampCommit, stampTime)
+	stampVersion, stampCommit, stampTime = "1.2.3+4.gabcdef0", "abcdef012345", "2026-12-06T10:00:00Z"
+	v := Version("prog")
+	if want := "prog 1.2.3+4.gabcdef0 (commit abcdef012345, 2026-12-06T10:00:00Z) go"; !strings.HasPrefix(v, want) {
+		t.Errorf("Version = %q, want it to start %q", v, want)
+	}
+}

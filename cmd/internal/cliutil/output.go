@@ -15,12 +15,14 @@ import (
 
 // OutputOptions say what an output is and what the user allowed.
 type OutputOptions struct {
-	Given   bool     // -o was given (-o - writes a recording to a terminal)
-	Force   bool     // -f: outfile.Options.Force
-	Journal bool     // a new file appears under its name at once (watch)
-	Sync    bool     // a file is on the disk when committed: outfile.Options.Sync
-	Binary  bool     // a recording, not text: never to a terminal unasked
-	Input   *os.File // the input, which the output may not be
+	Given bool // -o was given (-o - writes a recording to a terminal)
+	Force bool // -f: outfile.Options.Force
+	// NoClobber is --no-clobber: outfile.Options.NoClobber.
+	NoClobber bool
+	Journal   bool     // a new file appears under its name at once (watch)
+	Sync      bool     // a file is on the disk when committed: outfile.Options.Sync
+	Binary    bool     // a recording, not text: never to a terminal unasked
+	Input     *os.File // the input, which the output may not be
 	// Dir makes a path a directory (outfile.OpenDir): a copy of a
 	// directory recording, InputDir, which the output may not be. An
 	// existing FIFO or character device (with Force) is written to as
@@ -68,6 +70,9 @@ func (s *Session) OpenOutput(path string, o OutputOptions) (*outfile.Output, err
 	if sameFile(o.Input, func() (os.FileInfo, error) { return os.Stat(path) }) {
 		return nil, Usagef("%s is the input: write the output to another file", name)
 	}
+	if _, err := os.Lstat(path); err == nil && !o.Force && !o.NoClobber && sameFile(o.Input, func() (os.FileInfo, error) { return os.Stat(outfile.OldName(path)) }) {
+		return nil, Usagef("%s is the input, and bpfmeta would keep the %s it replaces there: write the output to another file, or -f replaces it without keeping it", safetext.Quote(outfile.OldName(path)), name)
+	}
 	if o.InputDir != "" {
 		if ist, err := os.Stat(o.InputDir); err == nil {
 			if ost, err := os.Stat(path); err == nil && os.SameFile(ist, ost) {
@@ -78,7 +83,7 @@ func (s *Session) OpenOutput(path string, o OutputOptions) (*outfile.Output, err
 			}
 		}
 	}
-	opts := outfile.Options{Force: o.Force, Journal: o.Journal, Sync: o.Sync}
+	opts := outfile.Options{Force: o.Force, NoClobber: o.NoClobber, Journal: o.Journal, Sync: o.Sync}
 	if o.Dir && !isStream(path) {
 		out, err := outfile.OpenDir(path, name, opts, s.Track)
 		if err != nil {
