@@ -36,9 +36,10 @@ cannot be read, nothing is printed: a partial list is never taken for all.
 Addresses and lengths the kernel hides (kernel.kptr_restrict, no CAP_SYSLOG)
 are printed as hidden (null in JSON), with a warning.
 
---json prints the programs in the JSON every bpfmeta output shares (README,
-"JSON"): the values as perf writes them ("value") and, where their type allows,
-as JSON ("typed": strings, numbers, enumerators by name, objects, arrays).
+--json prints the programs in the JSON every bpfmeta output shares
+(docs/json.md): the values as perf writes them ("value") and, where their
+type allows, as JSON ("typed": strings, numbers, enumerators by name,
+objects, arrays).
 
 --stable prints, for golden files, what is the same for every load of the
 same object on any host and boot: each program's name, its functions' names
@@ -59,7 +60,7 @@ Examples:
    bpfmeta programs 97 98
    bpfmeta programs --journal /var/lib/bpfmeta
    bpfmeta programs --json | jq '.programs[] | select(.metadata) | .metadata.entries'`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the JSON section of README.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see docs/json.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
 			&cli.StringFlag{Name: "journal", TakesFile: true, Usage: "list the loads and unloads the journal in `DIR` holds (bpfmeta watch --journal)"},
 			&cli.BoolFlag{Name: "stable", Usage: "print what is the same for every load on any host and boot, for golden files: names, functions and entries, sorted, once"},
 			quietFlag(), verboseFlag("say how many programs were listed, and how many have metadata")},
