@@ -51,6 +51,9 @@ install: build ## install bpfmeta, its man page, README and docs/, bash/zsh/fish
 	$(BIN) completion fish >$(FISHDIR)/bpfmeta.fish
 	chmod 644 $(MAN1DIR)/bpfmeta.1 $(BASHDIR)/bpfmeta $(ZSHDIR)/_bpfmeta $(FISHDIR)/bpfmeta.fish
 	@PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' scripts/completion-dirs.sh hints
+	@# (the PATH make runs with is the caller's, with Go's directory after it)
+	@test -n '$(DESTDIR)' || case ":$$PATH:" in *':$(PREFIX)/bin:'*) ;; \
+		*) echo 'PATH: $(PREFIX)/bin is not in PATH: add to ~/.profile:  PATH="$(PREFIX)/bin:$$PATH"' ;; esac
 
 uninstall: ## remove what make install installed under PREFIX
 	rm -f $(BINDIR)/bpfmeta $(MAN1DIR)/bpfmeta.1 $(DOCDIR)/README.md $(addprefix $(DOCDIR)/,$(DOCS)) $(BASHDIR)/bpfmeta $(ZSHDIR)/_bpfmeta $(FISHDIR)/bpfmeta.fish $(DESTDIR)$(UNITDIR)/bpfmeta-watch.service

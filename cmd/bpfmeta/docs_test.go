@@ -213,3 +213,29 @@ func TestMakeInstallDocs(t *testing.T) {
 		return nil
 	})
 }
+
+// TestMakeInstallPATH: make install PREFIX=... says when PREFIX/bin is not
+// in PATH, with the line that puts it there, and says nothing when it is.
+func TestMakeInstallPATH(t *testing.T) {
+	sh := testkit.Command(t, "sh")
+	prefix, add := makeInstall(t) // the test's PATH has no temporary PREFIX
+	bin := filepath.Join(prefix, "bin")
+	line, ok := add["PATH"]
+	if !ok {
+		t.Fatalf("make install PREFIX=%s printed no line to add for PATH", prefix)
+	}
+	got, err := exec.Command(sh, "-c", "PATH=/usr/bin:/bin; "+line+"; command -v bpfmeta").Output()
+	if err != nil || strings.TrimSpace(string(got)) != filepath.Join(bin, "bpfmeta") {
+		t.Errorf("after %q, command -v bpfmeta is %q (%v), want %s", line, got, err, filepath.Join(bin, "bpfmeta"))
+	}
+	mk := testkit.Command(t, "make")
+	cmd := exec.Command(mk, "-s", "-C", testkit.RepoPath(), "install", "PREFIX="+prefix, "BIN="+filepath.Join(t.TempDir(), "bpfmeta"))
+	cmd.Env = append(os.Environ(), "PATH="+bin+":"+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("make install: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "PATH:") {
+		t.Errorf("make install with %s in PATH says:\n%s", bin, out)
+	}
+}
