@@ -14,8 +14,9 @@ BIN      ?= bin/bpfmeta
 PREFIX   ?= /usr/local
 BINDIR   := $(DESTDIR)$(PREFIX)/bin
 MAN1DIR  := $(DESTDIR)$(PREFIX)/share/man/man1
-# the README: -h and the man page refer to its JSON section
+# the README and docs/: -h and the man page refer to docs/json.md
 DOCDIR   := $(DESTDIR)$(PREFIX)/share/doc/bpfmeta
+DOCS     := $(wildcard docs/*.md)
 BASHDIR   = $(DESTDIR)$(shell PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' scripts/completion-dirs.sh dir bash)
 ZSHDIR    = $(DESTDIR)$(shell PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' scripts/completion-dirs.sh dir zsh)
 FISHDIR   = $(DESTDIR)$(shell PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' scripts/completion-dirs.sh dir fish)
@@ -37,10 +38,11 @@ help: ## list the targets
 build: ## build bin/bpfmeta
 	$(GO) build -buildvcs=auto -tags urfave_cli_no_docs -o $(BIN) ./cmd/bpfmeta
 
-install: build ## install bpfmeta, its man page, README, bash/zsh/fish completion (where the shells look) and bpfmeta-watch.service under PREFIX (default /usr/local)
-	install -d $(BINDIR) $(MAN1DIR) $(DOCDIR) $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(DESTDIR)$(UNITDIR)
+install: build ## install bpfmeta, its man page, README and docs/, bash/zsh/fish completion (where the shells look) and bpfmeta-watch.service under PREFIX (default /usr/local)
+	install -d $(BINDIR) $(MAN1DIR) $(DOCDIR)/docs $(BASHDIR) $(ZSHDIR) $(FISHDIR) $(DESTDIR)$(UNITDIR)
 	install -m 755 $(BIN) $(BINDIR)/bpfmeta
 	install -m 644 README.md $(DOCDIR)/README.md
+	install -m 644 $(DOCS) $(DOCDIR)/docs
 	sed 's|@BINDIR@|$(PREFIX)/bin|' scripts/bpfmeta-watch.service.in >$(DESTDIR)$(UNITDIR)/bpfmeta-watch.service
 	chmod 644 $(DESTDIR)$(UNITDIR)/bpfmeta-watch.service
 	$(BIN) man >$(MAN1DIR)/bpfmeta.1
@@ -49,9 +51,12 @@ install: build ## install bpfmeta, its man page, README, bash/zsh/fish completio
 	$(BIN) completion fish >$(FISHDIR)/bpfmeta.fish
 	chmod 644 $(MAN1DIR)/bpfmeta.1 $(BASHDIR)/bpfmeta $(ZSHDIR)/_bpfmeta $(FISHDIR)/bpfmeta.fish
 	@PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' scripts/completion-dirs.sh hints
+	@# (the PATH make runs with is the caller's, with Go's directory after it)
+	@test -n '$(DESTDIR)' || case ":$$PATH:" in *':$(PREFIX)/bin:'*) ;; \
+		*) echo 'PATH: $(PREFIX)/bin is not in PATH: add to ~/.profile:  PATH="$(PREFIX)/bin:$$PATH"' ;; esac
 
 uninstall: ## remove what make install installed under PREFIX
-	rm -f $(BINDIR)/bpfmeta $(MAN1DIR)/bpfmeta.1 $(DOCDIR)/README.md $(BASHDIR)/bpfmeta $(ZSHDIR)/_bpfmeta $(FISHDIR)/bpfmeta.fish $(DESTDIR)$(UNITDIR)/bpfmeta-watch.service
+	rm -f $(BINDIR)/bpfmeta $(MAN1DIR)/bpfmeta.1 $(DOCDIR)/README.md $(addprefix $(DOCDIR)/,$(DOCS)) $(BASHDIR)/bpfmeta $(ZSHDIR)/_bpfmeta $(FISHDIR)/bpfmeta.fish $(DESTDIR)$(UNITDIR)/bpfmeta-watch.service
 
 test: build deps cross ## every test, none skipped: unit, corpus, golden files, live BPF programs and both perfs (root)
 	$(GO) vet ./...

@@ -25,7 +25,8 @@ const minExpansionCheck = 64 << 20
 // reader's time goes by the record as much as by the byte (27 ns an
 // 8-byte record in inject, 0.8 ns a byte of real ones), so that a stream
 // of tiny records may expand 4 times less, and its reader's CPU time
-// stays in proportion to its input (README, Bounded memory and time).
+// stays in proportion to its input (docs/safety.md, Bounded memory and CPU
+// in proportion to the input).
 const minRecordCost = 32
 
 // ErrExpansion is wrapped by the error for compressed records that expand

@@ -94,7 +94,7 @@ func dumpRecords(w io.Writer, in *cliutil.Input, hex bool) error {
 		}
 		// as fmt's "%s%#x [%#x]: %v%s\n", in a third of its time: a
 		// listing is a line per record, and may be of 10 million records
-		// per 100 MB (README, CPU in proportion to the input)
+		// per 100 MB (docs/safety.md, CPU in proportion to the input)
 		line = append(append(line[:0], indent...), "0x"...)
 		line = strconv.AppendInt(line, rec.Offset, 16)
 		line = append(line, " [0x"...)

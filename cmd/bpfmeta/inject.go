@@ -97,7 +97,7 @@ func injectCommand() *cli.Command {
 		}, sourceFlags("the running kernel", true), []cli.Flag{
 			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program with samples gets no metadata perf would have written"},
 			&cli.StringSliceFlag{Name: "require", Usage: "fail (exit 1, no output) if no program named `NAME` (repeatable) gets metadata"},
-			&cli.BoolFlag{Name: "perf-names", Usage: "name the records as perf record does, not after the function they belong to (see the README)"},
+			&cli.BoolFlag{Name: "perf-names", Usage: "name the records as perf record does, not after the function they belong to (see docs/inject.md, Names)"},
 			&cli.BoolFlag{Name: "recorded-only", Usage: "add metadata only for programs the recording has a record of (see above)"},
 			maxExpansionFlag(), quietFlag(),
 			verboseFlag("list every program that got no metadata, and why"),

@@ -130,11 +130,11 @@ func TestMakeInstall(t *testing.T) {
 	if err != nil {
 		t.Fatalf("man bpfmeta: %v\n%s", err, out)
 	}
-	// the README the man page and -h refer to for the JSON
-	if b, err := os.ReadFile(filepath.Join(prefix, "share/doc/bpfmeta/README.md")); err != nil || !strings.Contains(string(b), "\n## JSON\n") {
-		t.Errorf("make install put no README with its JSON section in share/doc/bpfmeta: %v", err)
+	// the docs file the man page and -h refer to for the JSON
+	if b, err := os.ReadFile(filepath.Join(prefix, "share/doc/bpfmeta/docs/json.md")); err != nil || !strings.Contains(string(b), "\n## JSON\n") {
+		t.Errorf("make install put no docs/json.md with its JSON section in share/doc/bpfmeta: %v", err)
 	}
-	for _, want := range []string{"NAME", "SYNOPSIS", "bpfmeta inject", "EXIT STATUS", "share/doc/bpfmeta/README.md"} {
+	for _, want := range []string{"NAME", "SYNOPSIS", "bpfmeta inject", "EXIT STATUS", "share/doc/bpfmeta/README.md", "docs/json.md"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("man bpfmeta has no %q:\n%s", want, tail(string(out), 3000))
 		}

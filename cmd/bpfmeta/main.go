@@ -21,7 +21,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 )
 
-// Exit statuses, as the README and the man page list them. A signal N
+// Exit statuses, as docs/commands.md and the man page list them. A signal N
 // that ends bpfmeta ends it as it ends any process: the shell reports
 // 128+N (130 for SIGINT, 141 for SIGPIPE, 143 for SIGTERM). bpfmeta watch
 // -- CMD exits with CMD's status, or childcmd.ExitCannotExec (126) or
@@ -120,7 +120,7 @@ var manSections = []cliapp.ManSection{
 	}},
 	{Title: "Files", Items: [][2]string{
 		{"./perf.data", "the recording a reading command reads when stdin is a terminal and no FILE is given, as perf report does"},
-		{"PREFIX/share/doc/bpfmeta/README.md", "the README, which make install installs: its JSON section describes the JSON of show --json, programs --json and snapshots"},
+		{"PREFIX/share/doc/bpfmeta/README.md", "the README, which make install installs with docs/ beside it: docs/json.md describes the JSON of show --json, programs --json and snapshots; docs/safety.md, running as root"},
 		{".NAME.tmpXXXXXXXXXX", "a new output NAME is written as an unnamed file in its directory (O_TMPFILE), linked as NAME when complete, and nothing is left of it on any failure or signal; where the file system has no O_TMPFILE, and for a directory recording, it is written under this name beside NAME instead, renamed when complete and removed on any failure or signal"},
 	}},
 	{Title: "Examples", Text: `Record with the distribution's perf, add the metadata, and print it:

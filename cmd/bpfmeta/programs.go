@@ -42,9 +42,10 @@ functions' (BTF name, or perf's or the kernel's bpf_prog_<tag>_<name>, whole or
 without bpf_prog_<tag>_), as show --prog takes it. A name no program has is an
 error (exit 1).
 
---json prints the programs in the JSON every bpfmeta output shares (README,
-"JSON"): the values as perf writes them ("value") and, where their type allows,
-as JSON ("typed": strings, numbers, enumerators by name, objects, arrays).
+--json prints the programs in the JSON every bpfmeta output shares
+(docs/json.md): the values as perf writes them ("value") and, where their
+type allows, as JSON ("typed": strings, numbers, enumerators by name,
+objects, arrays).
 
 --stable prints, for golden files, what is the same for every load of the
 same object on any host and boot: each program's name, its functions' names
@@ -74,7 +75,7 @@ Examples:
    bpfmeta programs --journal /var/lib/bpfmeta
    bpfmeta programs --stable --object prog.bpf.o > testdata/prog.golden
    bpfmeta programs --json | jq '.programs[] | select(.metadata) | .metadata.entries'`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the JSON section of README.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see docs/json.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
 			&cli.StringFlag{Name: "journal", TakesFile: true, Usage: "list the loads and unloads the journal in `DIR` holds (bpfmeta watch --journal)"},
 			&cli.BoolFlag{Name: "stable", Usage: "print what is the same for every load on any host and boot, for golden files: names, functions and entries, sorted, once"},
 			&cli.StringFlag{Name: "object", TakesFile: true, Usage: "print --stable's text of the programs of the BPF object `FILE` (prog.bpf.o) as perf will record them once loaded, without root"},

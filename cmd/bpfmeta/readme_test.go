@@ -1,9 +1,10 @@
 package main
 
-// TestREADME runs the README's examples as written: every fenced block
-// whose info string is "sh" or "sh modern-perf" (which needs the perf >= 6.17
-// scripts/modern-perf.sh installs), in order, in one directory, with bash -e
-// -o pipefail, in the environment of a new shell after the README's make
+// TestREADME runs the examples of the README and of docs/*.md as written:
+// every fenced block whose info string is "sh" or "sh modern-perf" (which
+// needs the perf >= 6.17 scripts/modern-perf.sh installs), a file at a time,
+// each file's blocks in order in a directory of their own, with bash -e -o
+// pipefail, in the environment of a new shell after the README's make
 // install: PATH as a login shell has it, with the install's bin first, as
 // /usr/local/bin is for the default PREFIX, and an empty home. Blocks of
 // other kinds ("shell" for installation and make targets, "json", "go",
@@ -32,9 +33,24 @@ type readmeBlock struct {
 	script string
 }
 
-func readmeBlocks(t *testing.T) []readmeBlock {
+// docFiles are the README and docs/*.md, as paths in the repository.
+func docFiles(t *testing.T) []string {
 	t.Helper()
-	f, err := os.Open(testkit.RepoPath("README.md"))
+	docs, err := filepath.Glob(testkit.RepoPath("docs", "*.md"))
+	if err != nil || len(docs) == 0 {
+		t.Fatalf("no docs/*.md: %v", err)
+	}
+	files := []string{"README.md"}
+	for _, d := range docs {
+		files = append(files, filepath.Join("docs", filepath.Base(d)))
+	}
+	return files
+}
+
+// readmeBlocks are the blocks of file (a path in the repository) to run.
+func readmeBlocks(t *testing.T, file string) []readmeBlock {
+	t.Helper()
+	f, err := os.Open(testkit.RepoPath(file))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,24 +94,27 @@ func TestREADME(t *testing.T) {
 	// programs with metadata, so that the blocks have some to show
 	testkit.LoadCilium(t, "meta")
 	prefix, _ := makeInstall(t)
-	// the README's modern-perf block runs BPFMETA_MODERN_PERF's perf
-	env := append(freshEnv(t, prefix), testkit.ModernPerfEnv+"="+modern)
-	dir := t.TempDir()
-	blocks := readmeBlocks(t)
-	if len(blocks) < 5 {
-		t.Fatalf("%d runnable blocks in the README", len(blocks))
+	if n := len(readmeBlocks(t, "README.md")); n < 5 {
+		t.Fatalf("%d runnable blocks in the README", n)
 	}
-	for _, b := range blocks {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		cmd := exec.CommandContext(ctx, bash, "-e", "-o", "pipefail", "-c", b.script)
-		cmd.Dir = dir
-		cmd.Env = append(env, "TMPDIR="+dir)
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		err := cmd.Run()
-		cancel()
-		if err != nil {
-			t.Errorf("README.md:%d: the block fails: %v\n%s\n---\n%s", b.line, err, b.script, tail(out.String(), 2000))
+	for _, file := range docFiles(t) {
+		// the modern-perf blocks run BPFMETA_MODERN_PERF's perf
+		env := append(freshEnv(t, prefix), testkit.ModernPerfEnv+"="+modern)
+		dir := t.TempDir()
+		blocks := readmeBlocks(t, file)
+		t.Logf("%s: %d blocks", file, len(blocks))
+		for _, b := range blocks {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			cmd := exec.CommandContext(ctx, bash, "-e", "-o", "pipefail", "-c", b.script)
+			cmd.Dir = dir
+			cmd.Env = append(env, "TMPDIR="+dir)
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			err := cmd.Run()
+			cancel()
+			if err != nil {
+				t.Errorf("%s:%d: the block fails: %v\n%s\n---\n%s", file, b.line, err, b.script, tail(out.String(), 2000))
+			}
 		}
 	}
 }
@@ -107,12 +126,12 @@ func tail(s string, n int) string {
 	return s
 }
 
-// TestREADMELibrary compiles the README's "Use as a library" program as
+// TestREADMELibrary compiles docs/library.md's "Use as a library" program as
 // written, as a package of the module (an overlay: nothing is written into
 // the repository).
 func TestREADMELibrary(t *testing.T) {
 	goTool := testkit.Command(t, "go")
-	src, err := os.ReadFile(testkit.RepoPath("README.md"))
+	src, err := os.ReadFile(testkit.RepoPath("docs", "library.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,13 +163,13 @@ func TestREADMELibrary(t *testing.T) {
 	}
 }
 
-// TestREADMEGolden compiles the two go blocks of the README's "Golden tests
-// of your BPF program's metadata" as written, as test files of a package of
-// the module (an overlay), each block under 20 lines of test, the first
-// (with bpfmetatest.Object, issue 48) at most 10 lines of Go.
+// TestREADMEGolden compiles the two go blocks of docs/golden.md's "Golden
+// tests of your BPF program's metadata" as written, as test files of a
+// package of the module (an overlay), each block under 20 lines of test,
+// the first (with bpfmetatest.Object, issue 48) at most 10 lines of Go.
 func TestREADMEGolden(t *testing.T) {
 	goTool := testkit.Command(t, "go")
-	src, err := os.ReadFile(testkit.RepoPath("README.md"))
+	src, err := os.ReadFile(testkit.RepoPath("docs", "golden.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

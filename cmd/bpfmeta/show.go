@@ -93,7 +93,7 @@ Examples:
    bpfmeta show --with-samples perf.meta.data
    perf record -o - -a -- sleep 1 | bpfmeta inject | bpfmeta show --json`,
 		Flags: []cli.Flag{inputFlag(),
-			&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see the JSON section of README.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
+			&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see docs/json.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
 			&cli.StringFlag{Name: "prog", Usage: "only the records of program `NAME|ID`"},
 			&cli.BoolFlag{Name: "with-samples", Usage: "only the records of functions with samples in the recording"},
 			&cli.BoolFlag{Name: "stable", Usage: "print what is the same on any host and boot, for golden files: each function's name without its tag and its entries, sorted, once"},
@@ -265,8 +265,8 @@ type showJSON struct {
 	Records []recordJSON `json:"records"`
 }
 
-// recordJSON is a bpftrack.MetadataRecord in show --json's document (the
-// README's "JSON" section). Its entries are bpfprog.Entry, as a program's
+// recordJSON is a bpftrack.MetadataRecord in show --json's document
+// (docs/json.md). Its entries are bpfprog.Entry, as a program's
 // are, typed where the text of the value tells the value (btf.DumpJSON).
 type recordJSON struct {
 	Offset   int64           `json:"offset"`

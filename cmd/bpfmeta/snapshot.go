@@ -21,7 +21,7 @@ func snapshotCommand() *cli.Command {
 		Description: `Writes every loaded BPF program (id, tags, per-function names and addresses, and
 the PERF_RECORD_BPF_METADATA content perf record >= 6.17 would write for it) to a
 snapshot: a versioned JSON Lines file with the kernel release, boot id and
-hostname (README, "JSON"). Programs that are gone by the time of inject
+hostname (docs/json.md). Programs that are gone by the time of inject
 (short-lived tools, programs loaded during a recording) can then be labelled from
 it, on this machine or another one. The file is written under a temporary name,
 mode 0600 (it holds kernel addresses), and appears only when complete; an

@@ -26,8 +26,8 @@ import (
 )
 
 // Limit is the budget of a process: with the Go runtime, the binary and
-// the garbage collector's slack, a process stays under 64 MiB (README,
-// Bounded memory).
+// the garbage collector's slack, a process stays under 64 MiB
+// (docs/safety.md, Bounded memory).
 const Limit = 40 << 20
 
 // ErrExhausted is wrapped by the error of a reservation past the limit.

@@ -8,7 +8,7 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Exit statuses, as the README and the man page list them.
+// Exit statuses, as docs/commands.md and the man page list them.
 const (
 	ExitOK      = 0
 	ExitFailure = 1 // the message says why
