@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -716,41 +717,58 @@ func TestHostileDebris(t *testing.T) {
 		}
 	})
 
+	// Four runs at once into one name: each is complete or absent, and
+	// no temporary name survives. By default a run replaces the file of
+	// the one before and keeps it as NAME.old (a hard-link race between
+	// two runs keeping one file left a temporary name once); with
+	// --no-clobber exactly one wins.
 	t.Run("four runs, one output", func(t *testing.T) {
 		for _, cmdName := range []string{"inject", "convert"} {
-			for round := range 5 {
-				dir := t.TempDir()
-				out := filepath.Join(dir, "out.data")
-				args := []string{cmdName, "-q", "-i", in, "-o", out}
-				if cmdName == "inject" {
-					args = append(args, "--snapshot", snap)
-				}
-				var wg sync.WaitGroup
-				codes := make([]int, 4)
-				for i := range codes {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						codes[i] = runProc(t, bin, procRun{}, args...).code
-					}()
-				}
-				wg.Wait()
-				won := 0
-				for _, c := range codes {
-					if c == exitOK {
-						won++
-					} else if c != exitFailure {
-						t.Errorf("%s round %d: exit %d", cmdName, round, c)
+			for _, noClobber := range []bool{false, true} {
+				for round := range 5 {
+					dir := t.TempDir()
+					out := filepath.Join(dir, "out.data")
+					args := []string{cmdName, "-q", "-i", in, "-o", out}
+					if cmdName == "inject" {
+						args = append(args, "--snapshot", snap)
 					}
-				}
-				if won != 1 {
-					t.Errorf("%s round %d: %d of 4 runs exited 0 (%v), want exactly one", cmdName, round, won, codes)
-				}
-				if names := testkit.DirNames(t, dir); len(names) != 1 {
-					t.Errorf("%s round %d: the directory has %v", cmdName, round, names)
-				}
-				if got, err := os.ReadFile(out); err != nil || !bytes.Equal(got, want) {
-					t.Errorf("%s round %d: the output is not complete: %v", cmdName, round, err)
+					if noClobber {
+						args = append(args, "--no-clobber")
+					}
+					var wg sync.WaitGroup
+					codes := make([]int, 4)
+					for i := range codes {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							codes[i] = runProc(t, bin, procRun{}, args...).code
+						}()
+					}
+					wg.Wait()
+					won := 0
+					for _, c := range codes {
+						if c == exitOK {
+							won++
+						} else if c != exitFailure {
+							t.Errorf("%s round %d: exit %d", cmdName, round, c)
+						}
+					}
+					if won == 0 || noClobber && won != 1 {
+						t.Errorf("%s --no-clobber=%v round %d: %d of 4 runs exited 0 (%v)", cmdName, noClobber, round, won, codes)
+					}
+					names := testkit.DirNames(t, dir)
+					for _, n := range names {
+						if n != "out.data" && (noClobber || n != "out.data.old") {
+							t.Errorf("%s --no-clobber=%v round %d: the directory has %v", cmdName, noClobber, round, names)
+							break
+						}
+						if got, err := os.ReadFile(filepath.Join(dir, n)); err != nil || !bytes.Equal(got, want) {
+							t.Errorf("%s --no-clobber=%v round %d: %s is not complete: %v", cmdName, noClobber, round, n, err)
+						}
+					}
+					if !slices.Contains(names, "out.data") {
+						t.Errorf("%s --no-clobber=%v round %d: no output: %v", cmdName, noClobber, round, names)
+					}
 				}
 			}
 		}

@@ -169,7 +169,7 @@ done
 	cases := []struct{ line, want, not string }{
 		{"bpfmeta ", `^inject show .*strip .*convert`, ""},
 		{"bpfmeta inject -", `--input -i --output -o .*--snapshot .*--help -h$`, ""},
-		{"bpfmeta inject --", `^--input --output --force --sync --snapshot `, " -i"},
+		{"bpfmeta inject --", `^--input --output --force --no-clobber --sync --snapshot `, " -i"},
 		{"bpfmeta inject --sn", `^--snapshot$`, ""},
 		{"bpfmeta show --", `--input .*--json `, "perf"},
 		{"bpfmeta completion ", `^bash zsh fish$`, ""},

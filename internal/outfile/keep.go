@@ -75,9 +75,11 @@ func keepOld(dir *os.File, base, path string) error {
 	dfd := int(dir.Fd())
 	tmp, err := withTempName(base, func(tmp string) error { return unix.Linkat(dfd, base, dfd, tmp, 0) })
 	if err == nil {
-		if err = unix.Renameat(dfd, tmp, dfd, base+OldSuffix); err != nil {
-			unix.Unlinkat(dfd, tmp, 0)
-		}
+		err = unix.Renameat(dfd, tmp, dfd, base+OldSuffix)
+		// gone if renamed; but a rename between two links of one file
+		// does nothing (rename(2)): another run kept the same file as
+		// NAME.old a moment before, and the temporary name stays
+		unix.Unlinkat(dfd, tmp, 0)
 	} else if err != errNoTempName {
 		err = unix.Renameat(dfd, base, dfd, base+OldSuffix)
 	}
