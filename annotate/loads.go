@@ -89,7 +89,7 @@ func (k *ksymbols) Next() bool {
 		return true
 	}
 	sym, err := perfdata.DecodeKSymbol(rec.Raw, k.ByteOrder())
-	if err != nil || sym.Type != perfdata.KSymbolTypeBPF {
+	if err != nil || !sym.BPF() {
 		return true // bpftrack reports a record it cannot decode
 	}
 	if k.n++; k.n > MaxKSymbols {

@@ -353,7 +353,7 @@ func (t *Tracker) feedKSymbol(rec *perfdata.Record, stream int) (Update, error) 
 	if err != nil {
 		return Update{}, fmt.Errorf("%w, at %#x", err, rec.Offset)
 	}
-	if k.Type != perfdata.KSymbolTypeBPF {
+	if !k.BPF() {
 		return Update{}, nil
 	}
 	if k.Unregister() {

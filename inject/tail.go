@@ -99,7 +99,7 @@ func (j *injector) registers(rec *perfdata.Record) bool {
 		return false
 	}
 	k, err := perfdata.DecodeKSymbol(rec.Raw, j.r.ByteOrder())
-	return err == nil && k.Type == perfdata.KSymbolTypeBPF && !k.Unregister()
+	return err == nil && k.RegistersBPF()
 }
 
 // settleLoad handles the kernel's PROG_LOAD BPF_EVENT of loading, once

@@ -86,6 +86,15 @@ func DecodeKSymbol(raw []byte, bo binary.ByteOrder) (KSymbol, error) {
 // Unregister reports whether the record announces the symbol's removal.
 func (k KSymbol) Unregister() bool { return k.Flags&KSymbolUnregister != 0 }
 
+// BPF tells a KSYMBOL of a BPF function (ksym_type
+// PERF_RECORD_KSYMBOL_TYPE_BPF), registered or unregistered: the symbols
+// perf's machine__process_ksymbol() gives a BPF dso.
+func (k KSymbol) BPF() bool { return k.Type == KSymbolTypeBPF }
+
+// RegistersBPF tells a KSYMBOL that registers a BPF function, as a
+// program loads: BPF and not unregistering.
+func (k KSymbol) RegistersBPF() bool { return k.BPF() && !k.Unregister() }
+
 // BPFEventType is PERF_RECORD_BPF_EVENT's type (enum perf_bpf_event_type).
 type BPFEventType uint16
 

@@ -170,3 +170,29 @@ func TestDecodeKSymbolLongName(t *testing.T) {
 		}
 	}
 }
+
+// TestKSymbolBPF is the one rule for "this KSYMBOL is (registers) a BPF
+// function", which bpftrack, annotate and inject use.
+func TestKSymbolBPF(t *testing.T) {
+	for _, tc := range []struct {
+		typ            KSymbolType
+		flags          KSymbolFlags
+		bpf, registers bool
+	}{
+		{KSymbolTypeBPF, 0, true, true},
+		{KSymbolTypeBPF, KSymbolUnregister, true, false},
+		{KSymbolTypeBPF, 0x2, true, true},
+		{KSymbolTypeOOL, 0, false, false},
+		{KSymbolTypeOOL, KSymbolUnregister, false, false},
+		{KSymbolTypeUnknown, 0, false, false},
+		{KSymbolType(7), 0, false, false},
+	} {
+		k := KSymbol{Type: tc.typ, Flags: tc.flags}
+		if got := k.BPF(); got != tc.bpf {
+			t.Errorf("%v %v: BPF() = %v, want %v", tc.typ, tc.flags, got, tc.bpf)
+		}
+		if got := k.RegistersBPF(); got != tc.registers {
+			t.Errorf("%v %v: RegistersBPF() = %v, want %v", tc.typ, tc.flags, got, tc.registers)
+		}
+	}
+}
