@@ -126,6 +126,19 @@ type Func struct {
 	same   []*Func
 }
 
+// Names is the names a function is known by (its metadata, BTF, perf or
+// kernel name), without "" and repeats, in the order given: the order in
+// which inject and stable try them.
+func Names(names ...string) []string {
+	var out []string
+	for _, n := range names {
+		if n != "" && !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
 // Contains reports whether addr is in the function.
 func (f *Func) Contains(addr uint64) bool { return addr >= f.Addr && addr-f.Addr < uint64(f.Len) }
 

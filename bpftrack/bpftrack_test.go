@@ -768,3 +768,21 @@ func TestBackward(t *testing.T) {
 		t.Errorf("the function at 0x2010 is %+v, want program 7's", f)
 	}
 }
+
+// TestNames is the one rule for a function's distinct names, which
+// inject and stable use.
+func TestNames(t *testing.T) {
+	for _, tc := range []struct {
+		in, want []string
+	}{
+		{nil, nil},
+		{[]string{"", ""}, nil},
+		{[]string{"a"}, []string{"a"}},
+		{[]string{"b", "a", "b"}, []string{"b", "a"}},
+		{[]string{"", "x", "x", "", "y"}, []string{"x", "y"}},
+	} {
+		if got := bpftrack.Names(tc.in...); !slices.Equal(got, tc.want) {
+			t.Errorf("Names(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -260,7 +261,7 @@ func (j *injector) queueUnrecorded(p *program, sp *bpfprog.Program) error {
 	}
 	for i, f := range sp.Funcs {
 		// no KSYMBOL to name it after: perf's name
-		names := uniq(m.ProgNames[i], f.PerfName, f.KernelName)
+		names := bpftrack.Names(m.ProgNames[i], f.PerfName, f.KernelName)
 		if k := slices.IndexFunc(names, func(n string) bool { return j.end.orphans[maphash.String(j.end.seed, n)] > 0 }); k >= 0 {
 			// write() makes it Injected if other records are added
 			j.end.orphans[maphash.String(j.end.seed, names[k])]--

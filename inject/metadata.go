@@ -128,7 +128,7 @@ func (j *injector) build(p *program, sp *bpfprog.Program, names []string) ([]pen
 				return nil, Failed, fmt.Errorf("program %d: %w", sp.ID, err)
 			}
 		}
-		out = append(out, pending{prog: p, names: uniq(names[i], m.ProgNames[i], f.PerfName, f.KernelName), md: bm})
+		out = append(out, pending{prog: p, names: bpftrack.Names(names[i], m.ProgNames[i], f.PerfName, f.KernelName), md: bm})
 	}
 	return out, Injected, nil
 }
@@ -201,14 +201,4 @@ func metadataOf(sp *bpfprog.Program) (*bpfprog.Metadata, []perfdata.BPFMetadataE
 		entries[i] = perfdata.BPFMetadataEntry{Key: en.Key, Value: en.Value}
 	}
 	return m, entries, Injected, nil
-}
-
-func uniq(ss ...string) []string {
-	var out []string
-	for _, s := range ss {
-		if s != "" && !slices.Contains(out, s) {
-			out = append(out, s)
-		}
-	}
-	return out
 }

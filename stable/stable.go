@@ -370,7 +370,7 @@ func (ix *TypedIndex) Add(p *bpfprog.Program) error {
 		ix.m = map[string]json.RawMessage{}
 	}
 	for _, f := range p.Funcs {
-		for _, name := range uniqNames(f.BTFName, FuncName(f.PerfName), FuncName(f.KernelName)) {
+		for _, name := range bpftrack.Names(f.BTFName, FuncName(f.PerfName), FuncName(f.KernelName)) {
 			for _, e := range p.Metadata.Entries {
 				if len(e.Typed) == 0 {
 					continue
@@ -391,17 +391,6 @@ func (ix *TypedIndex) Add(p *bpfprog.Program) error {
 		}
 	}
 	return nil
-}
-
-// uniqNames is names without "" and repeats.
-func uniqNames(names ...string) []string {
-	var out []string
-	for _, n := range names {
-		if n != "" && !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // AddAll indexes every program l lists (a snapshot's).
