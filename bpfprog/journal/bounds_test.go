@@ -2,6 +2,7 @@ package journal
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -207,5 +208,47 @@ func TestLostRecord(t *testing.T) {
 	}
 	if len(lost) != 2 || lost[0].ID != 7 || lost[0].Why == "" || lost[1].Records != 12 {
 		t.Errorf("lost records %+v", lost)
+	}
+}
+
+// TestLostRecordFound: a program whose load the writer could not journal
+// (a Lost record naming its id) is not found with ErrLost, which says why
+// and which the Source counts and reports; a program of a boot in which
+// kernel records were lost (a Lost record counting them) may have been
+// among them (issue 46 item 6: "inject ... can say which programs may be
+// missing and why"). It was "not in the journal", with no reason.
+func TestLostRecordFound(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "journal")
+	w := mustCreate(t, dir, system("alpha", "boot-a"), Options{})
+	w.Lost(Lost{ID: 7, Name: "gone", Why: "program 7: not found"})
+	w.Load(program(10, 1, 5*time.Second))
+	w.Close()
+	w = mustCreate(t, dir, system("alpha", "boot-b"), Options{})
+	w.Lost(Lost{Records: 12})
+	w.Close()
+	j, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	s := WithKernel(&bpfprog.List{Sys: system("alpha", "boot-now")}, j)
+	_, err = s.Find(loadOf(program(7, 1, 4*time.Second), "alpha", 0))
+	if !errors.Is(err, ErrLost) || !errors.Is(err, bpfprog.ErrNotFound) {
+		t.Fatalf("the lost load: %v, want ErrLost", err)
+	}
+	if why := s.WhyNot(err, true); !strings.Contains(why, "could not journal") || !strings.Contains(why, "program 7: not found") {
+		t.Errorf("WhyNot: %q", why)
+	}
+	if p, err := j.Find(loadOf(program(10, 1, 5*time.Second), "alpha", 0), ""); err != nil || p.ID != 10 {
+		t.Errorf("the load beside it: %v, %v", p, err)
+	}
+	if _, err := j.Find(loadOf(program(8, 1, 4*time.Second), "alpha", 0), "boot-a"); err == nil || errors.Is(err, ErrLost) {
+		t.Errorf("another id of a boot without lost kernel records: %v", err)
+	}
+	if _, err := j.Find(loadOf(program(8, 1, 4*time.Second), "alpha", 0), "boot-b"); !errors.Is(err, ErrLost) || !strings.Contains(err.Error(), "lost 12 kernel records") {
+		t.Errorf("an id of a boot with 12 kernel records lost: %v", err)
+	}
+	if rep := strings.Join(s.Report(), "\n"); !strings.Contains(rep, "1 program not found in the journal") {
+		t.Errorf("report %q", rep)
 	}
 }

@@ -2,6 +2,7 @@ package journal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"os"
 	"path/filepath"
@@ -84,6 +85,36 @@ func FuzzJournal(f *testing.F) {
 		b[at] ^= 0x10
 		f.Add(b, []byte(nil), uint32(2), uint64(0))
 		f.Add(b, []byte(nil), uint32(3), uint64(0))
+	}
+	// a torn tail (cut in a payload, in a frame header) and a huge claimed
+	// length (past MaxRecord; within it but past the segment's end), in the
+	// 2nd record and in the last (bounds_test.go, damaged_test.go)
+	f.Add(four[:len(four)-3], []byte(nil), uint32(4), uint64(0))
+	f.Add(four[:offs[3]+4], []byte(nil), uint32(3), uint64(0))
+	for _, at := range []int64{offs[1], offs[3]} {
+		for _, size := range []uint32{math.MaxUint32, MaxRecord + 1, MaxRecord} {
+			b := bytes.Clone(four)
+			binary.LittleEndian.PutUint32(b[at:], size)
+			f.Add(b, []byte(nil), uint32(3), uint64(0))
+		}
+	}
+	// lost records (issue 46 item 6), before and after a load, and one load
+	// journaled in two segments with two values (item 2)
+	{
+		dir := f.TempDir()
+		w, err := Create(dir, system("alpha", "boot-a"), Options{})
+		if err != nil {
+			f.Fatal(err)
+		}
+		w.Lost(Lost{ID: 7, Name: "gone", Why: "program 7: not found"})
+		w.Load(program(10, 1, 5*time.Second))
+		w.Lost(Lost{Records: 12})
+		w.Close()
+		seg := readSegment(f, dir, 1)
+		f.Add(seg, []byte(nil), uint32(7), uint64(0))
+		f.Add(seg, []byte(nil), uint32(10), uint64(6*time.Second))
+		two, _ := writeTwice(f, [2]time.Duration{4 * time.Second, 100 * time.Second}, [2]string{"v1", "v2"})
+		f.Add(readSegment(f, two, 1), seg, uint32(10), uint64(50*time.Second))
 	}
 	for _, same := range []bool{false, true} {
 		dir, _ := craftOneID(f, 50, same)

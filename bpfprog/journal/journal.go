@@ -173,6 +173,11 @@ var ErrAmbiguous = errors.New("more than one load in the journal could be it")
 // been: records of its boot were skipped as damaged.
 var ErrDamaged = errors.New("a damaged record of the journal may have been it")
 
+// ErrLost is wrapped (with bpfprog.ErrNotFound) by the error for a load
+// the journal has not because its writer could not journal it: a Lost
+// record names its id, or counts kernel records lost in its boot.
+var ErrLost = errors.New("the journal service could not journal it")
+
 // ErrLimit is wrapped by the error for a journal whose index would pass
 // a bound (MaxIndexed, the memory budget): the programs looked for in it
 // are not found because of the limit, not because it has not them. It is

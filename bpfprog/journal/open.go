@@ -242,6 +242,19 @@ type index struct {
 	damaged      []string
 	nDamaged     int
 	damagedBoots map[uint16]int
+	// lost are the loads the writer could not journal (Writer.Lost),
+	// by id; lostBoots counts by boot those it knows not the id of
+	// (kernel records lost).
+	lost      []lostRef
+	lostBoots map[uint16]uint64
+}
+
+// lostRef is a Lost record of one program: its id, the boot of its
+// segment and why it was not journaled.
+type lostRef struct {
+	id   uint32
+	boot uint16
+	why  string
 }
 
 // maxDamagedListed is how many damaged records an index names; it counts
@@ -457,7 +470,7 @@ func (ix *indexer) record(sr *SegmentReader, seg uint32, name string) error {
 	if r.Dropped != nil {
 		more = len(r.Dropped.Loads)
 	}
-	if len(x.loads)+len(x.dropped)+more > MaxIndexed {
+	if len(x.loads)+len(x.dropped)+len(x.lost)+more > MaxIndexed {
 		return fmt.Errorf("%s: %w: more than %d loads (bpfmeta indexes at most that many of one host)", h.Dir, ErrLimit, MaxIndexed)
 	}
 	if len(x.loads)%1024 == 0 || more > 1 {
@@ -482,6 +495,20 @@ func (ix *indexer) record(sr *SegmentReader, seg uint32, name string) error {
 		if i, ok := ix.live[k]; ok {
 			x.loads[i].unload = uint32(min(max((r.Unload.Time+time.Second-1)/time.Second, 1), math.MaxUint32))
 			delete(ix.live, k)
+		}
+	case r.Lost != nil:
+		if r.Lost.ID != 0 {
+			why := r.Lost.Why
+			if len(why) > 200 {
+				why = why[:200] + "..."
+			}
+			x.lost = append(x.lost, lostRef{id: r.Lost.ID, boot: b, why: why})
+		}
+		if r.Lost.Records > 0 {
+			if x.lostBoots == nil {
+				x.lostBoots = map[uint16]uint64{}
+			}
+			x.lostBoots[b] += r.Lost.Records
 		}
 	case r.Dropped != nil:
 		db, err := ix.boot(r.Dropped.BootID)
@@ -621,6 +648,24 @@ func (x *index) notFound(l bpfprog.Load, boot string, notFound func(string, ...e
 				return notFound(fmt.Sprintf(": it fell out of the journal (dropped %s to keep it under its size limit)", x.dropAt[d.at].Local().Format(time.DateTime)), ErrDropped)
 			}
 		}
+	}
+	for _, r := range x.lost {
+		if r.id == l.ID && (boot == "" || x.boots[r.boot] == boot) {
+			why := ""
+			if r.why != "" {
+				why = ": " + safetext.Clean(r.why)
+			}
+			return notFound(why, ErrLost)
+		}
+	}
+	var lost uint64
+	for b, n := range x.lostBoots {
+		if boot == "" || x.boots[b] == boot {
+			lost += n
+		}
+	}
+	if lost > 0 {
+		return notFound(fmt.Sprintf(" (maybe: it lost %d kernel %s of its boot, which could have been its load)", lost, plural(int(min(lost, 1<<30)), "record", "records")), ErrLost)
 	}
 	damaged := 0
 	for b, n := range x.damagedBoots {

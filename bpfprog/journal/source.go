@@ -37,6 +37,9 @@ type Source struct {
 	// maybeDamaged counts the programs not found that a damaged record
 	// of the journal may have been.
 	maybeDamaged int
+	// maybeLost counts the programs not found whose load the journal
+	// service could not journal (a Lost record of the journal).
+	maybeLost int
 }
 
 // maxFellOutListed is how many programs that fell out of the journal
@@ -154,6 +157,9 @@ func (s *Source) Find(l bpfprog.Load) (*bpfprog.Program, error) {
 	case errors.Is(jerr, ErrDamaged):
 		s.maybeDamaged++
 		return nil, jerr
+	case errors.Is(jerr, ErrLost):
+		s.maybeLost++
+		return nil, jerr
 	case errors.Is(jerr, ErrAmbiguous), !errors.Is(jerr, bpfprog.ErrNotFound):
 		return nil, jerr
 	case kerr == nil:
@@ -175,6 +181,8 @@ func (s *Source) WhyNot(err error, unloaded bool) string {
 		return "unloaded, and fell out of the journal: its size limit dropped its load"
 	case errors.Is(err, ErrAmbiguous):
 		return "unloaded, and the journal cannot tell which of its records it is: " + reason(err)
+	case errors.Is(err, ErrLost):
+		return "unloaded, and not in the journal: " + reason(err)
 	case errors.Is(err, ErrDamaged):
 		return "unloaded, and not in the journal; a damaged record of it could have been it (see the journal's damaged records above)"
 	case errors.Is(err, ErrLimit):
@@ -223,6 +231,9 @@ func (s *Source) Report() []string {
 			line += fmt.Sprintf(" (%d of the programs not found could have been among them)", s.maybeDamaged)
 		}
 		out = append(out, line)
+	}
+	if s.maybeLost > 0 {
+		out = append(out, fmt.Sprintf("%d %s not found in the journal %s may be among the loads its service could not journal (bpfmeta programs --journal lists them)", s.maybeLost, plural(s.maybeLost, "program", "programs"), s.j.Path))
 	}
 	if s.nFellOut > 0 {
 		ids := make([]string, len(s.fellOut))

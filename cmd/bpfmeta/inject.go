@@ -288,6 +288,9 @@ func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, string, fun
 // instead of the recording's own records.
 func sourceNamed(c *cli.Context) bool { return c.String("snapshot") != "" }
 
+// defaultJournal is journal.DefaultDir; a test's own directory in tests.
+var defaultJournal = journal.DefaultDir
+
 // openJournal opens the journal --journal names, or the default one if
 // it exists; nil if neither. The default one is read only by the rules
 // of every journal (journal.Open): one that breaks them, or is none, is
@@ -295,12 +298,12 @@ func sourceNamed(c *cli.Context) bool { return c.String("snapshot") != "" }
 func openJournal(c *cli.Context) (*journal.Journal, error) {
 	dir := c.String("journal")
 	if dir == "" {
-		if _, err := os.Lstat(journal.DefaultDir); err != nil {
+		if _, err := os.Lstat(defaultJournal); err != nil {
 			return nil, nil
 		}
-		j, err := journal.Open(journal.DefaultDir)
+		j, err := journal.Open(defaultJournal)
 		if err != nil {
-			fmt.Fprintf(notes(c), "bpfmeta: warning: the journal %s is not read: %s\n", safetext.Quote(journal.DefaultDir), safetext.Clean(journalError(err).Error()))
+			fmt.Fprintf(notes(c), "bpfmeta: warning: the journal %s is not read: %s\n", safetext.Quote(defaultJournal), safetext.Clean(journalError(err).Error()))
 			return nil, nil
 		}
 		return j, nil

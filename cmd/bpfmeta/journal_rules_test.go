@@ -115,3 +115,28 @@ func TestWatchJournalSignals(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultJournalRules: the default journal (/var/lib/bpfmeta) that
+// breaks the reader's rules (others can write it) is skipped with a
+// warning naming the rule, never read, and inject goes on without it
+// (issue 46 item 1: a plain inject injected a forged load from it).
+func TestDefaultJournalRules(t *testing.T) {
+	watchNeeds(t)
+	in := corpusPath(t, "mstange_perf6.16_x86_64_zstd_compressed2.data")
+	dir := filepath.Join(t.TempDir(), "journal")
+	jw, err := journal.Create(dir, bpfprog.System{Hostname: "arthur-des", BootID: "b"}, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jw.Close()
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	old := defaultJournal
+	defaultJournal = dir
+	t.Cleanup(func() { defaultJournal = old })
+	r := bpfmeta(t, nil, "inject", "-i", in, "-o", "/dev/null")
+	if r.code != exitOK || !strings.Contains(r.stderr, "warning: the journal "+dir+" is not read: ") || !strings.Contains(r.stderr, "others can write it") {
+		t.Errorf("inject with a default journal others can write: %v", r)
+	}
+}
