@@ -26,7 +26,7 @@ UNITDIR  ?= $(PREFIX)/lib/systemd/system
 FUZZTIME ?= 30s
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: help build install uninstall test cross dist deps demo fuzz bench soak golden vet man clean
+.PHONY: help build install uninstall test cross dist dist-check deps demo fuzz bench soak golden vet man clean
 
 help: ## list the targets
 	@awk -F':.*## ' '/^[a-z-]+:.*## / {printf "  make %-9s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
@@ -94,6 +94,9 @@ cross: ## go vet every package for every Linux GOARCH (32-bit and big-endian inc
 # (GOARCH names) picks some, DISTDIR (default bin/dist) the output.
 dist: ## static binaries, a .deb and an .rpm per Linux GOARCH, SHA256SUMS, in bin/dist; the same bytes from the same commit
 	GO='$(GO)' ./scripts/dist.sh
+
+dist-check: ## make dist twice (DIST_ARCHES, default amd64): byte-identical; install the .deb, use it, lintian, remove, purge: nothing left (root, Debian 12)
+	GO='$(GO)' ./scripts/dist-check.sh
 
 deps: ## install what make test needs, if missing (Debian 12, root): perf, bpftool, clang, a perf >= 6.17
 	./scripts/deps.sh

@@ -7,7 +7,8 @@
 # the BPF fixtures), gcc and libc6-dev (the libbpf oracle of package btf, and
 # go test -race), zstd, time, jq (a README example), make, man-db and
 # bash-completion, zsh and fish (make install's man page and completion,
-# tested in each shell as a user gets them), procps (pgrep, which a CLI test finds its own process with; not
+# tested in each shell as a user gets them), lintian and systemd (make
+# dist-check, in CI after make test), procps (pgrep, which a CLI test finds its own process with; not
 # in a minimal Debian). Then a perf >= 6.17, the oracle: scripts/modern-perf.sh.
 set -eu
 cd "$(dirname "$0")/.."
@@ -28,6 +29,8 @@ have man || need="$need man-db"
 have pgrep || need="$need procps"
 have zsh || need="$need zsh"
 have fish || need="$need fish"
+have lintian || need="$need lintian"
+have systemd-analyze || need="$need systemd"
 if [ -n "$need" ]; then
 	[ "$(id -u)" = 0 ] || { echo "deps.sh: missing$need; install them as root (apt-get install$need)" >&2; exit 1; }
 	echo "deps.sh: installing$need" >&2
