@@ -197,7 +197,10 @@ var periodRE = regexp.MustCompile(`:[\t ]*(\d+)?[\t ]+([^\t ]+):[\t ]+(.*)$`)
 // (%16s) when it prints no callchain.
 func (p *Profiler) header(body []byte, label string) (bool, error) {
 	line := bytes.TrimLeft(body, " \t")
-	h, ok := headerOf(line)
+	h, ok := unknownThread(line)
+	if !ok {
+		h, ok = headerOf(line)
+	}
 	if !ok {
 		return false, nil
 	}
@@ -216,6 +219,11 @@ func (p *Profiler) header(body []byte, label string) (bool, error) {
 	} else if e := periodRE.FindSubmatch(rest); e != nil {
 		period, event, frame = e[1], e[2], e[3]
 		s.chain = false
+	} else if pe, ev, ok := eventFields(line); ok {
+		// the header took more than comm and pid: the sample's period
+		// as --folded (stackcollapse-perf.pl) reads it, so that the
+		// totals agree
+		period, event = pe, ev
 	}
 	if len(period) > 0 {
 		n, err := strconv.ParseInt(string(period), 10, 64)
@@ -238,6 +246,39 @@ func (p *Profiler) header(body []byte, label string) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// unknownThread matches the first line of a sample perf found no thread
+// for: its comm is thread__comm_str()'s ":-1" and its pid (and tid) -1,
+// which headerOf, stackcollapse-perf.pl's rule, does not read as a pid
+// (it takes the comm up to the time, and the period for the pid).
+func unknownThread(line []byte) (header, bool) {
+	const comm, id = ":-1", "-1"
+	if !bytes.HasPrefix(line, []byte(comm)) {
+		return header{}, false
+	}
+	h := header{comm: line[:len(comm)]}
+	t := len(comm)
+	for t < len(line) && isPerlSpace(line[t]) {
+		t++
+	}
+	if t == len(comm) || !bytes.HasPrefix(line[t:], []byte(id)) {
+		return header{}, false
+	}
+	h.pid = line[t : t+len(id)]
+	t += len(id)
+	if bytes.HasPrefix(line[t:], []byte("/"+id)) {
+		h.tid = line[t+1 : t+1+len(id)]
+		t += 1 + len(id)
+	}
+	if t == len(line) || !isPerlSpace(line[t]) {
+		return header{}, false
+	}
+	for t < len(line) && isPerlSpace(line[t]) {
+		t++
+	}
+	h.end = t
+	return h, true
 }
 
 // eventModifiersRE is the modifiers perf's parse-events accepts after an

@@ -46,7 +46,8 @@ func profileOf(t testing.TB, text []byte, tab *annotate.Table) (*profile.Profile
 // the sample's labels (an [unknown] symbol's from its dso's label), an
 // ambiguous frame without, samples alike summed, source lines skipped, a
 // frame of no sample and a line of no perf script counted, a dso's own
-// parentheses kept.
+// parentheses kept, a sample of no known thread (comm ":-1", pid -1)
+// with its period.
 func TestProfileCases(t *testing.T) {
 	text, err := os.ReadFile(filepath.Join("testdata", "pprof-cases.txt"))
 	if err != nil {
@@ -62,8 +63,8 @@ func TestProfileCases(t *testing.T) {
 	if got, want := sampleTypes(prof), "samples/count cpu-clock/nanoseconds cycles/count"; got != want {
 		t.Errorf("sample types %q, want %q", got, want)
 	}
-	if ps.Samples != 6 || ps.Dropped != 1 || st.Unparsed != 1 {
-		t.Errorf("%+v, %d unparsed: want 6 samples, 1 line dropped, 1 unparsed", ps, st.Unparsed)
+	if ps.Samples != 7 || ps.Dropped != 1 || st.Unparsed != 1 {
+		t.Errorf("%+v, %d unparsed: want 7 samples, 1 line dropped, 1 unparsed", ps, st.Unparsed)
 	}
 	const mainFn = "bpf_prog_5d126c929afd31f7_main[version=1.4.2,build=abc,note=a%20b%2Cc%3Dd%25%5D]"
 	want := []struct {
@@ -82,6 +83,8 @@ func TestProfileCases(t *testing.T) {
 		{"nonchain", []int64{1, 0, 12345}, "__memcpy@/usr/lib/libc.so.6", "comm=nonchain", "thread=300"},
 		// a dso with parentheses of its own; a symbol with spaces
 		{"xx", []int64{1, 1, 0}, "0x7f00@/memfd:sealed-9 (deleted) foo(int) const@/a b (c)", "comm=xx", "thread=5"},
+		// a sample of no known thread: perf's comm ":-1", pid -1
+		{":-1", []int64{1, 500000, 0}, "entry_SYSCALL_64@[kernel.kallsyms]", "comm=:-1", "thread=-1"},
 	}
 	if len(prof.Sample) != len(want) {
 		t.Fatalf("%d samples, want %d", len(prof.Sample), len(want))
