@@ -371,23 +371,7 @@ func check(t testing.TB, golden string, got []byte) {
 	if len(got) == 0 {
 		t.Fatalf("%s: no metadata at all to compare with or write", golden)
 	}
-	if Update() {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s", golden)
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test -update, or BPFMETA_UPDATE=1, writes it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs (go test -update, or BPFMETA_UPDATE=1, rewrites it):\n%s", golden, linediff.Unified(golden, "got", string(want), string(got)))
-	}
+	linediff.Golden(t, golden, got, Update(), "go test -update, or BPFMETA_UPDATE=1,")
 }
 
 // Update reports whether golden files are rewritten: the test binary's

@@ -61,7 +61,7 @@ func (j *injector) arrived(f *bpftrack.Func) {
 	p.awaiting--
 	if p.awaiting == 0 && p.Outcome == Mismatch {
 		p.setOutcome(p.then, p.thenErr, j)
-		if matches(p.then) {
+		if p.then.matched() {
 			j.progs.matched = true
 		}
 	}

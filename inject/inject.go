@@ -554,7 +554,7 @@ func (j *injector) counting() bool {
 // replaced by a load of its id.
 func (j *injector) gone(p *program) {
 	delete(j.progs.byTP, p.tracked)
-	if !p.hasMetadata() {
+	if !p.Outcome.complete() {
 		j.progs.missing--
 	}
 	if !p.listed && !p.atEnd {

@@ -42,11 +42,11 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	}
 	recs, outcome, err := j.records(tp, p)
 	p.setOutcome(outcome, err, j)
-	p.SamplesShort = !p.hasMetadata() && j.uncounted != [2]int{}
-	if matches(outcome) {
+	p.SamplesShort = !p.Outcome.complete() && j.uncounted != [2]int{}
+	if outcome.matched() {
 		j.progs.matched = true
 	}
-	if matches(outcome) || outcome == Mismatch || outcome == Failed {
+	if outcome.matched() || outcome == Mismatch || outcome == Failed {
 		j.progs.known[p.ID] = true
 	}
 	// A record at the end may be one of a listed program's the source
@@ -70,10 +70,6 @@ func (j *injector) load(tp *bpftrack.Program) error {
 	}
 	return nil
 }
-
-// matches tells an outcome that shows the source has the recording's
-// program: the same id, tag and addresses (injector.progs.matched).
-func matches(o Outcome) bool { return o == Injected || o == NoMetadata || o == TooLarge }
 
 // records builds the BPF_METADATA records for program tp (p), or says why
 // there are none.

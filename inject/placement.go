@@ -76,7 +76,7 @@ func (j *injector) claim(p *program, name string) bool {
 	if slices.Contains(p.present, name) || !slices.ContainsFunc(p.tracked.Funcs, func(f *bpftrack.Func) bool { return f.Name == name }) {
 		return false
 	}
-	if p.hasMetadata() && p.Outcome != AlreadyPresent {
+	if p.Outcome.complete() && p.Outcome != AlreadyPresent {
 		return false
 	}
 	j.stands(p, name)

@@ -51,9 +51,34 @@ var outcomeNames = []string{
 
 func (o Outcome) String() string { return enum.String(outcomeNames, o, "Outcome") }
 
+// The facts an outcome tells, each said here once (TestOutcomeFacts has
+// their table): GotMetadata ⊂ complete ⊂ Resolved; matched is apart.
+
+// GotMetadata reports whether the output has the program's BPF_METADATA
+// records: inject added them (Injected, some of them perhaps there
+// already) or the recording had them (AlreadyPresent). It is what a
+// program named by bpfmeta inject --require must have (Summary.Unmet).
+func (o Outcome) GotMetadata() bool { return o == Injected || o == AlreadyPresent }
+
+// complete reports whether the output lacks nothing of the metadata perf
+// would have written for the program: it got its records, it has no
+// bpf_metadata_ variables (NoMetadata), or perf writes none for a later
+// load of an id (Duplicate). A program whose outcome is not complete is
+// Missing one way or another, and its samples are counted.
+func (o Outcome) complete() bool { return o.GotMetadata() || o == NoMetadata || o == Duplicate }
+
 // Resolved reports whether the outcome is a definite answer: the
-// metadata perf would have written is in the output, or perf writes none.
-func (o Outcome) Resolved() bool { return o <= TooLarge }
+// metadata perf would have written is in the output, or perf writes none
+// (complete, or TooLarge: perf writes nothing for a program of too many
+// variables, though the program is still Missing its metadata).
+func (o Outcome) Resolved() bool { return o.complete() || o == TooLarge }
+
+// matched reports whether the source was found to have the recording's
+// program (the same id, tag and addresses) and its metadata read: with
+// variables (Injected), without (NoMetadata) or with too many (TooLarge).
+// It is asked of the outcome of a lookup (injector.records), before a
+// record of the recording can turn one into another.
+func (o Outcome) matched() bool { return o == Injected || o == NoMetadata || o == TooLarge }
 
 // Program is what became of one BPF program of the recording: what a
 // caller reads of it. It is a value, made when Run returns; what inject
@@ -84,8 +109,8 @@ type Program struct {
 	// the end, as perf's side-band thread has them written).
 	Unrecorded bool
 	// Samples counts the recording's samples in the program's functions,
-	// for the programs whose metadata is not in the output (Outcome not
-	// Injected or AlreadyPresent); 0 for the others.
+	// for the programs Missing their metadata (Missing not NotMissing); 0
+	// for the others.
 	Samples int
 	// SamplesShort: Samples may be short of perf report's count. No
 	// program lacked metadata when it loaded, and inject had passed
@@ -157,7 +182,7 @@ type program struct {
 func (p *program) entry() Program {
 	e := p.Program
 	e.Samples = p.samples()
-	e.SamplesShort = p.SamplesShort && !p.hasMetadata()
+	e.SamplesShort = p.SamplesShort && !p.Outcome.complete()
 	e.Missing = p.missing()
 	return e
 }
@@ -197,7 +222,7 @@ type Summary struct {
 }
 
 // Unmet says, for each of names that no program of s got metadata for
-// (Injected or AlreadyPresent), why, beginning with the name: no program
+// (Outcome.GotMetadata), why, beginning with the name: no program
 // of that name, or what became of the programs of that name. A program is
 // named as every --prog and --require names one (perfdata.ProgNamed): by
 // id, or by its name with or without bpf_prog_<tag>_. bpfmeta inject
@@ -211,7 +236,7 @@ func (s *Summary) Unmet(names ...string) []string {
 			if !perfdata.ProgNamed(name, p.ID, p.Name) {
 				continue
 			}
-			if p.Outcome == Injected || p.Outcome == AlreadyPresent {
+			if p.Outcome.GotMetadata() {
 				got = true
 				break
 			}
@@ -303,7 +328,7 @@ func (s *Summary) Missing(groups ...Missing) []Program {
 // missing is the group of Missing p is in.
 func (p *program) missing() Missing {
 	switch {
-	case p.hasMetadata():
+	case p.Outcome.complete():
 		return NotMissing
 	case p.samples() > 0:
 		return MissingWithSamples
@@ -313,22 +338,13 @@ func (p *program) missing() Missing {
 	return MissingOther
 }
 
-// hasMetadata: the output has the program's metadata, or perf writes none.
-func (p *program) hasMetadata() bool {
-	switch p.Outcome {
-	case Injected, AlreadyPresent, NoMetadata, Duplicate:
-		return true
-	}
-	return false
-}
-
 // setOutcome sets p's outcome and the error that says why (nil for
 // Injected, AlreadyPresent, NoMetadata and Duplicate), keeping the count of
 // loaded programs whose samples are counted.
 func (p *program) setOutcome(o Outcome, err error, j *injector) {
-	before := p.hasMetadata()
+	before := p.Outcome.complete()
 	p.Outcome, p.Err = o, err
-	if _, loaded := j.progs.byTP[p.tracked]; loaded && before != p.hasMetadata() {
+	if _, loaded := j.progs.byTP[p.tracked]; loaded && before != p.Outcome.complete() {
 		if before {
 			j.progs.missing++
 		} else {
@@ -341,7 +357,7 @@ func (p *program) setOutcome(o Outcome, err error, j *injector) {
 // (bpftrack's Func.Samples), if the output has no metadata for p; 0
 // otherwise.
 func (p *program) samples() int {
-	if p.hasMetadata() || p.tracked == nil {
+	if p.Outcome.complete() || p.tracked == nil {
 		return 0
 	}
 	n := 0

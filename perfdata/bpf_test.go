@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"encoding/binary"
+	"os"
 	"strings"
 	"testing"
 )
@@ -34,42 +35,26 @@ func TestParseBPFTag(t *testing.T) {
 }
 
 // TestBPFProgName: every form of a BPF function's name the kernel and perf
-// write, and the names that only look like one.
+// write, and the names that only look like one (testdata/bpf_prog_names.txt,
+// annotate's table too).
 func TestBPFProgName(t *testing.T) {
 	tag, _ := ParseBPFTag("e21be2de8fc54252")
-	long := strings.Repeat("x", BPFProgNameLen-1-len("bpf_prog_e21be2de8fc54252_"))
-	for _, tc := range []struct {
-		name, fn string
-		ok       bool
-	}{
-		// the kernel's bpf_prog_ksym_set_name(), perf's synthesize_bpf_prog_name()
-		{"bpf_prog_e21be2de8fc54252_main", "main", true},
-		// a program without BTF or name (the kernel), or perf's name from an empty BTF name
-		{"bpf_prog_e21be2de8fc54252", "", true},
-		{"bpf_prog_e21be2de8fc54252_", "", true},
-		// perf: a subprogram without BTF
-		{"bpf_prog_e21be2de8fc54252_F", "F", true},
-		// perf named the record from the BTF of a map (cilium/ebpf's loads)
-		{"bpf_prog_e21be2de8fc54252_.rodata", ".rodata", true},
-		// cut to BPF_PROG_NAME_LEN-1 bytes
-		{"bpf_prog_e21be2de8fc54252_" + long, long, true},
-		// neither writes upper case hex, nor anything else after the tag
-		{"bpf_prog_0123456789ABCDEF_handle", "", false},
-		{"bpf_prog_e21be2de8fc54252x", "", false},
-		{"bpf_prog_e21be2de8fc5425", "", false},
-		{"bpf_prog_", "", false},
-		{"bpf_trampoline_6", "", false},
-		{"bpf_dispatcher_xdp", "", false},
-		{"", "", false},
-	} {
+	rows := bpfProgNames(t)
+	rows = append(rows, bpfProgNameRow{"", "", false})
+	for _, tc := range rows {
 		gotTag, fn, ok := ParseBPFProgName(tc.name)
-		if ok != tc.ok || fn != tc.fn || ok && gotTag != tag || !ok && gotTag != (BPFTag{}) {
-			t.Errorf("ParseBPFProgName(%q) = %v, %q, %v", tc.name, gotTag, fn, ok)
+		if ok != tc.ok || fn != tc.fn || ok && gotTag.String() != tc.name[len("bpf_prog_"):][:2*BPFTagSize] || !ok && gotTag != (BPFTag{}) {
+			t.Errorf("ParseBPFProgName(%q) = %v, %q, %v; want %q, %v", tc.name, gotTag, fn, ok, tc.fn, tc.ok)
 		}
 		// the same of bytes
 		bTag, bfn, bok := ParseBPFProgName([]byte(tc.name))
 		if bok != ok || string(bfn) != fn || bTag != gotTag {
 			t.Errorf("ParseBPFProgName([]byte(%q)) = %v, %q, %v", tc.name, bTag, bfn, bok)
+		}
+		// what BPFProgName makes of it is the name (without the "_" of
+		// bpf_prog_<tag>_, which perf writes for an empty BTF name)
+		if want := tc.name; ok && BPFProgName(gotTag, fn) != want && BPFProgName(gotTag, fn)+"_" != want {
+			t.Errorf("BPFProgName(%v, %q) = %q, want %q", gotTag, fn, BPFProgName(gotTag, fn), want)
 		}
 	}
 	if got := BPFProgName(tag, "main"); got != "bpf_prog_e21be2de8fc54252_main" {
@@ -195,4 +180,28 @@ func TestKSymbolBPF(t *testing.T) {
 			t.Errorf("%v %v: RegistersBPF() = %v, want %v", tc.typ, tc.flags, got, tc.registers)
 		}
 	}
+}
+
+type bpfProgNameRow struct {
+	name, fn string
+	ok       bool // name is of the form
+}
+
+// bpfProgNames reads testdata/bpf_prog_names.txt: a name of the form, a
+// tab and its function name; or a name not of the form alone.
+func bpfProgNames(t *testing.T) []bpfProgNameRow {
+	b, err := os.ReadFile("testdata/bpf_prog_names.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows []bpfProgNameRow
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimSuffix(line, "\n")
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, fn, ok := strings.Cut(line, "\t")
+		rows = append(rows, bpfProgNameRow{name, fn, ok})
+	}
+	return rows
 }

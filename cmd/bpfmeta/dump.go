@@ -135,6 +135,8 @@ func orderName(bo binary.ByteOrder) string {
 // malformed refuses a KSYMBOL or BPF_EVENT record too short for its
 // fields, as inject and show do (bpftrack): a stream of them is no
 // recording, and a listing of it could go on for gigabytes (issue 37).
+// The error is the reader's FormatError (corrupt), which says where the
+// record is as every other error in the input does.
 func malformed(rec *perfdata.Record, bo binary.ByteOrder) error {
 	var err error
 	switch rec.Header.Type {
@@ -143,13 +145,10 @@ func malformed(rec *perfdata.Record, bo binary.ByteOrder) error {
 	case perfdata.RecordBPFEvent:
 		_, err = perfdata.DecodeBPFEvent(rec.Raw, bo)
 	}
-	switch {
-	case err == nil:
+	if err == nil {
 		return nil
-	case rec.Compressed():
-		return fmt.Errorf("%w at decompressed offset %#x (data of the compressed record at %#x)", err, rec.Offset, rec.Outer)
 	}
-	return fmt.Errorf("%w at %#x", err, rec.Offset)
+	return &reader.FormatError{Offset: rec.Offset, Outer: rec.Outer, Msg: err.Error(), Err: reader.ErrCorrupt}
 }
 
 // describe says what a record holds, for the records bpfmeta cares about.

@@ -1,6 +1,7 @@
 // Package linediff writes the unified diff of two texts, line by line, as
 // diff -u does: what a failing golden test prints, so that a change of
-// one value in a long golden reads as that line, not as both texts whole.
+// one value in a long golden reads as that line, not as both texts whole;
+// and Golden, the one compare of a text with its golden file.
 package linediff
 
 import (

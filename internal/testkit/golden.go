@@ -1,10 +1,7 @@
 package testkit
 
 import (
-	"bytes"
 	"flag"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/internal/linediff"
@@ -16,26 +13,10 @@ import (
 var Update = flag.Bool("update", false, "rewrite the golden files in testdata/ instead of comparing with them")
 
 // Golden compares got with the golden file at path, or writes it with
-// -update (and logs that it did).
+// -update (and logs that it did): linediff.Golden.
 func Golden(t testing.TB, path string, got []byte) {
 	t.Helper()
-	if *Update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("wrote %s", path)
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("golden file: %v (go test -update creates it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from the output (go test -update rewrites it):\n%s", path, linediff.Unified(path, "got", string(want), string(got)))
-	}
+	linediff.Golden(t, path, got, *Update, "go test -update")
 }
 
 // Diff is the unified diff from want to got.
