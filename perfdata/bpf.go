@@ -70,8 +70,8 @@ const KSymNameLen = 512
 // may hold 64 KiB of name, and a BPF_METADATA's prog_name is at most as
 // long (BPFProgNameLen).
 func DecodeKSymbol(raw []byte, bo binary.ByteOrder) (KSymbol, error) {
-	if len(raw) < kSymbolFieldsSize {
-		return KSymbol{}, fmt.Errorf("KSYMBOL record of %d bytes, want at least %d", len(raw), kSymbolFieldsSize)
+	if err := CheckFields(RecordKSymbol, raw); err != nil {
+		return KSymbol{}, err
 	}
 	name := raw[kSymbolFieldsSize:]
 	return KSymbol{
@@ -158,8 +158,8 @@ const BPFEventFieldsSize = EventHeaderSize + 16
 
 // DecodeBPFEvent decodes a BPF_EVENT record (raw includes the header).
 func DecodeBPFEvent(raw []byte, bo binary.ByteOrder) (BPFEvent, error) {
-	if len(raw) < BPFEventFieldsSize {
-		return BPFEvent{}, fmt.Errorf("BPF_EVENT record of %d bytes, want at least %d", len(raw), BPFEventFieldsSize)
+	if err := CheckFields(RecordBPFEvent, raw); err != nil {
+		return BPFEvent{}, err
 	}
 	e := BPFEvent{
 		Type:  BPFEventType(bo.Uint16(raw[8:])),
@@ -168,6 +168,23 @@ func DecodeBPFEvent(raw []byte, bo binary.ByteOrder) (BPFEvent, error) {
 	}
 	copy(e.Tag[:], raw[16:24])
 	return e, nil
+}
+
+// CheckFields is the error of a KSYMBOL or BPF_EVENT record too short for
+// its fields (raw includes the header), the one DecodeKSymbol and
+// DecodeBPFEvent return, or nil: for a record that holds them, and for a
+// record of any other type. It is the rule by which every reader of a
+// recording's programs refuses a record, bpftrack (through the decoders)
+// and bpfmeta dump alike: a stream of such records is no recording, and a
+// listing of it could go on for gigabytes (issue 37). It decodes nothing.
+func CheckFields(t RecordType, raw []byte) error {
+	switch {
+	case t == RecordKSymbol && len(raw) < kSymbolFieldsSize:
+		return fmt.Errorf("KSYMBOL record of %d bytes, want at least %d", len(raw), kSymbolFieldsSize)
+	case t == RecordBPFEvent && len(raw) < BPFEventFieldsSize:
+		return fmt.Errorf("BPF_EVENT record of %d bytes, want at least %d", len(raw), BPFEventFieldsSize)
+	}
+	return nil
 }
 
 // bpfProgPrefix starts the names the kernel and perf give BPF functions.

@@ -2,6 +2,7 @@ package perfdata
 
 import (
 	"encoding/binary"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -204,4 +205,51 @@ func bpfProgNames(t *testing.T) []bpfProgNameRow {
 		rows = append(rows, bpfProgNameRow{name, fn, ok})
 	}
 	return rows
+}
+
+// TestCheckFields: a KSYMBOL or BPF_EVENT too short for its fields is
+// refused with the decoders' words, by size alone; any other record, of
+// any size, and a record that holds its fields, is not.
+func TestCheckFields(t *testing.T) {
+	for _, tc := range []struct {
+		typ  RecordType
+		size int
+		want string
+	}{
+		{RecordKSymbol, 0, "KSYMBOL record of 0 bytes, want at least 24"},
+		{RecordKSymbol, 8, "KSYMBOL record of 8 bytes, want at least 24"},
+		{RecordKSymbol, kSymbolFieldsSize - 1, "KSYMBOL record of 23 bytes, want at least 24"},
+		{RecordKSymbol, kSymbolFieldsSize, ""}, // no name: "" (perf writes none such, but it decodes)
+		{RecordKSymbol, 64, ""},
+		{RecordBPFEvent, 10, "BPF_EVENT record of 10 bytes, want at least 24"},
+		{RecordBPFEvent, BPFEventFieldsSize - 1, "BPF_EVENT record of 23 bytes, want at least 24"},
+		{RecordBPFEvent, BPFEventFieldsSize, ""},
+		{RecordBPFMetadata, 8, ""}, // DecodeBPFMetadata's own rules; not a reader's reason to stop
+		{RecordSample, 8, ""},
+		{RecordMmap, 0, ""},
+		{RecordType(200), 3, ""},
+	} {
+		raw := make([]byte, tc.size)
+		err := CheckFields(tc.typ, raw)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("CheckFields(%v, %d bytes) = %q, want %q", tc.typ, tc.size, got, tc.want)
+		}
+		// the decoders refuse what CheckFields refuses, with its words
+		var derr error
+		switch tc.typ {
+		case RecordKSymbol:
+			_, derr = DecodeKSymbol(raw, binary.LittleEndian)
+		case RecordBPFEvent:
+			_, derr = DecodeBPFEvent(raw, binary.LittleEndian)
+		default:
+			continue
+		}
+		if fmt.Sprint(derr) != fmt.Sprint(err) {
+			t.Errorf("decoding %v of %d bytes: %v, CheckFields says %v", tc.typ, tc.size, derr, err)
+		}
+	}
 }

@@ -41,7 +41,7 @@ func ExampleStartSnapshot() {
 	cmdErr := cmd.Run()
 	st, written, err := w.Stop()
 	if err != nil {
-		log.Fatal(err) // the snapshot holds the programs written before, and says it is incomplete
+		log.Fatal(err) // a *watch.IncompleteError: the snapshot holds the programs written before, and inject says it is incomplete
 	}
 	if cmdErr != nil {
 		log.Fatal(cmdErr)

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -49,9 +50,43 @@ func StartSnapshot(k *live.Kernel, out io.Writer) (*Snapshotter, error) {
 // snapshot with its end (the time, and how many programs were missed) and
 // the events, and returns the statistics and how many programs the
 // snapshot holds. An error leaves those programs in the snapshot, which is
-// then incomplete.
+// then incomplete: it is an *IncompleteError when there are any.
 func (s *Snapshotter) Stop() (Stats, int, error) {
 	st := s.stop()
 	endErr := writeError(s.sw.Close(snapshot.End{Until: time.Now(), Missed: st.Lost + st.Failed}))
-	return st, s.written, errors.Join(s.err, endErr)
+	return st, s.written, stopError(errors.Join(s.err, endErr), s.written)
+}
+
+// An IncompleteError is Stop's error when the watch stopped on an error,
+// or the snapshot could not be ended, after programs were written to it:
+// the snapshot holds those read before, and is worth keeping, an
+// incomplete snapshot inject reads (snapshot.File.Incomplete, or an end
+// with fewer programs than were loaded). An error before any program was
+// written is Stop's as it is: that snapshot holds nothing to keep.
+type IncompleteError struct {
+	Err      error // what stopped the watch or the snapshot
+	Programs int   // how many programs the snapshot holds, at least 1
+}
+
+func (e *IncompleteError) Error() string { return e.Err.Error() }
+
+func (e *IncompleteError) Unwrap() error { return e.Err }
+
+// Holds says what the snapshot holds, after its name: "holds the 2
+// programs read before (an incomplete snapshot)".
+func (e *IncompleteError) Holds() string {
+	progs := "programs"
+	if e.Programs == 1 {
+		progs = "program"
+	}
+	return fmt.Sprintf("holds the %d %s read before (an incomplete snapshot)", e.Programs, progs)
+}
+
+// stopError is Stop's error: err, an *IncompleteError when the snapshot
+// holds written programs.
+func stopError(err error, written int) error {
+	if err == nil || written == 0 {
+		return err
+	}
+	return &IncompleteError{Err: err, Programs: written}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/annotate"
-	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/budget"
@@ -185,48 +185,40 @@ func warnAnnotated(c *cli.Context, name string, t *annotate.Table, st annotate.S
 	}
 }
 
-// fillTable fills t with the metadata of the recording's programs: its
-// BPF_METADATA records, or, with --snapshot or when it has none, those
-// bpfmeta inject would add from the snapshot or the running kernel and
-// its journal (the same source inject opens).
+// fillTable fills t with the metadata of the recording's programs
+// (annotate.FillFrom): its BPF_METADATA records, or those bpfmeta inject
+// would add from the source inject opens.
 func fillTable(c *cli.Context, t *annotate.Table) (string, error) {
 	s := sessionOf(c)
 	in, err := openInput(c, reader.Options{Decompress: true})
 	if err != nil {
 		return "", err
 	}
-	defer func() { in.Close() }()
-	name := in.Name
-	fromSource := func() error {
-		src, _, closeSrc, err := openSource(s, c)
-		if err != nil {
-			return err
-		}
-		defer closeSrc()
-		inj := annotate.NewInjected(in, src, inject.Options{})
-		defer inj.Close()
-		_, err = annotate.Fill(t, inj)
-		return err
-	}
-	if sourceNamed(c) {
-		err = fromSource()
-	} else {
-		var sum bpftrack.MetadataSummary
-		sum, err = annotate.Fill(t, in)
-		if err == nil && sum.Records == 0 && sum.Loads > 0 {
-			if in.File == nil && in.Dir == "" {
-				fmt.Fprintf(notes(c), "bpfmeta: warning: %s has no BPF_METADATA records and is read as a stream, which cannot be read again for the running kernel's: give it as a file, or --snapshot\n", name)
-				return name, nil
-			}
+	defer func() {
+		if in != nil {
 			in.Close()
-			if in, err = openInput(c, reader.Options{Decompress: true}); err != nil {
-				return name, err
+		}
+	}()
+	from := annotate.From{Name: in.Name, Recording: in, SourceNamed: sourceNamed(c),
+		Source: func() (bpfprog.Source, func(), error) {
+			src, _, closeSrc, err := openSource(s, c)
+			return src, closeSrc, err
+		}}
+	if in.File != nil || in.Dir != "" {
+		from.Reopen = func() (inject.Recording, error) {
+			in.Close()
+			again, err := openInput(c, reader.Options{Decompress: true})
+			if err != nil {
+				in = nil // closed
+				return nil, err
 			}
-			err = fromSource()
+			in = again
+			return again, nil
 		}
 	}
-	if err != nil {
-		return name, fmt.Errorf("%s: %w", name, err)
+	filled, err := annotate.FillFrom(t, from)
+	if filled == annotate.NotReread {
+		fmt.Fprintf(notes(c), "bpfmeta: warning: %s has no BPF_METADATA records and is read as a stream, which cannot be read again for the running kernel's: give it as a file, or --snapshot\n", from.Name)
 	}
-	return name, nil
+	return from.Name, err
 }

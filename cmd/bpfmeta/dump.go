@@ -104,7 +104,7 @@ func dumpRecords(w io.Writer, in *cliutil.Input, hex bool) error {
 		if hex {
 			hexDump(w, indent, rec.Raw)
 		}
-		if err := malformed(rec, bo); err != nil {
+		if err := malformed(rec); err != nil {
 			return fmt.Errorf("%s: %w", in.Name, err)
 		}
 	}
@@ -132,23 +132,13 @@ func orderName(bo binary.ByteOrder) string {
 	return "little-endian"
 }
 
-// malformed refuses a KSYMBOL or BPF_EVENT record too short for its
-// fields, as inject and show do (bpftrack): a stream of them is no
-// recording, and a listing of it could go on for gigabytes (issue 37).
-// The error is the reader's FormatError (corrupt), which says where the
-// record is as every other error in the input does.
-func malformed(rec *perfdata.Record, bo binary.ByteOrder) error {
-	var err error
-	switch rec.Header.Type {
-	case perfdata.RecordKSymbol:
-		_, err = perfdata.DecodeKSymbol(rec.Raw, bo)
-	case perfdata.RecordBPFEvent:
-		_, err = perfdata.DecodeBPFEvent(rec.Raw, bo)
+// malformed refuses a record too short for its fields, as inject and
+// show do (perfdata.CheckFields), where it is as the reader says it.
+func malformed(rec *perfdata.Record) error {
+	if err := perfdata.CheckFields(rec.Header.Type, rec.Raw); err != nil {
+		return &reader.FormatError{Offset: rec.Offset, Outer: rec.Outer, Msg: err.Error(), Err: reader.ErrCorrupt}
 	}
-	if err == nil {
-		return nil
-	}
-	return &reader.FormatError{Offset: rec.Offset, Outer: rec.Outer, Msg: err.Error(), Err: reader.ErrCorrupt}
+	return nil
 }
 
 // describe says what a record holds, for the records bpfmeta cares about.

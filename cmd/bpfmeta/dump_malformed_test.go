@@ -33,7 +33,7 @@ func TestMalformed(t *testing.T) {
 		{"MMAP", short(perfdata.RecordMmap, 0x30, -1), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := malformed(c.rec, binary.LittleEndian)
+			err := malformed(c.rec)
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("malformed = %v, want nil", err)

@@ -85,7 +85,7 @@ Examples:
 }
 
 func runPrograms(c *cli.Context) error {
-	sel := newProgSelection(c.Args().Slice())
+	sel := bpfprog.Select(c.Args().Slice())
 	if c.IsSet("journal") {
 		return listJournal(c, sel)
 	}
@@ -97,20 +97,20 @@ func runPrograms(c *cli.Context) error {
 		return err
 	}
 	// all or nothing: a listing with a program missing is not printed
-	ids := sel.ids
-	if len(sel.names) > 0 {
+	ids := sel.IDs
+	if len(sel.Names) > 0 {
 		ids = nil // every program, for their names
 	}
 	progs, err := k.Programs(ids...)
 	if err != nil {
 		return err
 	}
-	if len(sel.names) > 0 {
-		progs = slices.DeleteFunc(progs, func(p *bpfprog.Program) bool { return !sel.program(p) })
-		if err := sel.missingNames("is loaded"); err != nil {
+	if len(sel.Names) > 0 {
+		progs = slices.DeleteFunc(progs, func(p *bpfprog.Program) bool { return !sel.Program(p) })
+		if err := missingNames(sel, "is loaded"); err != nil {
 			return err
 		}
-		if err := sel.missingIDs(); err != nil {
+		if err := missingIDs(sel); err != nil {
 			return err
 		}
 	}
@@ -193,7 +193,7 @@ func printProgram(w io.Writer, p *bpfprog.Program) {
 
 // listJournal is programs --journal: the journal's records, a line each
 // (a load's functions and metadata as printProgram prints them).
-func listJournal(c *cli.Context, sel *progSelection) error {
+func listJournal(c *cli.Context, sel *bpfprog.Selection) error {
 	if c.Bool("json") {
 		return cliutil.Usagef("programs --journal has no --json: the journal's records are listed as text")
 	}
@@ -217,23 +217,26 @@ func listJournal(c *cli.Context, sel *progSelection) error {
 				fmt.Fprintf(w, "%s  %s  segment %d  boot %s  kernel %s  (%d older loads dropped by the size limit)\n",
 					host, when(e.Started), e.Seq, safetext.Clean(e.System.BootID), safetext.Quote(e.System.KernelRelease), e.DroppedLoads)
 			}
+			if !e.Selected(sel) {
+				continue
+			}
 			switch {
 			case e.Torn != "":
 				fmt.Fprintf(w, "%s  segment %d stops before its end: %s (ignored)\n", host, e.Seq, safetext.Clean(e.Torn))
 			case e.Damaged != "":
 				damaged++
 				fmt.Fprintf(w, "%s  segment %d: %s (%d bytes skipped: the record is lost, those after it are read)\n", host, e.Seq, safetext.Clean(e.Damaged), e.Size)
-			case e.Program != nil && (sel.program(e.Program) || sel.id(e.Program.ID)):
+			case e.Program != nil:
 				loads++
 				fmt.Fprintf(w, "%s  %s  load    ", host, when(e.Program.LoadedAt))
 				printProgram(w, e.Program)
-			case e.Unload != nil && sel.id(e.Unload.ID):
+			case e.Unload != nil:
 				unloads++
 				fmt.Fprintf(w, "%s  %s  unload  %d  tag %s\n", host, when(e.Unload.At), e.Unload.ID, e.Unload.Tag)
-			case e.Lost != nil && (sel.all() || e.Lost.ID != 0 && sel.id(e.Lost.ID)):
+			case e.Lost != nil:
 				lost++
 				printLost(w, host, when(e.Lost.At), e.Lost)
-			case e.Dropped != nil && sel.all():
+			case e.Dropped != nil:
 				fmt.Fprintf(w, "%s  %s  dropped segment %d by the size limit: %s of boot %s\n", host, when(e.Dropped.At), e.Dropped.Seq, plural(len(e.Dropped.Loads), "load"), safetext.Clean(e.Dropped.BootID))
 			}
 		}
@@ -247,7 +250,7 @@ func listJournal(c *cli.Context, sel *progSelection) error {
 	if lost > 0 {
 		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: its writer lost %s (listed): those programs may be missing from it\n", safetext.Quote(j.Path), plural(lost, "load"))
 	}
-	if err := sel.missingNames("in " + safetext.Quote(j.Path)); err != nil {
+	if err := missingNames(sel, "in "+safetext.Quote(j.Path)); err != nil {
 		return err
 	}
 	if verbose(c) {
@@ -258,8 +261,8 @@ func listJournal(c *cli.Context, sel *progSelection) error {
 
 // printObject is programs --object: the stable text of an object file's
 // programs.
-func printObject(c *cli.Context, sel *progSelection) error {
-	if !sel.all() {
+func printObject(c *cli.Context, sel *bpfprog.Selection) error {
+	if !sel.All() {
 		return cliutil.Usagef("programs --object takes no program ids or names: it prints every program of the object")
 	}
 	path := c.String("object")

@@ -146,16 +146,18 @@ func runWatch(c *cli.Context) (status int, err error) {
 		case <-w.Stopped():
 		}
 	}
-	st, written, err := w.Stop()
+	st, _, err := w.Stop()
 	if err != nil {
-		if written == 0 || out.File == nil {
+		// What was captured stays (watch.IncompleteError), but on stdout,
+		// which gets a snapshot only whole.
+		var inc *watch.IncompleteError
+		if !errors.As(err, &inc) || out.File == nil {
 			return status, fmt.Errorf("watch: %w; no snapshot written", err)
 		}
-		// What was captured stays: an incomplete snapshot inject reads.
 		if cerr := out.Commit(); cerr != nil {
 			return status, fmt.Errorf("watch: %w; %v", err, cerr)
 		}
-		return status, fmt.Errorf("watch: %w; %s holds the %s read before (an incomplete snapshot)", err, out.Name, plural(written, "program"))
+		return status, fmt.Errorf("watch: %w; %s %s", err, out.Name, inc.Holds())
 	}
 	if err := out.Release(); err != nil {
 		return status, err

@@ -1,0 +1,94 @@
+package bpfprog
+
+import "strconv"
+
+// A Selection is the programs a list of arguments picks, as bpfmeta
+// programs ID|NAME... takes them: an argument that is a number is an id,
+// any other a name as Program.Named takes it (the program's, or one of
+// its functions'). No argument picks every program. It remembers what
+// each argument picked, to name those that picked none, and the ids of
+// the programs picked, whose unloads a journal lists with their loads.
+type Selection struct {
+	IDs   []uint32
+	Names []string
+	// found is what each argument matched; matched the ids of the
+	// programs Program picked.
+	found   map[string]bool
+	matched map[uint32]bool
+}
+
+// Select is the selection of args.
+func Select(args []string) *Selection {
+	s := &Selection{found: map[string]bool{}, matched: map[uint32]bool{}}
+	for _, a := range args {
+		if id, err := strconv.ParseUint(a, 10, 32); err == nil {
+			s.IDs = append(s.IDs, uint32(id))
+		} else {
+			s.Names = append(s.Names, a)
+		}
+	}
+	return s
+}
+
+// All reports whether no program was named: every one is picked.
+func (s *Selection) All() bool { return len(s.IDs) == 0 && len(s.Names) == 0 }
+
+// Program reports whether p is picked, and notes what picked it.
+func (s *Selection) Program(p *Program) bool {
+	if s.All() {
+		return true
+	}
+	ok := false
+	for _, id := range s.IDs {
+		if p.ID == id {
+			s.found[strconv.FormatUint(uint64(id), 10)], ok = true, true
+		}
+	}
+	for _, name := range s.Names {
+		if p.Named(name) {
+			s.found[name], ok = true, true
+		}
+	}
+	if ok {
+		s.matched[p.ID] = true
+	}
+	return ok
+}
+
+// ID reports whether the program of id is picked: named by its id, or
+// already picked by Program (an unload of a load listed).
+func (s *Selection) ID(id uint32) bool {
+	if s.All() || s.matched[id] {
+		return true
+	}
+	for _, want := range s.IDs {
+		if want == id {
+			return true
+		}
+	}
+	return false
+}
+
+// MissingNames are the names no program Program was given matched, in
+// the arguments' order.
+func (s *Selection) MissingNames() []string {
+	var missing []string
+	for _, n := range s.Names {
+		if !s.found[n] {
+			missing = append(missing, n)
+		}
+	}
+	return missing
+}
+
+// MissingIDs are the ids no program Program was given has, in the
+// arguments' order.
+func (s *Selection) MissingIDs() []uint32 {
+	var missing []uint32
+	for _, id := range s.IDs {
+		if !s.found[strconv.FormatUint(uint64(id), 10)] {
+			missing = append(missing, id)
+		}
+	}
+	return missing
+}
