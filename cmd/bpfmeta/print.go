@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -27,16 +26,6 @@ func printProgramEntries(w io.Writer, prefix string, es []bpfprog.Entry) {
 	for i, e := range es {
 		printEntry(w, prefix, i, e.Key, e.Value)
 	}
-}
-
-// printJSON writes v, indented, and a newline.
-func printJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(safetext.JSON(b), '\n'))
-	return err
 }
 
 // plural is "1 sample", "2 samples".
