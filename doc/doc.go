@@ -1,7 +1,8 @@
 // Package doc is every document bpfmeta writes: the kind and schema of
 // each JSON document (programs --json, show --json, their --stable forms,
-// the first line of a snapshot and of a journal segment). A program reads
-// bpfmeta's output with the types bpfmeta writes it from (docs/json.md).
+// the first line of a snapshot and of a journal segment) and perf's text
+// lines of metadata. A program reads bpfmeta's output with the types
+// bpfmeta writes it from (docs/json.md).
 package doc
 
 import (

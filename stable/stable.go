@@ -250,14 +250,14 @@ func funcLabel(function string) string {
 	return safetext.Clean(function)
 }
 
-// writeEntry is perf_event__fprintf_bpf_metadata()'s entry line
-// ("  entry %d: %20s = %s") without the index, and, for a struct, union or
+// writeEntry is perf's entry line without the index
+// (doc.WriteUnindexedEntry), and, for a struct, union or
 // array whose typed form is known, a line with that form: perf's text
 // leaves out the names of the fields and those that are zero, so that
 // {1,0,"x86_64"} -> {1,1,"x86_64"} reads as {1,"x86_64"} ->
 // {1,1,"x86_64"}; the named form says which field changed.
 func writeEntry(b *strings.Builder, e bpfprog.Entry) {
-	fmt.Fprintf(b, "  entry: %20s = %s\n", safetext.Clean(e.Key), safetext.Clean(e.Value))
+	doc.WriteUnindexedEntry(b, e.Key, e.Value)
 	if t := bytes.TrimSpace(e.Typed); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
 		fmt.Fprintf(b, "  named: %20s = %s\n", safetext.Clean(e.Key), safetext.Clean(string(compact(t))))
 	}

@@ -155,7 +155,7 @@ func runPrograms(c *cli.Context) error {
 }
 
 // printProgram writes one program; the metadata lines are perf's
-// (perf_event__fprintf_bpf_metadata: " prog %s", "  entry %d: %20s = %s").
+// (perf_event__fprintf_bpf_metadata: " prog %s", then doc.WriteEntry's).
 func printProgram(w io.Writer, p *bpfprog.Program) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d: %s  name %s  tag %s  btf_id %d  maps %v  loaded_at %s  uid %d\n",
