@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -356,7 +357,7 @@ func perfScriptLine(line []byte) bool {
 		// which perf script right-aligns (comm in %16s); a frame's source
 		// line (-F +srcline); an entry of a BPF_METADATA record
 		_, _, frame := stackFields(line)
-		return srcline(line) || frame || sampleLine(line[i:]) || metadataEntryLine(line)
+		return srcline(line) || frame || sampleLine(line[i:]) || doc.IsEntryLine(line)
 	}
 	return sampleLine(line) || recordLine(line)
 }
@@ -426,32 +427,6 @@ func recordLine(line []byte) bool {
 		n++
 	}
 	return n > 0 && (n == len(rest) || rest[n] == ' ')
-}
-
-// metadataEntryLine is an entry of a BPF_METADATA record, as perf's
-// perf_event__fprintf_bpf_metadata() prints it ("  entry %d: %20s = %s"),
-// ^  entry \d+: +[^ ]+ = .
-func metadataEntryLine(line []byte) bool {
-	rest, ok := bytes.CutPrefix(line, []byte("  entry "))
-	if !ok {
-		return false
-	}
-	d := 0
-	for d < len(rest) && isDigit(rest[d]) {
-		d++
-	}
-	if d == 0 || d+1 >= len(rest) || rest[d] != ':' || rest[d+1] != ' ' {
-		return false
-	}
-	k := d + 1
-	for k < len(rest) && rest[k] == ' ' {
-		k++
-	}
-	e := k
-	for e < len(rest) && rest[e] != ' ' {
-		e++
-	}
-	return e > k && bytes.HasPrefix(rest[e:], []byte(" = "))
 }
 
 // srcline reports whether line is the line perf script -F +srcline prints

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"testing"
+
+	"github.com/bpfmeta/bpfmeta/doc"
 )
 
 // The regular expressions the line matchers stand for: perf script's
@@ -52,8 +54,8 @@ func TestLineMatchersAsRegexps(t *testing.T) {
 		if got, want := recordLine(line), recordRE.Match(line); got != want {
 			t.Errorf("recordLine(%q) = %v, want %v", line, got, want)
 		}
-		if got, want := metadataEntryLine(line), metadataEntryRE.Match(line); got != want {
-			t.Errorf("metadataEntryLine(%q) = %v, want %v", line, got, want)
+		if got, want := doc.IsEntryLine(line), metadataEntryRE.Match(line); got != want {
+			t.Errorf("doc.IsEntryLine(%q) = %v, want %v", line, got, want)
 		}
 		comm, ok := headerLine(line)
 		if m := headerRE.FindSubmatch(line); ok != (m != nil) || ok && !bytes.Equal(comm, m[1]) {

@@ -162,9 +162,9 @@ func recordingFuncs(path, snap, dir string, programs []string) ([]stable.Func, e
 		}
 		path, why = out, sum.Unmet(programs...)
 		// the snapshot has the types the records' text has lost
-		ix, err := typedIndex(snap)
+		ix, err := stable.SnapshotTypes(snap)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", snap, err)
 		}
 		fns.Typed = ix.Typed
 	}
@@ -203,21 +203,6 @@ func unmetWhy(program string, why []string) string {
 		return why[i]
 	}
 	return program + ": the recording has no BPF_METADATA record of a program of this name or id"
-}
-
-// typedIndex indexes the typed forms of the entries of the snapshot's
-// programs.
-func typedIndex(snap string) (*stable.TypedIndex, error) {
-	src, err := snapshot.Open(snap)
-	if err != nil {
-		return nil, err
-	}
-	defer src.Close()
-	var ix stable.TypedIndex
-	if err := ix.AddAll(src); err != nil {
-		return nil, fmt.Errorf("%s: %w", snap, err)
-	}
-	return &ix, nil
 }
 
 // injectFrom injects the recording at path from the snapshot snap into a

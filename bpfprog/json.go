@@ -16,43 +16,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// FormatVersion is the version of bpfmeta's JSON: snapshot files and the
-// --json output of programs and show. Version 1 was a snapshot as one JSON
-// object; bpfmeta still reads it (DecodeV1).
-const FormatVersion = 2
-
-// Header begins every JSON document bpfmeta writes: which version of the
-// format, and what kind of document it is (Kind...).
-type Header struct {
-	FormatVersion int    `json:"format_version"`
-	Kind          string `json:"kind"`
-}
-
-// NewHeader is the header of a document of kind, in this FormatVersion.
-func NewHeader(kind string) Header { return Header{FormatVersion: FormatVersion, Kind: kind} }
-
-// The kinds of document.
-const (
-	KindPrograms = "programs" // programs --json: Programs
-	KindShow     = "show"     // show --json: the BPF_METADATA records of a recording
-	KindSnapshot = "snapshot" // the first line of a snapshot (package bpfprog/snapshot)
-)
-
-// Programs is the document of programs --json: the programs of one system.
-type Programs struct {
-	Header
-	System   System     `json:"system"`
-	Programs []*Program `json:"programs"`
-}
-
-// NewPrograms is the document of programs --json for progs, of sys.
-func NewPrograms(sys System, progs []*Program) Programs {
-	if progs == nil {
-		progs = []*Program{} // [], not null: no program is a list of none
-	}
-	return Programs{Header: NewHeader(KindPrograms), System: sys, Programs: progs}
-}
-
 // Addr is a kernel address as every JSON document of bpfmeta has it: a
 // string, "0x" and lowercase hex digits. Kernel addresses are above 2^53,
 // where JSON readers that use doubles (jq, JavaScript) round a number.
@@ -63,6 +26,16 @@ func (a Addr) String() string { return "0x" + strconv.FormatUint(uint64(a), 16) 
 
 // MarshalText is the address as its JSON string holds it.
 func (a Addr) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// UnmarshalText parses the address as MarshalText writes it (ParseAddr).
+func (a *Addr) UnmarshalText(b []byte) error {
+	v, err := ParseAddr(string(b))
+	if err != nil {
+		return err
+	}
+	*a = v
+	return nil
+}
 
 // ParseAddr parses an address as Addr writes it. Its errors do not quote
 // it: a snapshot may be any file.
@@ -78,8 +51,9 @@ func ParseAddr(s string) (Addr, error) {
 	return Addr(a), nil
 }
 
-// The JSON form of a program, the same in every output (snapshot, programs
-// --json, watch): FormatVersion. Kernel addresses are Addr strings.
+// The JSON form of a program, the same in every document (snapshot,
+// programs --json, watch: package doc, doc.FormatVersion). Kernel
+// addresses are Addr strings.
 type programJSON struct {
 	ID           uint32             `json:"id"`
 	Tag          jsonTag            `json:"tag"`

@@ -21,18 +21,18 @@ import (
 	"strings"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
+	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 // Func is one function's metadata, from a BPF_METADATA record: perf's
-// text of each value, and its typed form where Funcs.Typed knows it.
-type Func struct {
-	Function string          `json:"function"`
-	Entries  []bpfprog.Entry `json:"entries"`
-}
+// text of each value, and its typed form where Funcs.Typed knows it. It is
+// an element of show --stable --json's document (doc.ShowStable).
+type Func = doc.StableFunc
 
 // Funcs gathers the functions of a recording's records, each distinct one
 // once. Each distinct set of entries is kept once, with the names of the
@@ -250,14 +250,14 @@ func funcLabel(function string) string {
 	return safetext.Clean(function)
 }
 
-// writeEntry is perf_event__fprintf_bpf_metadata()'s entry line
-// ("  entry %d: %20s = %s") without the index, and, for a struct, union or
+// writeEntry is perf's entry line without the index
+// (doc.WriteUnindexedEntry), and, for a struct, union or
 // array whose typed form is known, a line with that form: perf's text
 // leaves out the names of the fields and those that are zero, so that
 // {1,0,"x86_64"} -> {1,1,"x86_64"} reads as {1,"x86_64"} ->
 // {1,1,"x86_64"}; the named form says which field changed.
 func writeEntry(b *strings.Builder, e bpfprog.Entry) {
-	fmt.Fprintf(b, "  entry: %20s = %s\n", safetext.Clean(e.Key), safetext.Clean(e.Value))
+	doc.WriteUnindexedEntry(b, e.Key, e.Value)
 	if t := bytes.TrimSpace(e.Typed); len(t) > 0 && (t[0] == '{' || t[0] == '[') {
 		fmt.Fprintf(b, "  named: %20s = %s\n", safetext.Clean(e.Key), safetext.Clean(string(compact(t))))
 	}
@@ -272,12 +272,9 @@ func compact(typed []byte) []byte {
 	return b.Bytes()
 }
 
-// Program is one loaded program.
-type Program struct {
-	Name      string          `json:"name"`
-	Functions []string        `json:"functions"`
-	Entries   []bpfprog.Entry `json:"entries"` // null: no metadata
-}
+// Program is one loaded program, an element of programs --stable
+// --json's document (doc.ProgramsStable).
+type Program = doc.StableProgram
 
 // Programs is progs in the stable form: each distinct one once, sorted.
 func Programs(progs []*bpfprog.Program) []Program {
@@ -323,25 +320,6 @@ func WritePrograms(w io.Writer, progs []Program) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// The kinds of the documents of show --stable --json and programs
-// --stable --json.
-const (
-	KindShow     = "show-stable"
-	KindPrograms = "programs-stable"
-)
-
-// ShowDoc is show --stable --json's document.
-type ShowDoc struct {
-	bpfprog.Header
-	Functions []Func `json:"functions"`
-}
-
-// ProgramsDoc is programs --stable --json's document.
-type ProgramsDoc struct {
-	bpfprog.Header
-	Programs []Program `json:"programs"`
 }
 
 // MaxTyped and MaxTypedBytes bound the entries a TypedIndex keeps, and
@@ -407,6 +385,34 @@ func (ix *TypedIndex) AddAll(l bpfprog.Lister) error {
 }
 
 // Typed is the typed form of entry e of function, or nil: a Funcs.Typed.
+// A nil TypedIndex types nothing.
 func (ix *TypedIndex) Typed(function string, e perfdata.BPFMetadataEntry) json.RawMessage {
+	if ix == nil {
+		return nil
+	}
 	return ix.m[typedKey(function, e.Key, e.Value)]
+}
+
+// OfRecord is the typed form of entry e of a BPF_METADATA record named
+// progName (perf's bpf_prog_<tag>_<function>: its function, FuncName), or
+// nil: a doc.TypedFunc, which types show --json's records.
+func (ix *TypedIndex) OfRecord(progName string, e perfdata.BPFMetadataEntry) json.RawMessage {
+	return ix.Typed(FuncName(progName), e)
+}
+
+// SnapshotTypes indexes the typed forms of the entries of the programs of
+// the snapshot file at path (package bpfprog/snapshot), which a
+// recording's records lack: show --snapshot's, and bpfmetatest's. Its
+// errors are snapshot.Open's and TypedIndex.Add's, as they are.
+func SnapshotTypes(path string) (*TypedIndex, error) {
+	snap, err := snapshot.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer snap.Close()
+	ix := new(TypedIndex)
+	if err := ix.AddAll(snap); err != nil {
+		return nil, err
+	}
+	return ix, nil
 }

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -60,9 +61,6 @@ const (
 // (StateDirectory=bpfmeta), which inject reads when it exists.
 const DefaultDir = "/var/lib/bpfmeta"
 
-// Kind is bpfprog.Header's kind of a journal segment.
-const Kind = "journal"
-
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // DefaultMaxSize is the size the whole of a host's journal is kept under
@@ -75,7 +73,7 @@ const DefaultMaxSize = 128 << 20
 
 // segmentHeader is a segment's first record.
 type segmentHeader struct {
-	bpfprog.Header
+	doc.Header
 	Seq    uint64         `json:"seq"`
 	System bpfprog.System `json:"system"`
 	// Started is when the segment was begun.

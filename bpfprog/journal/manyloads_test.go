@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/internal/budget"
 )
 
@@ -33,7 +34,7 @@ func craftOneID(t testing.TB, n int, sameLoad bool) (string, *bpfprog.Program) {
 	}
 	bw := bufio.NewWriter(f)
 	sys := system("alpha", "boot-a")
-	h, _ := json.Marshal(record{Segment: &segmentHeader{Header: bpfprog.NewHeader(Kind), Seq: 1, System: sys, Started: boot0}})
+	h, _ := json.Marshal(record{Segment: &segmentHeader{Header: doc.NewHeader(doc.KindJournal), Seq: 1, System: sys, Started: boot0}})
 	bw.WriteString(magic)
 	bw.Write(frame(nil, h))
 	p := program(10, 1, time.Second)

@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/doc"
 )
 
 // Record is one record of a segment, as SegmentReader hands it out.
@@ -207,10 +208,10 @@ func (s *SegmentReader) readHeader() bool {
 	case s.off == int64(len(magic)):
 		s.torn = "cut before its header"
 		return false
-	case r.Segment == nil || r.Segment.Kind != Kind:
+	case r.Segment == nil || r.Segment.Kind != doc.KindJournal:
 		s.err = fmt.Errorf("%s: %w (its first record is not a segment header)", s.name, ErrFormat)
 		return false
-	case r.Segment.FormatVersion > bpfprog.FormatVersion:
+	case r.Segment.FormatVersion > doc.FormatVersion:
 		s.err = fmt.Errorf("%s: format version %d, written by a newer bpfmeta", s.name, r.Segment.FormatVersion)
 		return false
 	}

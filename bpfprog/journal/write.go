@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
@@ -400,7 +401,7 @@ func (w *Writer) rotate() error {
 // restarted on a full file system does not leave an empty segment a
 // start.
 func (w *Writer) begin() error {
-	h := &segmentHeader{Header: bpfprog.NewHeader(Kind), Seq: w.seq + 1, System: w.sys, Started: w.opts.Now().UTC(),
+	h := &segmentHeader{Header: doc.NewHeader(doc.KindJournal), Seq: w.seq + 1, System: w.sys, Started: w.opts.Now().UTC(),
 		DroppedSegments: w.stats.DroppedSegments, DroppedLoads: w.stats.DroppedLoads}
 	b, err := json.Marshal(record{Segment: h})
 	if err != nil {

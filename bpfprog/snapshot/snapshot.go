@@ -18,7 +18,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/bpfmeta/bpfmeta/internal/scratch"
 	"io"
 	"io/fs"
 	"iter"
@@ -28,7 +27,9 @@ import (
 	"unsafe"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/internal/budget"
+	"github.com/bpfmeta/bpfmeta/internal/scratch"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -41,13 +42,13 @@ import (
 //	{"end":{"programs":2,"taken_until":"2026-12-02T15:38:00Z"}}
 //
 // The first line says what the file is and which machine and boot its
-// programs are from (bpfprog.Header, kind bpfprog.KindSnapshot); every
+// programs are from (doc.Header, kind doc.KindSnapshot); every
 // program line has a program in the JSON form every output of bpfmeta
 // shares (bpfprog.Program.MarshalJSON); the last line says the file is
 // complete. A file without it, or whose last line is cut, is a snapshot
 // whose writer did not finish (File.Incomplete says so).
 type header struct {
-	bpfprog.Header
+	doc.Header
 	System bpfprog.System `json:"system"`
 	Taken  time.Time      `json:"taken"`
 }
@@ -301,7 +302,7 @@ func spool(r io.Reader) (*os.File, int64, error) {
 		return nil, 0, notRecording(first, err)
 	}
 	var h header
-	if line := bytes.TrimSpace(first); !bytes.Equal(line, []byte("{")) && (json.Unmarshal(line, &h) != nil || h.Kind != bpfprog.KindSnapshot) {
+	if line := bytes.TrimSpace(first); !bytes.Equal(line, []byte("{")) && (json.Unmarshal(line, &h) != nil || h.Kind != doc.KindSnapshot) {
 		return nil, 0, notRecording(first, fmt.Errorf("snapshot: %w (its first line is not a snapshot's)", ErrFormat))
 	}
 	tmp, err := scratch.Unnamed(os.TempDir())
@@ -436,11 +437,11 @@ func readLine(br *bufio.Reader) (line []byte, cut bool, err error) {
 
 func (s *File) header(line []byte) error {
 	var h header
-	if err := json.Unmarshal(line, &h); err != nil || h.Kind != bpfprog.KindSnapshot {
+	if err := json.Unmarshal(line, &h); err != nil || h.Kind != doc.KindSnapshot {
 		return fmt.Errorf("snapshot: %w (its first line is not a snapshot's)", ErrFormat)
 	}
-	if h.FormatVersion > bpfprog.FormatVersion {
-		return fmt.Errorf("snapshot: format version %d, %w (this one reads up to %d)", h.FormatVersion, ErrNewer, bpfprog.FormatVersion)
+	if h.FormatVersion > doc.FormatVersion {
+		return fmt.Errorf("snapshot: format version %d, %w (this one reads up to %d)", h.FormatVersion, ErrNewer, doc.FormatVersion)
 	}
 	if h.FormatVersion < 2 {
 		return fmt.Errorf("snapshot: %w: format version %d in a line-by-line file", ErrFormat, h.FormatVersion)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/doc"
 )
 
 // Writer writes a snapshot one program at a time, a line each, so that a
@@ -23,7 +24,7 @@ type Writer struct {
 // NewWriter writes the snapshot's first line (format, system, time).
 func NewWriter(w io.Writer, sys bpfprog.System, taken time.Time) (*Writer, error) {
 	sw := &Writer{w: w, ids: make(map[uint32]bool)}
-	sw.writeLine(header{Header: bpfprog.NewHeader(bpfprog.KindSnapshot), System: sys, Taken: taken.UTC()})
+	sw.writeLine(header{Header: doc.NewHeader(doc.KindSnapshot), System: sys, Taken: taken.UTC()})
 	return sw, sw.err
 }
 

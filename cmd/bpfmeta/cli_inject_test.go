@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
 	"github.com/bpfmeta/bpfmeta/internal/testkit/rectest"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -389,15 +390,15 @@ func TestShowJSON(t *testing.T) {
 			}
 			testkit.Golden(t, filepath.Join(cliGoldenDir, "show-"+strings.TrimSuffix(name, ".data")+".json"), []byte(r.stdout))
 
-			var doc struct {
+			var d struct {
 				FormatVersion int              `json:"format_version"`
 				Kind          string           `json:"kind"`
 				Records       []map[string]any `json:"records"`
 			}
-			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || doc.FormatVersion != bpfprog.FormatVersion || doc.Kind != "show" {
-				t.Fatalf("show --json is not a show document: %v, %d %q", err, doc.FormatVersion, doc.Kind)
+			if err := json.Unmarshal([]byte(r.stdout), &d); err != nil || d.FormatVersion != doc.FormatVersion || d.Kind != "show" {
+				t.Fatalf("show --json is not a show document: %v, %d %q", err, d.FormatVersion, d.Kind)
 			}
-			shown := doc.Records
+			shown := d.Records
 			// The records, in the order inject writes them: after each
 			// program's BPF_EVENT (these recordings have only programs
 			// loaded before perf record started).
@@ -447,8 +448,8 @@ func TestShowJSON(t *testing.T) {
 
 			// A recording without BPF_METADATA: an empty records array.
 			r = bpfmeta(t, nil, "show", "--json", "-i", in)
-			doc.Records = nil
-			if err := json.Unmarshal([]byte(r.stdout), &doc); r.code != exitOK || err != nil || doc.Records == nil || len(doc.Records) != 0 {
+			d.Records = nil
+			if err := json.Unmarshal([]byte(r.stdout), &d); r.code != exitOK || err != nil || d.Records == nil || len(d.Records) != 0 {
 				t.Errorf("show --json of a recording without BPF_METADATA: %v (%v), stdout %q", r, err, r.stdout)
 			}
 		})

@@ -1,42 +1,28 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
-	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// printEntry prints one metadata entry as perf's
-// perf_event__fprintf_bpf_metadata() does ("  entry %d: %20s = %s"), after
-// prefix, with what came from the input escaped.
-func printEntry(w io.Writer, prefix string, i int, key, value string) {
-	fmt.Fprintf(w, "%s  entry %d: %20s = %s\n", prefix, i, safetext.Clean(key), safetext.Clean(value))
-}
-
+// printRecordEntries prints a record's entries as perf does
+// (doc.WriteEntry), after prefix.
 func printRecordEntries(w io.Writer, prefix string, es []perfdata.BPFMetadataEntry) {
 	for i, e := range es {
-		printEntry(w, prefix, i, e.Key, e.Value)
+		doc.WriteEntry(w, prefix, i, e.Key, e.Value)
 	}
 }
 
+// printProgramEntries prints a program's entries as perf prints its
+// records' (doc.WriteEntry), after prefix.
 func printProgramEntries(w io.Writer, prefix string, es []bpfprog.Entry) {
 	for i, e := range es {
-		printEntry(w, prefix, i, e.Key, e.Value)
+		doc.WriteEntry(w, prefix, i, e.Key, e.Value)
 	}
-}
-
-// printJSON writes v, indented, and a newline.
-func printJSON(w io.Writer, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(append(safetext.JSON(b), '\n'))
-	return err
 }
 
 // plural is "1 sample", "2 samples".

@@ -15,6 +15,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/stable"
 )
@@ -129,7 +130,7 @@ func runPrograms(c *cli.Context) error {
 	case c.Bool("stable"):
 		err = printStablePrograms(w, progs, c.Bool("json"))
 	case c.Bool("json"):
-		err = printJSON(w, bpfprog.NewPrograms(k.System(), progs))
+		err = doc.Encode(w, doc.NewPrograms(k.System(), progs))
 	default:
 		for _, p := range progs {
 			printProgram(w, p)
@@ -154,7 +155,7 @@ func runPrograms(c *cli.Context) error {
 }
 
 // printProgram writes one program; the metadata lines are perf's
-// (perf_event__fprintf_bpf_metadata: " prog %s", "  entry %d: %20s = %s").
+// (perf_event__fprintf_bpf_metadata: " prog %s", then doc.WriteEntry's).
 func printProgram(w io.Writer, p *bpfprog.Program) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d: %s  name %s  tag %s  btf_id %d  maps %v  loaded_at %s  uid %d\n",

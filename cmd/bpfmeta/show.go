@@ -2,21 +2,16 @@ package main
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/bpfmeta/bpfmeta/bpfprog"
-	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
-	"github.com/bpfmeta/bpfmeta/btf"
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
-	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 	"github.com/bpfmeta/bpfmeta/stable"
 )
@@ -114,16 +109,16 @@ func runShow(c *cli.Context) error {
 	// Printed as the records are known, one at a time: what a record says
 	// of its functions can be many times the record.
 	w := bufio.NewWriter(c.App.Writer)
-	typed, err := showTypes(c)
+	types, err := showTypes(c)
 	if err != nil {
 		return err
 	}
 	var p showPrinter = &textPrinter{w: w}
 	switch {
 	case c.Bool("stable"):
-		p = &stablePrinter{w: w, json: c.Bool("json"), fns: stable.Funcs{Typed: typed}}
+		p = &stablePrinter{w: w, json: c.Bool("json"), fns: stable.Funcs{Typed: types.Typed}}
 	case c.Bool("json"):
-		p = &jsonPrinter{w: w, typed: typed}
+		p = &jsonPrinter{doc.NewShowWriter(w), types.OfRecord}
 	}
 	prog, shown := c.String("prog"), 0
 	sum, err := bpftrack.WalkMetadata(in, func(r *bpftrack.MetadataRecord) error {
@@ -183,148 +178,31 @@ func isWriteError(err error) bool {
 	return errors.As(err, &we)
 }
 
-// jsonPrinter writes show --json's document (showJSON, as printJSON
-// writes it) a record at a time.
+// jsonPrinter writes show --json's document (doc.Show) a record at a
+// time.
 type jsonPrinter struct {
-	w     *bufio.Writer
-	n     int
-	typed typedFunc
+	w     *doc.ShowWriter
+	typed doc.TypedFunc
 }
 
-// typedFunc gives the typed form of an entry of a function (stable.Funcs.Typed).
-type typedFunc = func(function string, e perfdata.BPFMetadataEntry) json.RawMessage
+func (p *jsonPrinter) record(r *bpftrack.MetadataRecord) error {
+	return writeErr(p.w.Write(doc.NewRecord(r, p.typed)))
+}
 
-// showTypes is the typed form of entries that --snapshot's programs give,
-// or nil.
-func showTypes(c *cli.Context) (typedFunc, error) {
+func (p *jsonPrinter) end() error { return p.w.Close() }
+
+// showTypes is the index of the typed forms of entries that --snapshot's
+// programs give, or nil (which types nothing).
+func showTypes(c *cli.Context) (*stable.TypedIndex, error) {
 	path := c.String("snapshot")
 	if path == "" {
 		return nil, nil
 	}
-	snap, err := snapshot.Open(path)
+	ix, err := stable.SnapshotTypes(path)
 	if err != nil {
 		return nil, cliutil.FileError(snapshotName(path), err)
 	}
-	defer snap.Close()
-	var ix stable.TypedIndex
-	if err := ix.AddAll(snap); err != nil {
-		return nil, cliutil.FileError(snapshotName(path), err)
-	}
-	return ix.Typed, nil
-}
-
-// jsonHead is the document without records: it ends in `"records": []`
-// and `}`, and the records go between the brackets.
-func jsonHead() ([]byte, error) {
-	return json.MarshalIndent(showJSON{Header: bpfprog.NewHeader(bpfprog.KindShow), Records: []recordJSON{}}, "", "  ")
-}
-
-func (p *jsonPrinter) record(r *bpftrack.MetadataRecord) error {
-	if p.n == 0 {
-		head, err := jsonHead()
-		if err != nil {
-			return err
-		}
-		open, ok := bytes.CutSuffix(head, []byte("[]\n}"))
-		if !ok {
-			return fmt.Errorf("show --json: the document's head %q", head)
-		}
-		p.w.Write(open)
-		p.w.Write([]byte("[\n"))
-	} else {
-		p.w.Write([]byte(",\n"))
-	}
-	p.n++
-	b, err := json.MarshalIndent(newRecordJSON(r, p.typed), "    ", "  ")
-	if err != nil {
-		return err
-	}
-	p.w.Write([]byte("    "))
-	if _, err := p.w.Write(safetext.JSON(b)); err != nil {
-		return writeError{err}
-	}
-	return nil
-}
-
-func (p *jsonPrinter) end() error {
-	if p.n == 0 {
-		head, err := jsonHead()
-		if err != nil {
-			return err
-		}
-		_, err = p.w.Write(append(head, '\n'))
-		return err
-	}
-	_, err := p.w.Write([]byte("\n  ]\n}\n"))
-	return err
-}
-
-// showJSON is show --json's document.
-type showJSON struct {
-	bpfprog.Header
-	Records []recordJSON `json:"records"`
-}
-
-// recordJSON is a bpftrack.MetadataRecord in show --json's document
-// (docs/json.md). Its entries are bpfprog.Entry, as a program's
-// are, typed where the text of the value tells the value (btf.DumpJSON).
-type recordJSON struct {
-	Offset   int64           `json:"offset"`
-	File     string          `json:"file,omitempty"`
-	ProgName string          `json:"prog_name"`
-	Entries  []bpfprog.Entry `json:"entries"`
-	// KSymbol is the function the record belongs to, null if the
-	// recording has none of its name.
-	KSymbol *funcJSON `json:"ksymbol"`
-	Program *uint32   `json:"program_id,omitempty"`
-	// Samples counts the samples in KSymbol and Others.
-	Samples int `json:"samples"`
-	// Others are further KSYMBOLs of the same name (the same function in
-	// several loads of a program) the record may belong to, [] when there
-	// are none; MoreOthers counts those not listed.
-	Others     []funcJSON `json:"others"`
-	MoreOthers int        `json:"more_others,omitempty"`
-}
-
-type funcJSON struct {
-	Addr bpfprog.Addr `json:"addr"`
-	Len  uint32       `json:"len"`
-	Name string       `json:"name"`
-	// Matched says how (bpftrack.Match): "name" (the same name),
-	// "function" (only the function name after the tag agrees, as for the
-	// main function of a program loaded during the recording), "tag", or
-	// "ambiguous" (one of the candidates listed, or a load the recording
-	// has no KSYMBOL of).
-	Matched string `json:"matched"`
-}
-
-// newRecordJSON is m as show --json writes it; typed, if not nil, types
-// its entries where the text cannot (a struct's fields' names).
-func newRecordJSON(m *bpftrack.MetadataRecord, typedOf typedFunc) recordJSON {
-	r := recordJSON{Offset: m.Offset, File: m.File, ProgName: m.Metadata.ProgName, Entries: []bpfprog.Entry{}, Others: []funcJSON{}, Samples: m.Samples, MoreOthers: m.MoreFuncs}
-	for _, e := range m.Metadata.Entries {
-		var typed json.RawMessage
-		if typedOf != nil {
-			typed = typedOf(stable.FuncName(m.Metadata.ProgName), e)
-		}
-		if typed == nil {
-			typed, _ = btf.DumpJSON(e.Value)
-		}
-		r.Entries = append(r.Entries, bpfprog.Entry{Key: e.Key, Value: e.Value, Typed: typed})
-	}
-	for j, f := range m.Funcs {
-		k := funcJSON{Addr: bpfprog.Addr(f.Addr), Len: f.Len, Name: f.Name, Matched: m.Matched.String()}
-		if j == 0 {
-			r.KSymbol = &k
-		} else {
-			r.Others = append(r.Others, k)
-		}
-	}
-	if p := m.Program(); p != nil {
-		id := p.ID
-		r.Program = &id
-	}
-	return r
+	return ix, nil
 }
 
 // textPrinter prints the records as perf script --show-bpf-events does,

@@ -2,11 +2,10 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
-	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/stable"
 )
 
@@ -29,19 +28,14 @@ func (p *stablePrinter) end() error {
 	if !p.json {
 		return writeErr(stable.WriteFuncs(p.w, fns))
 	}
-	b, err := json.MarshalIndent(stable.ShowDoc{Header: bpfprog.NewHeader(stable.KindShow), Functions: fns}, "", "  ")
-	if err != nil {
-		return err
-	}
-	_, err = p.w.Write(append(safetext.JSON(b), '\n'))
-	return writeErr(err)
+	return writeErr(doc.Encode(p.w, doc.NewShowStable(fns)))
 }
 
 // printStablePrograms writes programs --stable's text or JSON.
 func printStablePrograms(w *bufio.Writer, progs []*bpfprog.Program, asJSON bool) error {
 	sp := stable.Programs(progs)
 	if asJSON {
-		return printJSON(w, stable.ProgramsDoc{Header: bpfprog.NewHeader(stable.KindPrograms), Programs: sp})
+		return doc.Encode(w, doc.NewProgramsStable(sp))
 	}
 	return stable.WritePrograms(w, sp)
 }
