@@ -329,10 +329,10 @@ func TestOutputDirRenamed(t *testing.T) {
 }
 
 // TestLowLimits: under limits too low for the Go runtime to go on (ulimit
-// -n 6: no descriptors for its poller; ulimit -v under 1 GiB) bpfmeta
-// fails at start with exit 1 and one line naming the limit, not with the
-// runtime's exit 2 and goroutine dump half-way, which left the temporary
-// output; with enough, it runs.
+// -n 6: no descriptors for its poller, or none free at all; ulimit -v
+// under 1 GiB) bpfmeta fails at start with exit 1 and one line naming the
+// limit, not with the runtime's exit 2 and goroutine dump half-way, which
+// left the temporary output; with enough, it runs.
 func TestLowLimits(t *testing.T) {
 	sh := testkit.Command(t, "sh")
 	bin := buildBinary(t)
@@ -343,6 +343,8 @@ func TestLowLimits(t *testing.T) {
 		says  string
 	}{
 		{"ulimit -n 6", exitFailure, "ulimit -n"},
+		// not one descriptor free when bpfmeta counts them
+		{"ulimit -n 6 && exec 3</dev/null 4</dev/null 5</dev/null", exitFailure, "ulimit -n"},
 		{"ulimit -n 20", exitFailure, "ulimit -n"},
 		{"ulimit -v 900000", exitFailure, "ulimit -v"},
 		{"ulimit -n 64", exitOK, ""},

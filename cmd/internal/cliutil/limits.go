@@ -1,6 +1,7 @@
 package cliutil
 
 import (
+	"errors"
 	"fmt"
 
 	"golang.org/x/sys/unix"
@@ -34,8 +35,13 @@ func CheckLimits() error {
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &r) != nil {
 		return nil
 	}
-	open, ok := openFiles()
-	if ok && r.Cur < uint64(open+MinFreeFiles) {
+	open, err := openFiles()
+	switch {
+	case errors.Is(err, unix.EMFILE):
+		// not one descriptor free (the runtime keeps some of its own
+		// open: the cgroup files it reads GOMAXPROCS from)
+		return fmt.Errorf("the open file limit (ulimit -n) is %d and every descriptor is in use; bpfmeta needs %d free", r.Cur, MinFreeFiles)
+	case err == nil && r.Cur < uint64(open+MinFreeFiles):
 		return fmt.Errorf("the open file limit (ulimit -n) is %d and %d files are open; bpfmeta needs %d more", r.Cur, open, MinFreeFiles)
 	}
 	return nil
@@ -43,11 +49,11 @@ func CheckLimits() error {
 
 // openFiles counts the process's open file descriptors in /proc/self/fd,
 // without the os package (whose first open sets up the runtime's poller:
-// the very descriptors that may be lacking).
-func openFiles() (int, bool) {
+// the very descriptors that may be lacking). EMFILE says none is free.
+func openFiles() (int, error) {
 	fd, err := unix.Open("/proc/self/fd", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return 0, false
+		return 0, err
 	}
 	defer unix.Close(fd)
 	n := 0
@@ -55,7 +61,7 @@ func openFiles() (int, bool) {
 	for {
 		m, err := unix.ReadDirent(fd, buf)
 		if err != nil {
-			return 0, false
+			return 0, err
 		}
 		if m == 0 {
 			break
@@ -63,5 +69,5 @@ func openFiles() (int, bool) {
 		_, count, _ := unix.ParseDirent(buf[:m], -1, nil)
 		n += count
 	}
-	return n - 1, true // not the directory's own descriptor
+	return n - 1, nil // not the directory's own descriptor
 }
