@@ -238,11 +238,8 @@ func oldPerfMayRead(s *cliutil.Session, out *outfile.Output, path string) bool {
 func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, string, func(), error) {
 	path := c.String("snapshot")
 	if path == "" {
-		k, err := live.New()
+		k, err := live.Open()
 		if err != nil {
-			return nil, "", nil, err
-		}
-		if err := k.Check(); err != nil {
 			return nil, "", nil, fmt.Errorf("the running kernel: %w; or inject from a snapshot taken as root (--snapshot)", err)
 		}
 		j, err := openJournal(c)
