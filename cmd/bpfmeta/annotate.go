@@ -10,6 +10,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/bpfmeta/bpfmeta/annotate"
+	"github.com/bpfmeta/bpfmeta/bpfprog/sources"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/inject"
@@ -198,17 +199,17 @@ func fillTable(c *cli.Context, t *annotate.Table) (string, error) {
 	defer func() { in.Close() }()
 	name := in.Name
 	fromSource := func() error {
-		src, _, closeSrc, err := openSource(s, c)
+		src, err := openSource(s, c)
 		if err != nil {
 			return err
 		}
-		defer closeSrc()
-		inj := annotate.NewInjected(in, src, inject.Options{})
+		defer src.Close()
+		inj := annotate.NewInjected(in, src.Source, inject.Options{})
 		defer inj.Close()
 		_, err = annotate.Fill(t, inj)
 		return err
 	}
-	if sourceNamed(c) {
+	if sources.Instead(sourceArgs(c)) {
 		err = fromSource()
 	} else {
 		var sum bpftrack.MetadataSummary
