@@ -31,7 +31,7 @@ var layers = []struct {
 	{"programs: in a recording, as perf records them, BTF; the pipeline's tests", []string{"bpftrack", "bpfprog", "btf", "internal/testkit/rectest"}},
 	{"the documents bpfmeta writes: kinds, JSON, perf's text lines", []string{"doc"}},
 	{"metadata sources (a new one, bpfprog/NAME, is here already)", []string{"bpfprog/..."}},
-	{"following loads; which records to add", []string{"bpfprog/watch", "inject"}},
+	{"following loads; which records to add; which source a command names", []string{"bpfprog/watch", "inject", "bpfprog/sources"}},
 	{"what the library makes of records", []string{"annotate", "stable"}},
 	{"golden checks", []string{"bpfmetatest"}},
 	{"the command line's support, on the library", []string{"cmd/internal/infile", "cmd/internal/cliapp", "cmd/internal/childcmd", "cmd/internal/demo"}},

@@ -100,21 +100,19 @@ type Load struct {
 	Clock RecordingClock
 }
 
-// A Finder is a Source that finds a program by the whole of a recording's
-// load (Load), not only by id and tag: it returns the one program that is
-// that load, or an error wrapping ErrNotFound (none, or more than one that
-// could be: it does not guess) or ErrTagMismatch. inject asks a source
-// that is one through Find instead of Lookup.
+// A Finder is a Source that keeps the loads of several boots or machines
+// (a journal with a tree of hosts), not only of the one System describes.
 type Finder interface {
 	Source
+	// Find finds a program by the whole of a recording's load, not only
+	// by id and tag: it returns the one program that is that load, or an
+	// error wrapping ErrNotFound (none, or more than one that could be:
+	// it does not guess) or ErrTagMismatch. inject asks a Finder through
+	// Find instead of Lookup.
 	Find(l Load) (*Program, error)
-}
-
-// A HostKeeper is a Source that keeps programs of other machines than the
-// one System describes (a journal with a tree of hosts): a recording of
-// another machine is no mistake when the source has that machine's.
-type HostKeeper interface {
-	Source
+	// HasHost reports whether the source has the programs of the machine
+	// named hostname: a recording of another machine than System's is no
+	// mistake when it has.
 	HasHost(hostname string) bool
 }
 

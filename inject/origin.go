@@ -35,7 +35,7 @@ func (j *injector) checkOrigin() {
 		return
 	}
 	j.originChecked = true
-	if hk, ok := j.src.(bpfprog.HostKeeper); ok && o.Hostname != "" && hk.HasHost(o.Hostname) {
+	if f, ok := j.src.(bpfprog.Finder); ok && o.Hostname != "" && f.HasHost(o.Hostname) {
 		return // the source has that machine's programs too
 	}
 	if sys := j.src.System(); otherMachine(o, sys) {

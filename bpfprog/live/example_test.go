@@ -10,11 +10,8 @@ import (
 // List the loaded programs with the metadata perf record would write for
 // them (bpfmeta programs). Needs root, so it has no output to check here.
 func ExampleKernel_Programs() {
-	k, err := live.New()
+	k, err := live.Open()
 	if err != nil {
-		log.Fatal(err)
-	}
-	if err := k.Check(); err != nil {
 		log.Fatal(err) // not root, or addresses hidden
 	}
 	progs, err := k.Programs() // all of them, or an error

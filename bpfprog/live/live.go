@@ -49,6 +49,21 @@ func New() (*Kernel, error) {
 	return &Kernel{sys: sys}, nil
 }
 
+// Open is New, then Check: the running kernel as a Source, or the error
+// that says it cannot answer (ErrNoAccess, ErrHiddenAddresses: what the
+// process is missing). A run that can read no program fails at Open,
+// before it starts.
+func Open() (*Kernel, error) {
+	k, err := New()
+	if err != nil {
+		return nil, err
+	}
+	if err := k.Check(); err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
 // System describes the running machine.
 func (l *Kernel) System() bpfprog.System { return l.sys }
 

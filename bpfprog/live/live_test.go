@@ -488,6 +488,9 @@ func TestPermission(t *testing.T) {
 	}
 	testkit.BPF(t)
 	progs, _ := testkit.LoadCilium(t, "meta")
+	if k, err := Open(); k == nil || err != nil {
+		t.Fatalf("Open as root with a program loaded: %v, %v", k, err)
+	}
 	// The test binary lives in a directory only root can enter.
 	self, err := os.Executable()
 	if err != nil {
@@ -545,6 +548,9 @@ func permissionChild(t *testing.T, idArg string) {
 	}
 	if n != 1 {
 		t.Fatalf("Programs as nobody yielded %d times, want one error", n)
+	}
+	if k, err := Open(); k != nil || err != ErrNoAccess {
+		t.Fatalf("Open as nobody: %v, %v, want ErrNoAccess (Check's error)", k, err)
 	}
 	fmt.Println("permission-ok")
 }

@@ -20,11 +20,8 @@ import (
 // inject reads as a Source (snapshot.Open). Needs root, so it has no
 // output to check here.
 func ExampleStartSnapshot() {
-	k, err := live.New()
+	k, err := live.Open()
 	if err != nil {
-		log.Fatal(err)
-	}
-	if err := k.Check(); err != nil {
 		log.Fatal(err) // not root, or addresses hidden
 	}
 	f, err := os.OpenFile("watch.jsonl", os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/annotate"
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpfprog/sources"
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/budget"
@@ -199,10 +200,13 @@ func fillTable(c *cli.Context, t *annotate.Table) (string, error) {
 			in.Close()
 		}
 	}()
-	from := annotate.From{Name: in.Name, Recording: in, SourceNamed: sourceNamed(c),
+	from := annotate.From{Name: in.Name, Recording: in, SourceNamed: sources.Instead(sourceArgs(c)),
 		Source: func() (bpfprog.Source, func(), error) {
-			src, _, closeSrc, err := openSource(s, c)
-			return src, closeSrc, err
+			src, err := openSource(s, c)
+			if err != nil {
+				return nil, nil, err
+			}
+			return src.Source, src.Close, nil
 		}}
 	if in.File != nil || in.Dir != "" {
 		from.Reopen = func() (inject.Recording, error) {

@@ -1,15 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
+	"github.com/bpfmeta/bpfmeta/bpfprog/sources"
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
@@ -169,20 +171,73 @@ func parseSize(s string) (int64, error) {
 }
 
 // sourceFlags are the flags of the commands that look programs up in a
-// metadata source (inject, annotate: openSource), which name the source:
-// --snapshot, and --journal, of the programs gone from the running kernel
-// (bpfmeta watch --journal). A new source adds its flag here, and its
-// opening to openSource. instead says what a snapshot is read instead of;
-// stdin, whether it may be "-".
+// metadata source (inject, annotate: openSource), a flag for each row of
+// sources.Rows. instead says what a source named instead of the running
+// kernel is read instead of; stdin, whether it may be "-".
 func sourceFlags(instead string, stdin bool) []cli.Flag {
-	dash := ""
-	if stdin {
-		dash = "; - for stdin"
+	var flags []cli.Flag
+	for _, r := range sources.Rows {
+		flags = append(flags, &cli.StringFlag{Name: r.Flag, TakesFile: true, Usage: r.Usage(instead, stdin)})
 	}
-	return []cli.Flag{
-		&cli.StringFlag{Name: "snapshot", TakesFile: true,
-			Usage: "take the metadata from snapshot `FILE` (bpfmeta snapshot, watch" + dash + ") instead of " + instead},
-		&cli.StringFlag{Name: "journal", TakesFile: true,
-			Usage: "take the metadata of programs no longer loaded from the journal in `DIR` (bpfmeta watch --journal; default " + journal.DefaultDir + " when it exists)"},
+	return flags
+}
+
+// sourceArgs are what the flags of sourceFlags name.
+func sourceArgs(c *cli.Context) map[string]sources.Arg {
+	args := map[string]sources.Arg{}
+	for _, r := range sources.Rows {
+		if !c.IsSet(r.Flag) {
+			continue
+		}
+		path := c.String(r.Flag)
+		name := safetext.Quote(path)
+		if r.Stdin {
+			name = snapshotName(path)
+		}
+		args[r.Flag] = sources.Arg{Path: path, Set: true, Name: name}
 	}
+	return args
+}
+
+// openSource opens the metadata source the flags name (sources.Open: the
+// running kernel and its journal, or a snapshot instead).
+func openSource(s *cliutil.Session, c *cli.Context) (*sources.Opened, error) {
+	src, err := sources.Open(sourceArgs(c), &sources.Env{
+		Stdin:          func(r *sources.Row) (*os.File, error) { return sourceStdin(s, c, r) },
+		DefaultJournal: defaultJournal,
+		Warn:           warner(c),
+	})
+	var ue *sources.UsageError
+	var oe *sources.OpenError
+	switch {
+	case errors.As(err, &ue):
+		return nil, cliutil.UsageError{Err: err}
+	case errors.As(err, &oe):
+		return nil, cliutil.FileError(oe.Name, oe.Err)
+	}
+	return src, err
+}
+
+// sourceStdin is standard input for the source of r named "-", when the
+// recording is not read from it.
+func sourceStdin(s *cliutil.Session, c *cli.Context, r *sources.Row) (*os.File, error) {
+	in, given, err := inputPath(c)
+	switch {
+	case err != nil:
+		return nil, err
+	case in == "-" && (given || !s.StdinTerminal):
+		return nil, cliutil.Usagef("--%s - and the recording cannot both be read from stdin: name the recording with -i FILE", r.Flag)
+	case s.StdinTerminal:
+		return nil, cliutil.Usagef("--%s -: stdin is a terminal; give %s on a pipe, or name its file", r.Flag, r.What)
+	}
+	f, ok := s.Stdin.(*os.File)
+	if !ok {
+		return nil, cliutil.Usagef("--%s -: stdin is not a file", r.Flag)
+	}
+	return f, nil
+}
+
+// warner prints a warning of the library's (its text safe to print).
+func warner(c *cli.Context) func(string) {
+	return func(msg string) { fmt.Fprintf(notes(c), "bpfmeta: warning: %s\n", msg) }
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
 	"slices"
 	"strings"
 
@@ -13,8 +11,7 @@ import (
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
-	"github.com/bpfmeta/bpfmeta/bpfprog/live"
-	"github.com/bpfmeta/bpfmeta/bpfprog/snapshot"
+	"github.com/bpfmeta/bpfmeta/bpfprog/sources"
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
@@ -111,14 +108,15 @@ func runInject(c *cli.Context) error {
 		return err
 	}
 	s := sessionOf(c)
-	src, srcName, closeSrc, err := openSource(s, c)
+	opened, err := openSource(s, c)
 	if err != nil {
 		return err
 	}
-	defer closeSrc()
+	defer opened.Close()
+	src := opened.Source
 	if n, ok := src.(bpfprog.Noter); ok {
 		for _, note := range n.Notes() {
-			fmt.Fprintf(notes(c), "bpfmeta: warning: %s %s\n", srcName, safetext.Clean(note))
+			fmt.Fprintf(notes(c), "bpfmeta: warning: %s %s\n", opened.Name, safetext.Clean(note))
 		}
 	}
 	hold := "" // until the summary shows that nothing is missing
@@ -135,7 +133,7 @@ func runInject(c *cli.Context) error {
 	defer rw.close()
 	in, out := rw.in, rw.out
 	opts := inject.Options{PerfNames: c.Bool("perf-names"), RecordedOnly: c.Bool("recorded-only"),
-		OtherMachine: func(m *inject.OtherMachine) { warnOtherMachine(notes(c), in.Name, m, sourceName(src)) }}
+		OtherMachine: func(m *inject.OtherMachine) { warnOtherMachine(notes(c), in.Name, m, sources.Name(src)) }}
 	prog := newProgress(s, in, c.Bool("quiet"))
 	if prog.Active() {
 		opts.Progress = prog.Update
@@ -231,111 +229,8 @@ func oldPerfMayRead(s *cliutil.Session, out *outfile.Output, path string) bool {
 	return true // a FIFO or device: whatever reads it
 }
 
-// openSource returns the snapshot --snapshot names ("-": standard input,
-// when the recording is not read from it), or the running kernel (checked
-// first: a run that can read no program fails before it writes anything),
-// and how messages name it.
-func openSource(s *cliutil.Session, c *cli.Context) (bpfprog.Source, string, func(), error) {
-	path := c.String("snapshot")
-	if path == "" {
-		k, err := live.New()
-		if err != nil {
-			return nil, "", nil, err
-		}
-		if err := k.Check(); err != nil {
-			return nil, "", nil, fmt.Errorf("the running kernel: %w; or inject from a snapshot taken as root (--snapshot)", err)
-		}
-		j, err := openJournal(c)
-		if err != nil {
-			return nil, "", nil, err
-		}
-		src := journal.WithKernel(k, j)
-		return src, src.Describe(), func() { closeJournal(c, j) }, nil
-	}
-	if c.IsSet("journal") {
-		return nil, "", nil, cliutil.Usagef("--journal and --snapshot: the journal is read with the running kernel, not with a snapshot")
-	}
-	var snap *snapshot.File
-	var err error
-	if path == "-" {
-		// (not :=, which would make an err of this block's that the
-		// snapshot's error below went to: a nil snapshot returned)
-		in, given, perr := inputPath(c)
-		switch {
-		case perr != nil:
-			return nil, "", nil, perr
-		case in == "-" && (given || !s.StdinTerminal):
-			return nil, "", nil, cliutil.Usagef("--snapshot - and the recording cannot both be read from stdin: name the recording with -i FILE")
-		case s.StdinTerminal:
-			return nil, "", nil, cliutil.Usagef("--snapshot -: stdin is a terminal; give a snapshot on a pipe, or name its file")
-		}
-		f, ok := s.Stdin.(*os.File)
-		if !ok {
-			return nil, "", nil, cliutil.Usagef("--snapshot -: stdin is not a file")
-		}
-		snap, err = snapshot.OpenFile(f)
-	} else {
-		snap, err = snapshot.Open(path)
-	}
-	if err != nil {
-		return nil, "", nil, cliutil.FileError(snapshotName(path), err)
-	}
-	return snap, snapshotName(path), func() { snap.Close() }, nil
-}
-
-// sourceNamed reports whether the flags name a source that replaces the
-// running kernel and its journal (openSource's default): annotate reads it
-// instead of the recording's own records.
-func sourceNamed(c *cli.Context) bool { return c.String("snapshot") != "" }
-
 // defaultJournal is journal.DefaultDir; a test's own directory in tests.
 var defaultJournal = journal.DefaultDir
-
-// openJournal opens the journal --journal names, or the default one if
-// it exists; nil if neither. The default one is read only by the rules
-// of every journal (journal.Open): one that breaks them, or is none, is
-// skipped with a warning, as if it were not there.
-func openJournal(c *cli.Context) (*journal.Journal, error) {
-	dir := c.String("journal")
-	if dir == "" {
-		if _, err := os.Lstat(defaultJournal); err != nil {
-			return nil, nil
-		}
-		j, err := journal.Open(defaultJournal)
-		if err != nil {
-			fmt.Fprintf(notes(c), "bpfmeta: warning: the journal %s is not read: %s\n", safetext.Quote(defaultJournal), safetext.Clean(journalError(err).Error()))
-			return nil, nil
-		}
-		return j, nil
-	}
-	j, err := journal.Open(dir)
-	if err != nil {
-		return nil, journalError(err)
-	}
-	return j, nil
-}
-
-// journalError is an error of journal.Open: it names the path that broke
-// a rule (a host's directory, a segment), which may not be the journal's.
-func journalError(err error) error {
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: %v", safetext.Quote(pe.Path), pe.Err)
-	}
-	return err
-}
-
-// closeJournal closes j (nil: none), saying first what its bounds kept
-// from being read.
-func closeJournal(c *cli.Context, j *journal.Journal) {
-	if j == nil {
-		return
-	}
-	for _, w := range j.Warnings() {
-		fmt.Fprintf(notes(c), "bpfmeta: warning: the journal %s\n", safetext.Clean(w))
-	}
-	j.Close()
-}
 
 // snapshotName is how messages name the snapshot --snapshot gives.
 func snapshotName(path string) string {
@@ -360,14 +255,6 @@ func summarize(sum *inject.Summary, src bpfprog.Source) *report {
 	return &report{sum: sum, src: src, tally: sum.Tally(),
 		missing:   sum.Missing(inject.MissingWithSamples, inject.MissingOther),
 		transient: sum.Missing(inject.MissingTransient)}
-}
-
-// sourceName names src in messages, as it names itself (bpfprog.Describer).
-func sourceName(src bpfprog.Source) string {
-	if d, ok := src.(bpfprog.Describer); ok {
-		return d.Describe()
-	}
-	return "the source"
 }
 
 // printLine is the summary without -v: one line, counts only.

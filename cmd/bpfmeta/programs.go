@@ -14,6 +14,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpfprog/journal"
 	"github.com/bpfmeta/bpfmeta/bpfprog/live"
+	"github.com/bpfmeta/bpfmeta/bpfprog/sources"
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
@@ -200,9 +201,9 @@ func listJournal(c *cli.Context, sel *bpfprog.Selection) error {
 	}
 	j, err := journal.Open(c.String("journal"))
 	if err != nil {
-		return journalError(err)
+		return sources.JournalError(err)
 	}
-	defer closeJournal(c, j)
+	defer sources.CloseJournal(j, warner(c))
 	w := bufio.NewWriter(c.App.Writer)
 	loads, unloads, damaged, lost := 0, 0, 0, 0
 	for _, name := range j.Hosts() {
@@ -210,7 +211,7 @@ func listJournal(c *cli.Context, sel *bpfprog.Selection) error {
 		for e, err := range j.Host(name).Records() {
 			if err != nil {
 				w.Flush()
-				return journalError(err)
+				return sources.JournalError(err)
 			}
 			host, when := safetext.Quote(name), func(t time.Time) string { return t.Local().Format(time.DateTime) }
 			if e.Seq != seq {

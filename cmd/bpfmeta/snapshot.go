@@ -55,11 +55,8 @@ func runSnapshot(c *cli.Context) error {
 	if err := noArgs(c, "use -o FILE"); err != nil {
 		return err
 	}
-	k, err := live.New()
+	k, err := live.Open()
 	if err != nil {
-		return err
-	}
-	if err := k.Check(); err != nil {
 		return fmt.Errorf("the running kernel: %w", err)
 	}
 	out, err := openSnapshotOutput(c, false)

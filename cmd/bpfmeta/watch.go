@@ -100,11 +100,8 @@ func runWatch(c *cli.Context) (status int, err error) {
 	}
 	// Fail now, not after a long recording, if the programs cannot be
 	// read with their addresses or the snapshot cannot be written.
-	k, err := live.New()
+	k, err := live.Open()
 	if err != nil {
-		return 0, err
-	}
-	if err := k.Check(); err != nil {
 		return 0, fmt.Errorf("the running kernel: %w", err)
 	}
 	out, err := openSnapshotOutput(c, true)
@@ -184,11 +181,8 @@ func runJournal(c *cli.Context, argv []string) error {
 	if err != nil {
 		return cliutil.Usagef("--max-size: %v", err)
 	}
-	k, err := live.New()
+	k, err := live.Open()
 	if err != nil {
-		return err
-	}
-	if err := k.Check(); err != nil {
 		return fmt.Errorf("the running kernel: %w", err)
 	}
 	sigs := make(chan os.Signal, 4)
