@@ -339,25 +339,35 @@ func TestLowLimits(t *testing.T) {
 	in := corpusPath(t, smallFile)
 	for _, c := range []struct {
 		limit string
+		open  int // descriptors open besides 0, 1 and 2
 		want  int
 		says  string
 	}{
-		{"ulimit -n 6", exitFailure, "ulimit -n"},
-		// not one descriptor free when bpfmeta counts them
-		{"ulimit -n 6 && exec 3</dev/null 4</dev/null 5</dev/null", exitFailure, "ulimit -n"},
-		{"ulimit -n 20", exitFailure, "ulimit -n"},
-		{"ulimit -v 900000", exitFailure, "ulimit -v"},
-		{"ulimit -n 64", exitOK, ""},
-		{"ulimit -v 1100000", exitOK, ""},
+		{"ulimit -n 6", 0, exitFailure, "ulimit -n"},
+		// 3, 4 and 5 open: not one descriptor free when bpfmeta counts
+		// them
+		{"ulimit -n 6", 3, exitFailure, "ulimit -n"},
+		{"ulimit -n 20", 0, exitFailure, "ulimit -n"},
+		{"ulimit -v 900000", 0, exitFailure, "ulimit -v"},
+		{"ulimit -n 64", 0, exitOK, ""},
+		{"ulimit -v 1100000", 0, exitOK, ""},
 	} {
 		dir := t.TempDir()
 		cmd := exec.Command(sh, "-c", c.limit+` && exec "$@"`, "sh", bin, "convert", "-i", in, "-o", filepath.Join(dir, "out.data"))
+		for range c.open {
+			f, err := os.Open(os.DevNull)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cmd.ExtraFiles = append(cmd.ExtraFiles, f)
+		}
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		cmd.Run()
 		r := result{code: cmd.ProcessState.ExitCode(), stderr: stderr.String()}
 		if r.code != c.want {
-			t.Errorf("%s: %v, want exit %d", c.limit, r, c.want)
+			t.Errorf("%s, %d open: %v, want exit %d", c.limit, c.open, r, c.want)
 		}
 		if c.want == exitOK {
 			continue
