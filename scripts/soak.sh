@@ -6,16 +6,19 @@
 #
 # For each mode, stock perf 6.1 and then perf 7.2 record system-wide, half
 # the mode's time each (perf record -N -B -a -F SOAK_FREQ ... MODE), while a
-# loader loads
-# testdata/bpf/meta.bpf.o every SOAK_LOAD_MS and unloads it again
-# SOAK_ALIVE loads later, SOAK_BUSY busy loops keep the CPUs sampling, and
-# bpfmeta watch keeps a snapshot of every program loaded. The modes:
+# loader loads testdata/bpf/meta.bpf.o every SOAK_LOAD_MS, runs each of its
+# three programs SOAK_RUNS times (bpftool prog run: so that they have
+# samples) and unloads it again SOAK_ALIVE loads later, SOAK_BUSY busy
+# loops keep the CPUs sampling, and bpfmeta watch keeps a snapshot of every
+# program loaded. The modes:
 #
 #   zg         -z -g              (COMPRESSED records, call chains)
 #   threads    --threads -g       (a directory: data, data.N)
 #   overwrite  --overwrite --switch-output=signal, signalled twice: the
 #              flight recorder perf daemon runs (three files, each
-#              synthesized at its tail)
+#              synthesized at its tail), with the journal service beside
+#              it (bpfmeta watch --journal DIR, DIR root's and 0700, from
+#              before the recordings until after them)
 #   pipe       -g -o -            (a pipe stream)
 #   realtime   -k CLOCK_REALTIME  (another clock)
 #   monoraw    -k CLOCK_MONOTONIC_RAW
@@ -34,6 +37,29 @@
 #   convert    bpfmeta convert of the output to a pipe (a file, from a
 #              pipe) has the same records for perf 7.2, but for those a
 #              file keeps in its header
+#   samples    bpfmeta show --json's samples of each function of the
+#              output (each set of loads a record counts once, summed by
+#              the function's name after bpf_prog_TAG_: show counts a
+#              function under the kernel's tag and perf's alike) are what
+#              perf 7.2's perf report --stdio --no-children -g none -F
+#              overhead,sample,sym of the output counts in the bpf_prog_
+#              symbols of the name (summed over their lines): every
+#              function show has a record of, and the loader's functions
+#              perf counts samples in (issue 47 §2)
+#   samp6.1    the same against perf 6.1's perf report of its own file
+#   isamples   bpfmeta inject -v from a snapshot of no program (every
+#              program listed, with its samples) of the file (perf 7.2's
+#              stripped of its records, which would list none): the sum
+#              of its programs' samples, and of the loader's (by tag), are
+#              perf 7.2 report's sums of every bpf_prog_TAG[_NAME] symbol
+#              and of the loader's functions (inject counts by program,
+#              perf by symbol: bpfprogt_sub_add is in two programs); no
+#              more than perf's where inject says "N samples or more"
+#   journal    overwrite only: bpfmeta inject --journal DIR --strict
+#              --require (the loader's three programs) of the file, the
+#              loader's programs unloaded by then, succeeds (no program
+#              with samples without metadata) and its output's bpfmeta
+#              show --stable is that of inject --snapshot's (issue 46)
 #   metadata   per mode: the BPF_METADATA records of the loader's programs
 #              in perf 6.1's files injected are those perf 7.2 wrote in its
 #              own, the same bytes, and one for each function of every
@@ -44,13 +70,17 @@
 # A file perf 7.2 cannot read (the kernel pads a KSYMBOL or BPF_EVENT
 # record while several sessions listen, bpfmeta watch's among them, and
 # perf stops there) is checked against bpfmeta dump --stats instead, and
-# counted. A file for which a check differs is kept, with what bpfmeta made of it and
-# both readings, under SOAK_KEEP/MODE-PERF/. Prints one line per check and
-# a summary; exits 1 if any check differed, 2 if something could not run.
+# counted; a samples check perf report cannot read for is said and counted
+# the same way. A file for which a check differs is kept, with what
+# bpfmeta made of it and both readings (and the watch snapshot, and for
+# journal the journal), under SOAK_KEEP/MODE-PERF/. Prints one line per
+# check and a summary; exits 1 if any check differed, 2 if something could
+# not run.
 #
 # Environment: SOAK_SECONDS (240: seconds of recording in all, shared by the
 # modes, at least 10 each), SOAK_MODES (all of the above), SOAK_FREQ (4000),
-# SOAK_LOAD_MS (300), SOAK_ALIVE (3), SOAK_BUSY (1), SOAK_KEEP
+# SOAK_LOAD_MS (300), SOAK_ALIVE (3), SOAK_RUNS (1000000: 0 runs none),
+# SOAK_BUSY (1), SOAK_KEEP
 # (/var/tmp/bpfmeta-soak), BPFMETA (bin/bpfmeta), PERF (/usr/bin/perf),
 # BPFMETA_MODERN_PERF (a perf >= 6.17: scripts/modern-perf.sh). Needs root.
 set -uo pipefail
@@ -62,6 +92,7 @@ FREQ=${SOAK_FREQ:-4000}
 LOAD_MS=${SOAK_LOAD_MS:-300}
 ALIVE=${SOAK_ALIVE:-3}
 BUSY=${SOAK_BUSY:-1}
+RUNS=${SOAK_RUNS:-1000000}
 KEEP=${SOAK_KEEP:-/var/tmp/bpfmeta-soak}
 BPFMETA=$(realpath "${BPFMETA:-bin/bpfmeta}")
 PERF=${PERF:-/usr/bin/perf}
@@ -88,9 +119,11 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 2' INT TERM
 mkdir "$BPFFS" && mount -t bpf bpf "$BPFFS" || die "cannot mount a BPF file system on $BPFFS"
+PACKET=$W/packet # bpftool prog run's input: an Ethernet frame of zeros
+head -c 64 /dev/zero >"$PACKET"
 
 KEEP_ALSO=()
-CHECKS=0 DIFFS=0 SKIPS=0 RECORDINGS=0 SAMPLES=0 INJECTED=0
+CHECKS=0 DIFFS=0 SKIPS=0 RECORDINGS=0 SAMPLES=0 INJECTED=0 LOADER_SAMPLES=0
 declare -A KEPT
 
 # stats FILE [PERF]: the record counts perf report --stats gives, one
@@ -150,11 +183,18 @@ same() {
 }
 difference() { diff <(printf '%s\n' "$1") <(printf '%s\n' "$2") | grep '^[<>]' | tr '\n' ' ' | cut -c1-300; }
 
-# loader: loads the fixture every LOAD_MS, unloads each ALIVE loads later.
+# loader: loads the fixture every LOAD_MS, runs each of its three
+# programs RUNS times in the kernel (bpftool prog run: BPF_PROG_TEST_RUN,
+# so that they have samples), and unloads each ALIVE loads later.
 loader() {
-	local i=0
+	local i=0 p
 	while :; do
 		bpftool prog loadall "$FIXTURE" "$BPFFS/l$i" 2>/dev/null
+		if [ "$RUNS" -gt 0 ]; then
+			for p in "$BPFFS/l$i"/*; do
+				bpftool prog run pinned "$p" data_in "$PACKET" repeat "$RUNS" >/dev/null 2>&1
+			done
+		fi
 		[ "$i" -ge "$ALIVE" ] && rm -rf "$BPFFS/l$((i - ALIVE))"
 		i=$((i + 1))
 		sleep "$(awk -v m="$LOAD_MS" 'BEGIN {print m / 1000}')"
@@ -171,6 +211,141 @@ metadata() {
 			/^ +entry / && r != "" {sub(/^ +entry [0-9]+: +/, ""); r = r "|" $0; next}
 			/^[^ ]/ {if (r != "") print r; r = ""}
 			END {if (r != "") print r}' | grep -F '|version = "3.14159"|' | sort | uniq -c
+}
+
+# HEX16 matches a tag; BPFSYM the KSYMBOL name of a BPF function,
+# bpf_prog_TAG[_NAME] (not the kernel's bpf_prog_add and such). (mawk has
+# no {16}.)
+HEX16=$(printf '[0-9a-f]%.0s' {1..16})
+BPFSYM="^bpf_prog_${HEX16}(_|\$)"
+
+# byfunction: "NAME N" lines summed by the function's name after its tag
+# (NAME itself for bpf_prog_TAG): show counts the samples of a function
+# loaded during the recording under the tag of the kernel's KSYMBOL and of
+# perf's (perf record names a program's main function after the tag of its
+# code, the kernel after the program's: matched "function"), so a name is
+# the finest both count.
+byfunction() {
+	awk -v h="^bpf_prog_$HEX16" '{f = $1; if (f ~ h "_") sub(h "_", "", f); n[f] += $2} END {for (f in n) print f, n[f]}' | sort
+}
+
+# reportsyms PERF FILE: "FUNCTION N" for every BPF function perf report
+# counts samples in, N summed over its lines (the loads of one function
+# are one line or several, and the tags of one function's name;
+# byfunction); fails if perf cannot read FILE.
+reportsyms() {
+	local out
+	out=$("$1" report -i "$2" --stdio --no-children -g none -F overhead,sample,sym 2>/dev/null) || return 1
+	awk -v re="$BPFSYM" '$3 == "[k]" && $4 ~ re {print $4, $2}' <<<"$out" | byfunction
+}
+
+# showsyms FILE: "FUNCTION N" for every function show --json counts
+# samples of: a record's samples are those of all its functions (several
+# loads of one), and the records of one name at the end share theirs, so
+# each set of functions is counted once (byfunction).
+showsyms() {
+	"$BPFMETA" show --json -i "$1" 2>/dev/null |
+		jq -r '.records[] | select(.ksymbol != null) | [.ksymbol.name, .ksymbol.addr, ([.others[].addr] | join(",")), (.more_others // 0), .samples] | @tsv' |
+		sort -u | awk -F'\t' '{print $1, $5}' | byfunction
+}
+
+# symsdiffer SHOW PERF: the functions whose counts differ ("FUNCTION show
+# N perf M"): every one show has a record of, and the loader's that perf
+# counts samples in; nothing if they agree. Those show has no record of
+# (the machine's programs without metadata) are inject's check.
+symsdiffer() {
+	awk 'NR == FNR {s[$1] = $2; next} {p[$1] = $2}
+		END {
+			for (n in s) if (s[n] != p[n] + 0) print n, "show", s[n], "perf", p[n] + 0
+			for (n in p) if (!(n in s) && n ~ /^bpfprogt_/ && p[n] > 0) print n, "show", "none", "perf", p[n]
+		}' <(printf '%s\n' "$1" | sed '/^$/d') <(printf '%s\n' "$2" | sed '/^$/d') | sort
+}
+
+# symsum SYMS [RE]: the samples of SYMS ("FUNCTION N" lines), of the
+# functions RE matches.
+symsum() { awk -v re="${2:-.}" '$1 ~ re {n += $2} END {print n + 0}' <<<"$1"; }
+
+# injectsamples FILE: the samples inject -v counts in each program of
+# FILE, from a snapshot of no program (so that every program is listed,
+# its metadata missing): "all N loader M", the loader's programs those of
+# its tags (LOADER_TAGS), and " at least" after them if inject says of a
+# program "N samples or more" (those of its round read before its load
+# are not counted: inject reads the recording once).
+injectsamples() {
+	"$BPFMETA" inject -f -v --snapshot "$EMPTY" -i "$1" -o /dev/null 2>&1 |
+		sed -E -n 's/.*program [0-9]+ \(tag ([0-9a-f]+).*, ([0-9]+) samples?( or more)?[:)].*/\2 \1 \3/p' |
+		awk -v re="$LOADER_TAGS" '{n += $1; if ($2 ~ re) l += $1; if (NF > 2) more = " at least"}
+			END {print "all", n + 0, "loader", l + 0 more}'
+}
+
+# checkjournal MODE PERFNAME FILE OUT: inject --journal of FILE (the
+# journal service's, beside the flight recorder; the loader's programs
+# long unloaded) adds the records inject --snapshot (OUT) did, and no
+# program with samples gets none (--strict), the loader's none either
+# (--require).
+checkjournal() {
+	local mode=$1 who=$2 f=$3 out=$4 j=$3.jinj log a b ok=1 why=""
+	if ! log=$("$BPFMETA" inject -f --perf-names --strict --journal "$JOURNAL" \
+		--require bpfprogt_multi_function_main --require bpfprogt_second --require bpfprogt_single_function \
+		-i "$f" -o "$j" 2>&1); then
+		ok=0 why="inject --journal failed: $(tail -2 <<<"$log" | tr '\n' ' ')"
+	else
+		a=$("$BPFMETA" show --stable -i "$out" 2>&1)
+		b=$("$BPFMETA" show --stable -i "$j" 2>&1)
+		[ "$a" = "$b" ] || ok=0 why="show --stable of inject --journal's output and of inject --snapshot's differ: $(difference "$a" "$b")"
+	fi
+	KEEP_ALSO=("$JOURNAL")
+	check "$mode" "$who" "$f" journal "$ok" "$why"
+	KEEP_ALSO=()
+	rm -rf "$j"
+}
+
+# checksamples MODE PERFNAME FILE OUT: show's samples of each function of
+# OUT (FILE injected) against perf report's of the same symbol: perf
+# 7.2's of OUT, and perf 6.1's of its own FILE; inject's of each program
+# against perf report's of their functions.
+checksamples() {
+	local mode=$1 who=$2 f=$3 out=$4 shown p p7="" d
+	shown=$(showsyms "$out")
+	if p=$(reportsyms "$PERF_MODERN" "$out"); then
+		p7=$p
+		d=$(symsdiffer "$shown" "$p")
+		check "$mode" "$who" "$f" samples "$([ -z "$d" ] && echo 1 || echo 0)" \
+			"show's samples per function and perf 7.2 report's differ: $(tr '\n' ' ' <<<"$d" | cut -c1-400)"
+		LOADER_SAMPLES=$((LOADER_SAMPLES + $(symsum "$p" '^bpfprogt_')))
+	else
+		SKIPS=$((SKIPS + 1))
+		printf 'skip  %-9s %-8s %-8s %s: perf 7.2 report reads none of it\n' "$mode" "$who" samples "$(basename "$out")"
+	fi
+	local src=$f
+	if [ "$who" = perf6.1 ]; then
+		if p=$(reportsyms "$PERF" "$f"); then
+			d=$(symsdiffer "$shown" "$p")
+			check "$mode" "$who" "$f" samp6.1 "$([ -z "$d" ] && echo 1 || echo 0)" \
+				"show's samples per function and perf 6.1 report's of its own file differ: $(tr '\n' ' ' <<<"$d" | cut -c1-400)"
+		else
+			SKIPS=$((SKIPS + 1))
+			printf 'skip  %-9s %-8s %-8s %s: perf 6.1 report reads none of it\n' "$mode" "$who" samp6.1 "$(basename "$f")"
+		fi
+	else
+		# perf 7.2's records are there already: inject lists no program
+		# of them as missing
+		src=$f.strip
+	fi
+	# inject counts by program, perf report by symbol: a subprogram of
+	# two programs (bpfprogt_sub_add) is one name; compared, the sums
+	[ -n "$p7" ] && p=$p7
+	[ -n "$p" ] && [ -e "$src" ] || return 0
+	local want got
+	want="all $(symsum "$p") loader $(symsum "$p" '^bpfprogt_')"
+	got=$(injectsamples "$src")
+	local ok
+	ok=$(same "$got" "$want")
+	if [ "$ok" = 0 ] && [ "${got% at least}" != "$got" ]; then
+		# a lower bound: no more than perf's
+		ok=$(awk '{exit !($2 <= $6 && $4 <= $8)}' <<<"${got% at least} $want" && echo 1 || echo 0)
+	fi
+	check "$mode" "$who" "$f" isamples "$ok" "inject -v counts $got samples in BPF programs, perf report $want"
 }
 
 # checkfile MODE PERFNAME FILE: the per-file checks.
@@ -233,6 +408,9 @@ checkfile() {
 	else
 		check "$mode" "$who" "$f" strip 0 "strip failed"
 	fi
+
+	checksamples "$mode" "$who" "$f" "$out"
+	[ "$mode" = overwrite ] && checkjournal "$mode" "$who" "$f" "$out"
 	rm -rf "$f.strip"
 
 	# convert: to a pipe (perf 7.2 reads no pipe stream with compressed
@@ -311,6 +489,16 @@ record() {
 	local d=$W/$mode
 	mkdir -p "$d"
 	SNAP=$d/watch.snap
+	# the flight recorder's journal service, from before the recording
+	# until after it: the directory root's, 0700, as the service's
+	local journal=""
+	if [ "$mode" = overwrite ]; then
+		JOURNAL=$d/journal
+		mkdir -m 0700 "$JOURNAL" || die "mkdir $JOURNAL"
+		"$BPFMETA" watch -q --journal "$JOURNAL" &
+		journal=$!
+		PIDS+=("$journal")
+	fi
 	"$BPFMETA" watch -q -f -o "$SNAP" -- sh -c "while [ ! -e '$d/stop' ]; do sleep 0.1; done" &
 	local watch=$!
 	PIDS+=("$watch")
@@ -320,6 +508,15 @@ record() {
 	perfrecord "$mode" perf7.2 "$PERF_MODERN" "$d" "${args[@]}"
 	touch "$d/stop"
 	wait "$watch"
+	if [ -n "$journal" ]; then
+		kill -TERM "$journal"
+		wait "$journal" || die "$mode: bpfmeta watch --journal failed"
+	fi
+	# a snapshot of no program, of the same boot: inject lists every
+	# program with its samples (injectsamples)
+	EMPTY=$d/empty.snap
+	LOADER_TAGS="^($(jq -r 'select(.program.name // "" | startswith("bpfprogt_")) | .program.tag' "$SNAP" | sort -u | paste -sd'|'))\$"
+	{ head -1 "$SNAP"; head -1 "$SNAP" | jq -c '{end: {programs: 0, taken_until: .taken, missed: 0}}'; } >"$EMPTY"
 	local who f
 	for who in perf6.1 perf7.2; do
 		local files=("$d/$who.data")
@@ -389,7 +586,7 @@ start=$(date +%s)
 for mode in "${MODES[@]}"; do
 	record "$mode"
 done
-echo "soak: $RECORDINGS recordings ($SAMPLES samples), $INJECTED BPF_METADATA records injected, $CHECKS checks, $DIFFS differ, $SKIPS files perf could not read; $(($(date +%s) - start)) s"
+echo "soak: $RECORDINGS recordings ($SAMPLES samples, $LOADER_SAMPLES in the loader's programs), $INJECTED BPF_METADATA records injected, $CHECKS checks, $DIFFS differ, $SKIPS files perf could not read; $(($(date +%s) - start)) s"
 if [ "$DIFFS" -gt 0 ]; then
 	echo "soak: the files that differ are kept in: ${!KEPT[*]}"
 	exit 1

@@ -476,3 +476,45 @@ func TestSourceWithKernel(t *testing.T) {
 		t.Errorf("the journal answered for another boot, and the kernel lists program %d", p.ID)
 	}
 }
+
+// A load read from a backward ring buffer (perf record --overwrite) has
+// at its BPF_EVENT some of its functions' addresses (a sample came
+// between its KSYMBOLs), or none: found by id, tag and time if those are
+// among its functions', the others left to the caller to match (issue 46,
+// make soak's journal check).
+func TestFindSomeAddrs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "j")
+	w := mustCreate(t, dir, system("alpha", "boot-a"), Options{})
+	p := program(14, 1, 4*time.Minute)
+	p.Funcs = append(p.Funcs, bpfprog.Func{Tag: p.Tag, Addr: p.Funcs[0].Addr + 64, Len: 32, PerfName: "bpf_prog_sub", KernelName: "bpf_prog_sub"})
+	p.Metadata.ProgNames = append(p.Metadata.ProgNames, "bpf_prog_sub")
+	if err := w.Load(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	j, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := uint64(5 * time.Minute)
+	for name, addrs := range map[string][]uint64{"the last": {p.Funcs[1].Addr}, "none": nil} {
+		l := loadOf(p, "alpha", at)
+		l.Addrs = addrs
+		if got, err := j.Find(l, ""); err != nil || got.ID != 14 || len(got.Funcs) != 2 {
+			t.Errorf("%s of its addresses: Find gave %v, %v", name, got, err)
+		}
+	}
+	otherTag := loadOf(p, "alpha", at)
+	otherTag.Addrs, otherTag.Tag[7] = nil, otherTag.Tag[7]+1
+	notIts := loadOf(p, "alpha", at)
+	notIts.Addrs = []uint64{p.Funcs[1].Addr + 8}
+	loadedAfter := loadOf(p, "alpha", uint64(time.Minute))
+	loadedAfter.Addrs = nil
+	for name, l := range map[string]bpfprog.Load{"another tag": otherTag, "an address not its": notIts, "loaded after": loadedAfter} {
+		if got, err := j.Find(l, ""); !errors.Is(err, bpfprog.ErrNotFound) {
+			t.Errorf("%s: Find gave %v, %v; want ErrNotFound", name, got, err)
+		}
+	}
+}

@@ -600,26 +600,44 @@ func (j *Journal) find(l bpfprog.Load, boot string) (*bpfprog.Program, string, e
 		hi++
 	}
 	key := matchKey(l.Tag, l.Addrs)
-	var one []loadRef // the records of the one load found
-	var boots []string
-	n := 0
-	for run := range x.runs(x.loads[lo:hi]) {
-		r := run[0]
-		if boot != "" && x.boots[x.segs[r.seg].boot] != boot || !x.candidate(run, key, l) {
-			continue
+	exact := func(run []loadRef) uint32 { return key }
+	// A load read from a backward ring buffer (perf record --overwrite,
+	// as perf daemon runs it) has its BPF_EVENT before its KSYMBOLs, which
+	// a sample can come between: its addresses are some of its functions'
+	// (the last ones), or none yet. Where no load has them all, a load of
+	// the id, boot and time is it if its tag is l's and l's addresses are
+	// among its functions'; the caller then matches the others to the
+	// KSYMBOLs as they come (inject's awaitFuncs), as it does a
+	// snapshot's. The records of one load have one key.
+	some := func(run []loadRef) uint32 { return run[0].key }
+	search := func(keyOf func([]loadRef) uint32) (one []loadRef, boots []string, n int) {
+		for run := range x.runs(x.loads[lo:hi]) {
+			r := run[0]
+			if boot != "" && x.boots[x.segs[r.seg].boot] != boot || !x.candidate(run, keyOf(run), l) {
+				continue
+			}
+			if n++; n == 1 {
+				one = run
+			}
+			if b := x.boots[x.segs[r.seg].boot]; len(boots) < 4 && !slices.Contains(boots, b) {
+				boots = append(boots, b)
+			}
 		}
-		if n++; n == 1 {
-			one = run
-		}
-		if b := x.boots[x.segs[r.seg].boot]; len(boots) < 4 && !slices.Contains(boots, b) {
-			boots = append(boots, b)
+		return one, boots, n
+	}
+	keyOf := exact
+	one, boots, n := search(keyOf)
+	if n == 0 {
+		keyOf = some
+		if one, boots, n = search(keyOf); n != 1 {
+			n = 0 // as before: none has its addresses
 		}
 	}
 	switch {
 	case n > 1:
 		return nil, "", notFound(fmt.Sprintf(": %d loads (of boots %v) could be it", n, boots), ErrAmbiguous)
 	case n == 1:
-		r, err := x.resolve(one, key, l)
+		r, err := x.resolve(one, keyOf(one), l)
 		if err != nil {
 			return nil, "", notFound(": "+err.Error(), ErrAmbiguous)
 		}
@@ -627,7 +645,15 @@ func (j *Journal) find(l bpfprog.Load, boot string) (*bpfprog.Program, string, e
 		if err != nil {
 			return nil, "", err
 		}
-		if p.Tag != l.Tag || !sameAddrs(p, l.Addrs) {
+		if r.key != key {
+			switch {
+			case p.Tag != l.Tag || !someAddrs(p, l.Addrs):
+				return nil, "", x.notFound(l, boot, notFound)
+			case len(l.Addrs) == 0:
+				// the boot is not told by addresses: not taken for the host's
+				return p, boots[0], nil
+			}
+		} else if p.Tag != l.Tag || !sameAddrs(p, l.Addrs) {
 			return nil, "", fmt.Errorf("%s: the record at offset %d: not the load its index says", segmentName(x.segs[r.seg].seq), r.off)
 		}
 		h.boot = boots[0]
@@ -901,6 +927,17 @@ func (x *index) first(run []loadRef) (loadRef, error) {
 const clockSlack = time.Minute
 
 // sameAddrs reports whether p's functions are at addrs, in order.
+// someAddrs reports whether addrs are among the addresses of p's
+// functions.
+func someAddrs(p *bpfprog.Program, addrs []uint64) bool {
+	for _, a := range addrs {
+		if !slices.ContainsFunc(p.Funcs, func(f bpfprog.Func) bool { return f.Addr == a }) {
+			return false
+		}
+	}
+	return true
+}
+
 func sameAddrs(p *bpfprog.Program, addrs []uint64) bool {
 	if len(p.Funcs) != len(addrs) {
 		return false
