@@ -146,14 +146,22 @@ func (t *Tracker) viewKSymbol(rec *perfdata.Record, f *Func, addr uint64) {
 	o.queued(ts)
 }
 
-// count counts a sample at ip in the function perf's maps hold it in, and
-// in the other loads of it there (sameMax).
+// count counts a sample at ip in the function perf's maps hold it in, in
+// the other loads of it there (sameMax), and in its twin.
 func (o *sampleOrder) count(ip uint64) {
-	if f := o.view.floor(ip); f != nil && f.Contains(ip) {
-		f.Samples++
-		for _, g := range f.same {
-			g.Samples++
-		}
+	f := o.view.floor(ip)
+	if f == nil || !f.Contains(ip) {
+		return
+	}
+	if f.of != nil {
+		f = f.of
+	}
+	f.Samples++
+	for _, g := range f.same {
+		g.Samples++
+	}
+	if f.twin != nil && !slices.Contains(f.same, f.twin) {
+		f.twin.Samples++
 	}
 }
 
@@ -164,53 +172,101 @@ func (o *sampleOrder) count(ip uint64) {
 const sameMax = 4
 
 // apply changes perf's maps as machine__process_ksymbol_register() and
-// _unregister() do: a function registered where another is replaces it,
-// unless it is the same (name, address, length), whose map perf keeps; an
-// unregistering KSYMBOL removes the function its address is in, whatever
-// its name.
+// _unregister() do. A KSYMBOL registered at an address a map holds
+// (maps__find()) adds no map: perf adds a symbol to that map's dso, and
+// the samples in the map stay its function's (and, of the same name,
+// address and length, count in both: same). Otherwise its map is
+// inserted, and a perf of 2025 on (perf 7.2 here; commit "perf machine:
+// Fix insertion of PERF_RECORD_KSYMBOL related kernel maps":
+// maps__fixup_overlap_and_insert()) takes the addresses it covers from
+// the maps that start in it: such a map is dropped, or keeps what lies
+// past the new one's end. Perf 6.1 (maps__insert()) keeps both, and
+// finds either in the overlap as its rbtree has them: the modern perf is
+// followed, the one that reads the BPF_METADATA records bpfmeta writes
+// (perf 6.1 shows none of them). An unregistering KSYMBOL removes the map
+// its address is in, whatever its name.
 func (t *Tracker) apply(c viewChange) {
 	o := &t.order
-	if c.f != nil && c.f.queued > 0 {
-		c.f.queued--
+	f := c.f
+	if f != nil && f.queued > 0 {
+		f.queued--
 	}
 	old := o.view.floor(c.addr)
 	if old != nil && !old.Contains(c.addr) {
 		old = nil
 	}
-	if f := c.f; f != nil && old != nil && old.Addr == f.Addr && old.Len == f.Len && old.Name == f.Name {
-		if f != old && len(old.same) < sameMax && !slices.Contains(old.same, f) {
-			old.same = append(old.same, f)
+	switch {
+	case f == nil:
+		if old != nil {
+			t.unview(old)
+		}
+		return
+	case old != nil:
+		m := old
+		if old.of != nil {
+			m = old.of
+		}
+		if f != m && old.Addr == f.Addr && old.Len == f.Len && m.Name == f.Name && len(m.same) < sameMax && !slices.Contains(m.same, f) {
+			m.same = append(m.same, f)
 			f.viewed = true
 		}
 		t.leftView(f)
 		return
 	}
-	if old != nil {
-		o.view.remove(old.Addr, func(*Func) bool { return true })
-		old.viewed = false
-		t.leftView(old)
-		for _, g := range old.same {
-			g.viewed = false
-			t.leftView(g)
+	end := f.Addr + uint64(f.Len)
+	for f.Len > 0 {
+		g := o.view.floor(end - 1)
+		if g == nil || g.Addr <= f.Addr {
+			break
 		}
-		old.same = nil
+		gEnd := g.Addr + uint64(g.Len)
+		m := g
+		if g.of != nil {
+			m = g.of
+		}
+		t.unview(g)
+		if gEnd > end {
+			o.view.put(&Func{Addr: end, Len: uint32(gEnd - end), Name: m.Name, of: m})
+			m.viewed = true
+		}
 	}
-	if c.f != nil {
-		o.view.put(c.f)
-		c.f.viewed = true
+	o.view.put(f)
+	f.viewed = true
+}
+
+// unview removes v, a function or part of one, from perf's maps.
+func (t *Tracker) unview(v *Func) {
+	o := &t.order
+	o.view.remove(v.Addr, func(*Func) bool { return true })
+	m := v
+	if v.of != nil {
+		m = v.of
 	}
+	m.viewed = false
+	t.leftView(m)
+	for _, g := range m.same {
+		g.viewed = false
+		t.leftView(g)
+	}
+	m.same = nil
 }
 
 // leftView settles f once perf's maps hold it no longer and no KSYMBOL of
-// it waits: no sample can be its any more.
+// it waits: no sample can be its any more (nor, then, its twin's).
 func (t *Tracker) leftView(f *Func) {
 	if !f.live() {
 		t.retire(f)
 	}
+	if f.twin != nil && !f.twin.live() {
+		t.retire(f.twin)
+	}
 }
 
-// live tells a function samples may still be counted in.
-func (f *Func) live() bool { return f.registered || f.viewed || f.queued > 0 }
+// live tells a function samples may still be counted in: its own, or its
+// twin's.
+func (f *Func) live() bool {
+	return f.registered || f.viewed || f.queued > 0 || (f.twinOf != nil && f.twinOf.live())
+}
 
 // flush delivers what waits up to time limit, in time order, and what
 // came first among records of one time (queue_event() puts a record after
