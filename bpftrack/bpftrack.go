@@ -512,16 +512,16 @@ func (t *Tracker) load(rec *perfdata.Record, stream int, e perfdata.BPFEvent, fu
 // at the address is the synthesized function's, the kernel's KSYMBOL
 // adds a symbol to it, and the samples perf counts there are the load's
 // (and its show record's, inject's program's). The kernel's is the
-// function registered last at its address with its length and function
-// name (perf names a program's main function after the function's tag,
-// the kernel after the program's; perf 7.2's tail has no BPF_EVENT to
-// tell the program by).
+// function the latest KSYMBOL at its address, by time, registers
+// (latestAt), of its length and function name (perf names a program's
+// main function after the function's tag, the kernel after the
+// program's; perf 7.2's tail has no BPF_EVENT to tell the program by).
 func (t *Tracker) twin(rec *perfdata.Record, f *Func) {
 	if ts, _ := t.rec.Events().TrailerTime(rec.Raw); ts != 0 {
 		return
 	}
 	f.synth = true
-	g := t.registered.get(f.Addr)
+	g := t.order.latestAt(f.Addr)
 	if g == nil || g.synth || g.Len != f.Len || g.twinOf != nil || !sameFunction(g.Name, f.Name) {
 		return
 	}

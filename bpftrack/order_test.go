@@ -159,7 +159,49 @@ func perfOrderCases() []perfOrderCase {
 			s.KSymbol(0x1000, 0x40, name(tag(0xf), "f"), false, false)
 		},
 		during: map[string]int{f: 3},
+	}, {
+		// a backward ring buffer has the KSYMBOL of the load at 0x1000
+		// still loaded (300) before the unregistering one of an older
+		// load there (200): the one perf synthesized at the tail is that
+		// load's, whose samples (350, and 150 in the synthesized map) it
+		// counts
+		name:     "loaded again, synthesized at the tail",
+		backward: true,
+		write: func(s *testkit.Stream) {
+			reloaded(s, f, false)
+			s.KSymbol(0x1000, 0x40, name(tag(0xf), "f"), false, false)
+		},
+		during: map[string]int{f: 2},
+	}, {
+		// the same with the older load's KSYMBOL: perf's map of the
+		// synthesized one held the sample at 150 when the older load was
+		// in it: the older load's, counted once
+		name:     "loaded again, both loads kept, synthesized at the tail",
+		backward: true,
+		write: func(s *testkit.Stream) {
+			reloaded(s, f, true)
+			s.KSymbol(0x1000, 0x40, name(tag(0xf), "f"), false, false)
+		},
+		during: map[string]int{f: 2},
 	}}
+}
+
+// reloaded writes what a backward ring buffer keeps of f loaded at 0x1000
+// as program 3 at 100 (its KSYMBOL if older) and unloaded at 200, then
+// as program 4 at 300, newest first, a sample of each load, and
+// FINISHED_INIT.
+func reloaded(s *testkit.Stream, f string, older bool) {
+	s.SampleAt(0x1004, 350)
+	s.BPFEvent(perfdata.BPFEventProgLoad, 4, tag(0xa), true)
+	s.KSymbolAt(0x1000, 0x40, f, false, 300)
+	s.KSymbolAt(0x1000, 0x40, f, true, 200)
+	s.SampleAt(0x1004, 150)
+	if older {
+		s.BPFEvent(perfdata.BPFEventProgLoad, 3, tag(0xa), true)
+		s.KSymbolAt(0x1000, 0x40, f, false, 100)
+	}
+	s.Record(perfdata.RecordFinishedRound, nil)
+	s.Record(perfdata.RecordFinishedInit, nil)
 }
 
 // overwritten writes what a backward ring buffer (perf record
