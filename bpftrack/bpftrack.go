@@ -124,6 +124,15 @@ type Func struct {
 	viewed bool
 	queued int
 	same   []*Func
+	// twin is, for a function perf synthesized, the kernel's KSYMBOL of
+	// it that the recording has too (twin); twinOf is the reverse.
+	// synth: its KSYMBOL has no time (perf synthesized it).
+	twin, twinOf *Func
+	synth        bool
+	// of is, for a part of a function's range that perf's maps hold
+	// after a later KSYMBOL overlapped the rest (sampleOrder), the
+	// function.
+	of *Func
 }
 
 // Names is the names a function is known by (its metadata, BTF, perf or
@@ -391,6 +400,9 @@ func (t *Tracker) feedKSymbol(rec *perfdata.Record, stream int) (Update, error) 
 			p = nil
 		}
 	}
+	if t.opts.Samples {
+		t.twin(rec, f)
+	}
 	if err := t.register(f); err != nil {
 		return Update{}, fmt.Errorf("KSYMBOL at %#x: %w", rec.Offset, err)
 	}
@@ -490,6 +502,38 @@ func (t *Tracker) load(rec *perfdata.Record, stream int, e perfdata.BPFEvent, fu
 		t.open[stream] = p
 	}
 	return Update{Loaded: p, Replaced: old}, nil
+}
+
+// twin links f, a function a KSYMBOL registers, with the kernel's
+// KSYMBOL of the same load of it if perf synthesized f: perf record
+// --overwrite and --tail-synthesize synthesize the programs loaded at
+// the end at the tail, after the kernel's KSYMBOLs of their loads, but
+// deliver them first (they have no time: sampleOrder), so that perf's map
+// at the address is the synthesized function's, the kernel's KSYMBOL
+// adds a symbol to it, and the samples perf counts there are the load's
+// (and its show record's, inject's program's). The kernel's is the
+// function the latest KSYMBOL at its address, by time, registers
+// (latestAt), of its length and function name (perf names a program's
+// main function after the function's tag, the kernel after the
+// program's; perf 7.2's tail has no BPF_EVENT to tell the program by).
+func (t *Tracker) twin(rec *perfdata.Record, f *Func) {
+	if ts, _ := t.rec.Events().TrailerTime(rec.Raw); ts != 0 {
+		return
+	}
+	f.synth = true
+	g := t.order.latestAt(f.Addr)
+	if g == nil || g.synth || g.Len != f.Len || g.twinOf != nil || !sameFunction(g.Name, f.Name) {
+		return
+	}
+	f.twin, g.twinOf = g, f
+}
+
+// sameFunction tells two names of one function: the same, or
+// bpf_prog_<tag>_<function> of one function name.
+func sameFunction(a, b string) bool {
+	_, fa, oka := perfdata.ParseBPFProgName(a)
+	_, fb, okb := perfdata.ParseBPFProgName(b)
+	return a == b || oka && okb && fa != "" && fa == fb
 }
 
 // isTrampoline tells the KSYMBOLs that belong to no program: perf

@@ -38,6 +38,8 @@ type sampleOrder struct {
 	nextFlush, maxTime, lastTime uint64
 	early                        int
 	mem                          budget.Meter
+	// latest is the latest KSYMBOL waiting at each address (latestAt).
+	latest map[uint64]viewChange
 	// reserved is the samples mem holds room for.
 	reserved int
 }
@@ -65,10 +67,11 @@ const MaxQueuedSamples = 1 << 19
 const maxQueuedChanges = 1 << 14
 
 // What the queue keeps, in bytes, for the memory budget: a sample, and a
-// KSYMBOL with the function and program it keeps.
+// KSYMBOL with the function and program it keeps (and its place in
+// latest).
 const (
 	queuedSampleCost = 24
-	viewChangeCost   = 48 + funcCost + programCost
+	viewChangeCost   = 48 + funcCost + programCost + 64
 )
 
 // A header's cpumode (PERF_RECORD_MISC_CPUMODE_MASK) of a sample in user
@@ -142,82 +145,168 @@ func (t *Tracker) viewKSymbol(rec *perfdata.Record, f *Func, addr uint64) {
 	if f != nil {
 		f.queued++
 	}
-	o.changes = append(o.changes, viewChange{time: ts, seq: o.seq, f: f, addr: addr})
+	c := viewChange{time: ts, seq: o.seq, f: f, addr: addr}
+	o.changes = append(o.changes, c)
+	if o.latest == nil {
+		o.latest = map[uint64]viewChange{}
+	}
+	if p, ok := o.latest[addr]; !ok || bySeq(p.time, p.seq, ts, c.seq) < 0 {
+		o.latest[addr] = c
+	}
 	o.queued(ts)
 }
 
-// count counts a sample at ip in the function perf's maps hold it in, and
-// in the other loads of it there (sameMax).
+// count counts a sample at ip in the function perf's maps hold it in, in
+// the other loads of it there (sameMax), and, if none of those is the
+// kernel's, in its twin: a sample is counted in one of the kernel's
+// KSYMBOLs of a function at most, the one perf's map held it in when
+// there is one.
 func (o *sampleOrder) count(ip uint64) {
-	if f := o.view.floor(ip); f != nil && f.Contains(ip) {
-		f.Samples++
-		for _, g := range f.same {
-			g.Samples++
+	f := o.view.floor(ip)
+	if f == nil || !f.Contains(ip) {
+		return
+	}
+	if f.of != nil {
+		f = f.of
+	}
+	f.Samples++
+	twin := f.twin
+	for _, g := range f.same {
+		g.Samples++
+		if !g.synth {
+			twin = nil
 		}
+	}
+	if twin != nil {
+		twin.Samples++
 	}
 }
 
+// latestAt returns the function perf's maps will hold at addr (a
+// function's own address) once the KSYMBOLs waiting are delivered, as
+// far as those at addr tell: the one the latest of them registers (nil if
+// it unregisters), else the one the maps hold there now. In a backward
+// ring buffer a load's KSYMBOL comes before the unregistering one of an
+// older load at its address.
+func (o *sampleOrder) latestAt(addr uint64) *Func {
+	if c, ok := o.latest[addr]; ok {
+		return c.f
+	}
+	if f := o.view.get(addr); f != nil && f.of == nil {
+		return f
+	}
+	return nil
+}
+
 // sameMax bounds the functions a function in perf's maps counts its
-// samples in besides itself: a KSYMBOL of the same name, address and
-// length while it is there, which perf takes for the same map (the
-// kernel's KSYMBOL of a program perf also synthesized at the tail).
+// samples in besides itself: a KSYMBOL of the same function (name, or
+// name after the tag: sameFunction), address and length while it is
+// there, which perf takes for the same map (the kernel's KSYMBOL of a
+// program perf also synthesized at the tail).
 const sameMax = 4
 
 // apply changes perf's maps as machine__process_ksymbol_register() and
-// _unregister() do: a function registered where another is replaces it,
-// unless it is the same (name, address, length), whose map perf keeps; an
-// unregistering KSYMBOL removes the function its address is in, whatever
-// its name.
+// _unregister() do. A KSYMBOL registered at an address a map holds
+// (maps__find()) adds no map: perf adds a symbol to that map's dso, and
+// the samples in the map stay its function's (and, of the same name,
+// function, address and length, count in both: same). Otherwise its map is
+// inserted, and a perf of 2025 on (perf 7.2 here; commit "perf machine:
+// Fix insertion of PERF_RECORD_KSYMBOL related kernel maps":
+// maps__fixup_overlap_and_insert()) takes the addresses it covers from
+// the maps that start in it: such a map is dropped, or keeps what lies
+// past the new one's end. Perf 6.1 (maps__insert()) keeps both, and
+// finds either in the overlap as its rbtree has them: the modern perf is
+// followed, the one that reads the BPF_METADATA records bpfmeta writes
+// (perf 6.1 shows none of them). An unregistering KSYMBOL removes the map
+// its address is in, whatever its name.
 func (t *Tracker) apply(c viewChange) {
 	o := &t.order
-	if c.f != nil && c.f.queued > 0 {
-		c.f.queued--
+	f := c.f
+	if f != nil && f.queued > 0 {
+		f.queued--
 	}
 	old := o.view.floor(c.addr)
 	if old != nil && !old.Contains(c.addr) {
 		old = nil
 	}
-	if f := c.f; f != nil && old != nil && old.Addr == f.Addr && old.Len == f.Len && old.Name == f.Name {
-		if f != old && len(old.same) < sameMax && !slices.Contains(old.same, f) {
-			old.same = append(old.same, f)
+	switch {
+	case f == nil:
+		if old != nil {
+			t.unview(old)
+		}
+		return
+	case old != nil:
+		m := old
+		if old.of != nil {
+			m = old.of
+		}
+		if f != m && old.Addr == f.Addr && old.Len == f.Len && sameFunction(m.Name, f.Name) && len(m.same) < sameMax && !slices.Contains(m.same, f) {
+			m.same = append(m.same, f)
 			f.viewed = true
 		}
 		t.leftView(f)
 		return
 	}
-	if old != nil {
-		o.view.remove(old.Addr, func(*Func) bool { return true })
-		old.viewed = false
-		t.leftView(old)
-		for _, g := range old.same {
-			g.viewed = false
-			t.leftView(g)
+	end := f.Addr + uint64(f.Len)
+	for f.Len > 0 {
+		g := o.view.floor(end - 1)
+		if g == nil || g.Addr <= f.Addr {
+			break
 		}
-		old.same = nil
+		gEnd := g.Addr + uint64(g.Len)
+		m := g
+		if g.of != nil {
+			m = g.of
+		}
+		t.unview(g)
+		if gEnd > end {
+			o.view.put(&Func{Addr: end, Len: uint32(gEnd - end), Name: m.Name, of: m})
+			m.viewed = true
+		}
 	}
-	if c.f != nil {
-		o.view.put(c.f)
-		c.f.viewed = true
+	o.view.put(f)
+	f.viewed = true
+}
+
+// unview removes v, a function or part of one, from perf's maps.
+func (t *Tracker) unview(v *Func) {
+	o := &t.order
+	o.view.remove(v.Addr, func(*Func) bool { return true })
+	m := v
+	if v.of != nil {
+		m = v.of
 	}
+	m.viewed = false
+	t.leftView(m)
+	for _, g := range m.same {
+		g.viewed = false
+		t.leftView(g)
+	}
+	m.same = nil
 }
 
 // leftView settles f once perf's maps hold it no longer and no KSYMBOL of
-// it waits: no sample can be its any more.
+// it waits: no sample can be its any more (nor, then, its twin's).
 func (t *Tracker) leftView(f *Func) {
 	if !f.live() {
 		t.retire(f)
 	}
+	if f.twin != nil && !f.twin.live() {
+		t.retire(f.twin)
+	}
 }
 
-// live tells a function samples may still be counted in.
-func (f *Func) live() bool { return f.registered || f.viewed || f.queued > 0 }
+// live tells a function samples may still be counted in: its own, or its
+// twin's.
+func (f *Func) live() bool {
+	return f.registered || f.viewed || f.queued > 0 || (f.twinOf != nil && f.twinOf.live())
+}
 
 // flush delivers what waits up to time limit, in time order, and what
 // came first among records of one time (queue_event() puts a record after
 // those of its time).
 func (t *Tracker) flush(limit uint64) {
 	o := &t.order
-	bySeq := func(at, as, bt, bs uint64) int { return cmp.Or(cmp.Compare(at, bt), cmp.Compare(as, bs)) }
 	slices.SortFunc(o.changes, func(a, b viewChange) int { return bySeq(a.time, a.seq, b.time, b.seq) })
 	if len(o.changes) == 0 || o.changes[0].time > limit {
 		o.countUpTo(limit)
@@ -230,6 +319,9 @@ func (t *Tracker) flush(limit uint64) {
 		dc := c < len(o.changes) && o.changes[c].time <= limit
 		switch {
 		case dc && (!ds || bySeq(o.changes[c].time, o.changes[c].seq, o.samples[s].time, o.samples[s].seq) < 0):
+			if l, ok := o.latest[o.changes[c].addr]; ok && l.seq == o.changes[c].seq {
+				delete(o.latest, l.addr) // the last waiting there
+			}
 			t.apply(o.changes[c])
 			c++
 		case ds:
@@ -243,6 +335,10 @@ func (t *Tracker) flush(limit uint64) {
 		}
 	}
 }
+
+// bySeq orders records queued at time at and bt, the as'th and bs'th
+// queued: by time, then in the order queued.
+func bySeq(at, as, bt, bs uint64) int { return cmp.Or(cmp.Compare(at, bt), cmp.Compare(as, bs)) }
 
 // countUpTo counts the samples waiting up to time limit, while perf's maps
 // do not change before it: in any order, so without sorting them (most
