@@ -7,11 +7,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/pprof/profile"
+
 	"github.com/bpfmeta/bpfmeta/annotate"
 )
 
 // Whatever the text, annotate adds labels and nothing else, and the
-// folder takes it without failing.
+// folder and the profiler take it without failing (the profile one that
+// package profile reads).
 func FuzzAnnotate(f *testing.F) {
 	text, err := os.ReadFile(filepath.Join("testdata", "busy.perf61.txt"))
 	if err != nil {
@@ -22,6 +25,7 @@ func FuzzAnnotate(f *testing.F) {
 	}
 	f.Add([]byte("\tffffffffc0000bf0 [unknown] (" + mainSym + ")\n"))
 	f.Add([]byte(" 1 " + subSym + "+0x2"))
+	f.Add([]byte(":-1    -1 [000]     2.000000:     500000 cpu-clock:ppp: \n\tffffffffc0000bf0 " + mainSym + "+0x1c (" + mainSym + ")\n\n"))
 	tab := annotate.NewTable([]string{"version"})
 	tab.Add(mainSym, entries("version", `"1"`))
 	tab.Add(subSym, entries("version", `"2"`))
@@ -44,5 +48,16 @@ func FuzzAnnotate(f *testing.F) {
 			t.Fatal(err)
 		}
 		fold.WriteTo(&out)
+		p := annotate.NewProfiler()
+		if _, err := annotate.Profile(bytes.NewReader(in), p, tab); err != nil {
+			t.Fatal(err)
+		}
+		out.Reset()
+		if err := p.Write(&out); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := profile.Parse(&out); err != nil {
+			t.Fatalf("profile.Parse of the profile of %q: %v", in, err)
+		}
 	})
 }
