@@ -182,8 +182,21 @@ func (p *Profiler) frameLine(body []byte, label string) error {
 		}
 		return err
 	}
-	p.cur.locs = append(p.cur.locs, l)
-	return nil
+	return p.push(l)
+}
+
+// pprofFrameCost is what a frame of the sample being read costs until it
+// ends: its location in the stack, its id in the sample's key, and its
+// place in a new sample's locations.
+const pprofFrameCost = 8 + binary.MaxVarintLen64 + 8
+
+// push adds a frame to the sample being read, charged to the budget as
+// the stack grows: a stack of millions of frames is refused as it is
+// read, as Fold refuses it.
+func (p *Profiler) push(l *location) error {
+	s := &p.cur
+	s.locs = append(s.locs, l)
+	return p.mem.Set(p.size + int64(len(s.locs))*pprofFrameCost)
 }
 
 // periodRE is what follows a sample's thread when its frame is on the
@@ -242,8 +255,8 @@ func (p *Profiler) header(body []byte, label string) (bool, error) {
 		}
 		if l == nil {
 			p.stats.Dropped++
-		} else {
-			s.locs = append(s.locs, l)
+		} else if err := p.push(l); err != nil {
+			return true, err
 		}
 	}
 	return true, nil
@@ -365,7 +378,14 @@ func (p *Profiler) end() error {
 	if s.event > 0 {
 		ps.Value[s.event] += s.period
 	}
-	return nil
+	// a huge stack's buffers are not kept for the next sample (uncharged)
+	if cap(s.locs) > maxKeptStack {
+		s.locs = nil
+	}
+	if cap(p.key) > maxKeptStack*binary.MaxVarintLen64 {
+		p.key = nil
+	}
+	return p.mem.Set(p.size)
 }
 
 // newSample is the profile's sample of the current one's callchain and

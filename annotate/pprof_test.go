@@ -245,6 +245,27 @@ func TestProfileBudget(t *testing.T) {
 	p.Write(&bytes.Buffer{}) // gives its memory back
 }
 
+// TestProfileStackBudget: one sample's stack of a million frames of one
+// location (a few distinct locations, so only the stack grows) is
+// charged as it is read and refused before its sample ends, not built
+// whole first.
+func TestProfileStackBudget(t *testing.T) {
+	b := budget.Process()
+	b.SetLimit(budget.Chunk * 4)
+	defer b.SetLimit(math.MaxInt64)
+	const frames = 1 << 20
+	text := "a 1 1.0: 1 cpu-clock:\n" + strings.Repeat("\tffffffff81000130 f+0x1 ([kernel.kallsyms])\n", frames)
+	p := annotate.NewProfiler()
+	_, err := annotate.Profile(strings.NewReader(text), p, annotate.NewTable(nil))
+	if !errors.Is(err, budget.ErrExhausted) {
+		t.Fatalf("%v, want the budget exhausted", err)
+	}
+	if ps := p.Stats(); ps.Samples != 0 {
+		t.Errorf("%d samples ended, want the stack refused before its end", ps.Samples)
+	}
+	p.Write(&bytes.Buffer{}) // gives its memory back
+}
+
 // Events of one name with other modifiers are sample types of their own:
 // the first named without its modifiers, the next as perf script names
 // it; perf's clocks in nanoseconds, any other event a count.
