@@ -164,3 +164,29 @@ func TestIndexBound(t *testing.T) {
 		t.Errorf("the index of a journal of %d MiB takes %d MiB, over 16 MiB", DefaultMaxSize>>20, charged>>20)
 	}
 }
+
+// The loads a journal says it lost (Lost records, each with its why) are
+// charged to the budget as its loads are: a journal of only those, 20,000
+// with a why of 200 bytes (4.6 MiB of index), is over a budget of 1 MiB.
+func TestLostOverBudget(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "journal")
+	w := mustCreate(t, dir, system("alpha", "boot-a"), Options{SyncEvery: time.Hour})
+	why := strings.Repeat("x", 200)
+	for id := uint32(1); id <= 20_000; id++ {
+		if err := w.Lost(Lost{ID: id, Name: "gone", Why: why}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.Close()
+	budget.Process().SetLimit(1 << 20)
+	defer budget.Process().SetLimit(math.MaxInt64)
+	j, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	_, err = j.Find(loadOf(program(30_000, 1, time.Second), "alpha", 0), "")
+	if !errors.Is(err, ErrLimit) {
+		t.Fatalf("Find: %v; want ErrLimit", err)
+	}
+}

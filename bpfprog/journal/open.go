@@ -247,6 +247,8 @@ type index struct {
 	// (kernel records lost).
 	lost      []lostRef
 	lostBoots map[uint16]uint64
+	// lostSize is what lost keeps, for the memory budget
+	lostSize int64
 }
 
 // lostRef is a Lost record of one program: its id, the boot of its
@@ -295,11 +297,13 @@ type droppedRef struct {
 }
 
 // What an index keeps, in bytes, for the memory budget: a load, the map
-// entry of a load not yet unloaded while it is read, and a dropped load.
+// entry of a load not yet unloaded while it is read, a dropped load, and
+// a lost one (beside its why).
 const (
 	loadCost    = 32
 	liveCost    = 48
 	droppedCost = 16
+	lostCost    = 32
 )
 
 // matchKey hashes what a journal's load must share with a recording's to
@@ -370,7 +374,7 @@ func (h *Host) indexed() (*index, error) {
 // charge sets what the index takes of the memory budget, with live loads
 // not yet unloaded while it is read.
 func (h *Host) charge(x *index, live int) error {
-	if err := h.mem.Set(int64(len(x.loads))*loadCost + int64(live)*liveCost + int64(len(x.dropped))*droppedCost); err != nil {
+	if err := h.mem.Set(int64(len(x.loads))*loadCost + int64(live)*liveCost + int64(len(x.dropped))*droppedCost + x.lostSize); err != nil {
 		return fmt.Errorf("%s: %w: %w", h.Dir, ErrLimit, err)
 	}
 	return nil
@@ -473,7 +477,7 @@ func (ix *indexer) record(sr *SegmentReader, seg uint32, name string) error {
 	if len(x.loads)+len(x.dropped)+len(x.lost)+more > MaxIndexed {
 		return fmt.Errorf("%s: %w: more than %d loads (bpfmeta indexes at most that many of one host)", h.Dir, ErrLimit, MaxIndexed)
 	}
-	if len(x.loads)%1024 == 0 || more > 1 {
+	if (len(x.loads)+len(x.dropped)+len(x.lost))%1024 == 0 || more > 1 {
 		if err := h.charge(x, len(ix.live)); err != nil {
 			return err
 		}
@@ -503,6 +507,7 @@ func (ix *indexer) record(sr *SegmentReader, seg uint32, name string) error {
 				why = why[:200] + "..."
 			}
 			x.lost = append(x.lost, lostRef{id: r.Lost.ID, boot: b, why: why})
+			x.lostSize += lostCost + int64(len(why))
 		}
 		if r.Lost.Records > 0 {
 			if x.lostBoots == nil {
