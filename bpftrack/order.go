@@ -166,9 +166,7 @@ func (o *sampleOrder) count(ip uint64) {
 	if f == nil || !f.Contains(ip) {
 		return
 	}
-	if f.of != nil {
-		f = f.of
-	}
+	f = f.whole()
 	f.Samples++
 	twin := f.twin
 	for _, g := range f.same {
@@ -236,10 +234,7 @@ func (t *Tracker) apply(c viewChange) {
 		}
 		return
 	case old != nil:
-		m := old
-		if old.of != nil {
-			m = old.of
-		}
+		m := old.whole()
 		if f != m && old.Addr == f.Addr && old.Len == f.Len && sameFunction(m.Name, f.Name) && len(m.same) < sameMax && !slices.Contains(m.same, f) {
 			m.same = append(m.same, f)
 			f.viewed = true
@@ -254,10 +249,7 @@ func (t *Tracker) apply(c viewChange) {
 			break
 		}
 		gEnd := g.Addr + uint64(g.Len)
-		m := g
-		if g.of != nil {
-			m = g.of
-		}
+		m := g.whole()
 		t.unview(g)
 		if gEnd > end {
 			o.view.put(&Func{Addr: end, Len: uint32(gEnd - end), Name: m.Name, of: m})
@@ -268,14 +260,20 @@ func (t *Tracker) apply(c viewChange) {
 	f.viewed = true
 }
 
+// whole is the function v is: v, or the function v is what is left of
+// (of).
+func (v *Func) whole() *Func {
+	if v.of != nil {
+		return v.of
+	}
+	return v
+}
+
 // unview removes v, a function or part of one, from perf's maps.
 func (t *Tracker) unview(v *Func) {
 	o := &t.order
 	o.view.remove(v.Addr, func(*Func) bool { return true })
-	m := v
-	if v.of != nil {
-		m = v.of
-	}
+	m := v.whole()
 	m.viewed = false
 	t.leftView(m)
 	for _, g := range m.same {
