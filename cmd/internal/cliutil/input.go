@@ -129,8 +129,9 @@ func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Inpu
 	}
 	in, err := infile.OpenFile(f, opts)
 	if err != nil {
+		err = recordingError(name, f, err) // reads f: closed after
 		f.Close()
-		return nil, recordingError(name, f, err)
+		return nil, err
 	}
 	if l := in.Layout(); l != nil {
 		if _, ok := l.Feature(perfdata.FeatDirFormat); ok {
