@@ -8,7 +8,6 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/bpfmeta/bpfmeta/cmd/internal/infile"
 	"github.com/bpfmeta/bpfmeta/internal/recrun"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
 	"github.com/bpfmeta/bpfmeta/internal/testkit"
@@ -24,7 +23,7 @@ func TestInputHandsOutRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &Input{Input: &infile.Input{Reader: r}, Name: "sleep.data"}
+	in := &Input{Reader: r, Name: "sleep.data"}
 	defer in.Close()
 	runs := recrun.SourceOf(in)
 	if runs == nil {
