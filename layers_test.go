@@ -34,7 +34,7 @@ var layers = []struct {
 	{"following loads; which records to add; which source a command names", []string{"bpfprog/watch", "inject", "bpfprog/sources"}},
 	{"what the library makes of records", []string{"annotate", "stable"}},
 	{"golden checks", []string{"bpfmetatest"}},
-	{"the command line's support, on the library", []string{"cmd/internal/infile", "cmd/internal/cliapp", "cmd/internal/childcmd", "cmd/internal/demo"}},
+	{"the command line's support, on the library", []string{"cmd/internal/cliapp", "cmd/internal/childcmd", "cmd/internal/demo"}},
 	{"the command line's support, on those", []string{"cmd/internal/cliutil"}},
 	{"the command", []string{"cmd/bpfmeta"}},
 	{"the module's own tests", []string{"."}},

@@ -307,17 +307,20 @@ func must(t *testing.T, err error) {
 // setDirVersion writes v as the DIR_FORMAT version of the data file at path.
 func setDirVersion(t *testing.T, path string, v uint64) {
 	t.Helper()
-	r := rectest.Open(t, path, reader.Options{})
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := reader.OpenFile(f, reader.Options{}) // Open refuses a data file
+	if err != nil {
+		t.Fatal(err)
+	}
 	s, ok := r.Layout().Feature(perfdata.FeatDirFormat)
 	r.Close()
 	if !ok {
 		t.Fatal("no DIR_FORMAT")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var b [8]byte
 	binary.LittleEndian.PutUint64(b[:], v)
 	if _, err := f.WriteAt(b[:], int64(s.Offset)); err != nil {

@@ -15,12 +15,14 @@
 // about. It does not write, reorder or interpret samples.
 //
 // NewFile reads a recording with random access (a file, an mmap, a byte
-// slice), NewStream one that arrives as it is written (perf record -o -),
-// and Open the recording at a path, directory recordings included. It
-// carries no policy of the operating system's: where a file-format
-// recording arriving on a pipe is copied to be read (Spool copies it),
-// how much room that may take, or how large a pipe's buffer is, are the
-// caller's (bpfmeta's are in cmd/internal/infile).
+// slice), NewStream one that arrives as it is written (perf record -o -);
+// neither touches the operating system. Open, OpenFile and OpenStream read
+// what a user names, and carry the one input policy of the operating
+// system's side: a directory is a directory recording, a regular file is
+// read by offset, anything else as a stream with its pipe buffer grown
+// (F_SETPIPE_SZ), and a file-format recording that arrives on a stream is
+// first copied (Spool) to an unnamed file in $TMPDIR, no larger than the
+// room there, which closing the Reader removes.
 package reader
 
 import (
@@ -77,7 +79,8 @@ type Reader struct {
 	started    bool // a record has been read: the dialect is known
 	origin     Origin
 	originDone bool       // a pipe stream's origin is complete
-	files      []*os.File // closed by Close: what Open opened
+	files      []*os.File // closed by Close: what Open, OpenFile or OpenStream opened
+	file       *os.File   // the regular file read (File), if Open or OpenFile read one
 
 	dir  *dirParts // a directory recording's data files, or nil
 	part int       // the file of a directory recording being read (Record.Part)
@@ -268,9 +271,9 @@ func (r *Reader) Offset() int64 { return r.s.off }
 // keeps the bytes.
 func (r *Reader) Trailing() (off int64, b []byte) { return r.tail.off, r.tail.b }
 
-// Close releases the decompressor and the read buffers, and closes the
-// file if Open opened it; it does not close an input the caller passed
-// in. The records handed out are not valid after it. With a writer
+// Close releases the decompressor and the read buffers, and closes what
+// Open, OpenFile or OpenStream opened (the file at a path, the copy of a
+// stream); it does not close an input the caller passed in. The records handed out are not valid after it. With a writer
 // attached (retain.Attach), Close first waits until the writer has
 // written the records it was given.
 func (r *Reader) Close() error {

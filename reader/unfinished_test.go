@@ -14,7 +14,7 @@ import (
 // header's data size set to 0, as perf record leaves it until it ends (and
 // cut at its data offset too: killed before it wrote a record), is
 // ErrUnfinished at the data size field, read from a file and through a
-// pipe (spooled, as cmd/internal/infile does); an empty input is ErrEmpty.
+// pipe (spooled, as OpenStream does); an empty input is ErrEmpty.
 func TestUnfinished(t *testing.T) {
 	for _, name := range testkit.CorpusNames(t) {
 		b := testkit.CorpusBytes(t, name)

@@ -1,9 +1,9 @@
 // Package scratch makes what bpfmeta writes besides its outputs, for its
 // inputs as much as its outputs: unnamed files (a file-format recording or
-// a snapshot that arrives on a pipe, spooled by cmd/internal/infile and
+// a snapshot that arrives on a pipe, spooled by package reader and
 // bpfprog/snapshot; the writer's spooled feature sections; an output held
 // back by internal/outfile), and pipes grown for perf's large blocks. It
-// lies below both cmd/internal/infile and internal/outfile, which share it.
+// lies below both reader and internal/outfile, which share it.
 package scratch
 
 import (

@@ -10,27 +10,19 @@ import (
 	"os"
 	"sync/atomic"
 
-	"github.com/bpfmeta/bpfmeta/cmd/internal/infile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
-	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
-// Input is an opened recording: read by package infile's policy, named
-// for messages.
+// Input is an opened recording (reader.Open, OpenFile, OpenStream),
+// named for messages. Closing it closes what the reader opened.
 type Input struct {
-	*infile.Input
-	Name string   // for messages: the path (quoted as needed), or "stdin"
-	Dir  string   // the path of a directory recording (perf record --threads)
-	f    *os.File // the file opened by name, closed with the Input
-}
-
-// Close closes the reader, and the file it opened.
-func (in *Input) Close() {
-	in.Input.Close()
-	if in.f != nil {
-		in.f.Close()
-	}
+	*reader.Reader
+	Name string // for messages: the path (quoted as needed), or "stdin"
+	Dir  string // the path of a directory recording (perf record --threads)
+	// File is the regular file the recording is read from, if it is one
+	// (Reader.File): what an output must not be.
+	File *os.File
 }
 
 // DefaultInput is what is read when stdin is a terminal and no -i says
@@ -40,20 +32,20 @@ const DefaultInput = "perf.data"
 // StdinName is how messages name standard input.
 const StdinName = "stdin"
 
-// openPipeShown is infile.OpenStream of the pipe f with a progress line
+// openPipeShown is reader.OpenStream of the pipe f with a progress line
 // while it opens: a file-format recording on a pipe is copied whole to
 // $TMPDIR before its first record is read (cat big.data | bpfmeta inject
 // was silent for 12 s while 348 MB were copied). Once open, the reading's
 // own progress takes over.
-func (s *Session) openPipeShown(f *os.File, opts reader.Options) (*infile.Input, error) {
-	scratch.GrowPipe(f) // as infile does for an *os.File, which it is not given
+func (s *Session) openPipeShown(f *os.File, opts reader.Options) (*reader.Reader, error) {
+	scratch.GrowPipe(f) // as reader.OpenStream does for an *os.File, which it is not given
 	c := &countingReader{r: f}
 	p := s.NewProgress(StdinName+" (a file-format recording, copied to "+os.TempDir()+" to be read)", 0, c.n.Load)
 	c.update = p.Update
-	in, err := infile.OpenStream(c, opts)
+	r, err := reader.OpenStream(c, opts)
 	c.opened.Store(true)
 	p.Done()
-	return in, err
+	return r, err
 }
 
 // countingReader counts what is read through it, and has the progress
@@ -76,9 +68,9 @@ func (c *countingReader) Read(b []byte) (int, error) {
 
 // OpenInput opens the recording -i names: a path, or "-" for standard
 // input, which is ./perf.data when stdin is a terminal and -i was not
-// given. A directory is a directory recording (reader.Open); anything
-// else is read by package infile's policy (what cannot seek as a stream,
-// a file-format recording on a pipe from a copy in $TMPDIR).
+// given. The reader reads it by its policy (reader.Open: a directory
+// recording, a regular file by offset, anything else as a stream, a
+// file-format recording on a pipe from a copy in $TMPDIR).
 func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Input, error) {
 	if path == "-" && !given && s.StdinTerminal {
 		if _, err := os.Stat(DefaultInput); errors.Is(err, fs.ErrNotExist) {
@@ -87,7 +79,7 @@ func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Inpu
 		path = DefaultInput
 	}
 	if path == "-" {
-		var in *infile.Input
+		var r *reader.Reader
 		var err error
 		if f, ok := s.Stdin.(*os.File); ok {
 			st, serr := f.Stat()
@@ -95,51 +87,38 @@ func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Inpu
 				return nil, Usagef("stdin is a directory: a directory recording (perf record --threads) is read with -i DIR")
 			}
 			if serr == nil && st.Mode()&fs.ModeNamedPipe != 0 && IsTerminal(s.Stderr) {
-				in, err = s.openPipeShown(f, opts)
+				r, err = s.openPipeShown(f, opts)
 			} else {
-				in, err = infile.OpenFile(f, opts)
+				r, err = reader.OpenFile(f, opts)
 			}
 		} else {
-			in, err = infile.OpenStream(s.Stdin, opts)
+			r, err = reader.OpenStream(s.Stdin, opts)
 		}
 		if err != nil {
-			return nil, recordingError(StdinName, nil, err)
+			return nil, recordingError(StdinName, "", err)
 		}
-		return &Input{Input: in, Name: StdinName}, nil
+		return &Input{Reader: r, Name: StdinName, File: r.File()}, nil
 	}
 	name := safetext.Quote(path)
-	f, err := os.Open(path)
+	r, err := reader.Open(path, opts)
 	if err != nil {
-		return nil, FileError(name, err)
-	}
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		f.Close()
-		r, err := reader.Open(path, opts)
 		var pe *fs.PathError
 		if errors.As(err, &pe) {
 			err = pe.Err // the name is name
 		}
-		if errors.Is(err, reader.ErrNoDataFile) {
+		switch {
+		case errors.Is(err, reader.ErrNoDataFile):
 			return nil, fmt.Errorf("%s is a directory with no file named data: not a recording, nor a directory recording (perf record --threads writes data and data.N)", name)
-		}
-		if err != nil {
-			return nil, recordingError(name, nil, err)
-		}
-		return &Input{Input: &infile.Input{Reader: r}, Name: name, Dir: path}, nil
-	}
-	in, err := infile.OpenFile(f, opts)
-	if err != nil {
-		f.Close()
-		return nil, recordingError(name, f, err)
-	}
-	if l := in.Layout(); l != nil {
-		if _, ok := l.Feature(perfdata.FeatDirFormat); ok {
-			in.Close()
-			f.Close()
+		case errors.Is(err, reader.ErrDataFileOfDir):
 			return nil, fmt.Errorf("%s is the data file of a directory recording (perf record --threads), whose records are in the data.N files beside it: read the directory with -i", name)
 		}
+		return nil, recordingError(name, path, err)
 	}
-	return &Input{Input: in, Name: name, f: f}, nil
+	in := &Input{Reader: r, Name: name, File: r.File()}
+	if r.IsDirRecording() {
+		in.Dir = path
+	}
+	return in, nil
 }
 
 // FileError says what went wrong with a file, without Go's "open" and with
@@ -156,17 +135,20 @@ func FileError(name string, err error) error {
 // did not finish (perf_session__read_header()).
 const UnfinishedQuestion = "was the 'perf record' command properly terminated?"
 
-// recordingError is the message for a file that is no recording the
+// recordingError is the message for an input that is no recording the
 // reader reads: what the reader says, and what the user may have meant.
-// Nothing of a file that is not a recording is quoted (it may be a secret).
-func recordingError(name string, ra io.ReaderAt, err error) error {
-	if errors.Is(err, reader.ErrNotPerfData) && ra != nil {
-		var head [64]byte
-		n, _ := ra.ReadAt(head[:], 0)
-		if bytes.HasPrefix(bytes.TrimLeft(head[:n], " \t\r\n"), []byte("{")) && bytes.Contains(head[:n], []byte(`"format_version"`)) {
-			return fmt.Errorf("%s is a bpfmeta snapshot, not a recording (inject reads one with --snapshot FILE)", name)
+// path is the file -i named ("" for stdin, which is told no more of): a
+// file that is no directory "is not a perf.data recording", and a regular
+// one is read again for what else it is. Nothing of a file that is not a
+// recording is quoted (it may be a secret).
+func recordingError(name, path string, err error) error {
+	if errors.Is(err, reader.ErrNotPerfData) && path != "" {
+		if st, serr := os.Stat(path); serr != nil || !st.IsDir() {
+			if head := headOf(path, st); bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) && bytes.Contains(head, []byte(`"format_version"`)) {
+				return fmt.Errorf("%s is a bpfmeta snapshot, not a recording (inject reads one with --snapshot FILE)", name)
+			}
+			return fmt.Errorf("%s is not a perf.data recording (it does not start with perf's magic number)", name)
 		}
-		return fmt.Errorf("%s is not a perf.data recording (it does not start with perf's magic number)", name)
 	}
 	switch {
 	case errors.Is(err, reader.ErrEmpty):
@@ -178,4 +160,21 @@ func recordingError(name string, ra io.ReaderAt, err error) error {
 		return fmt.Errorf("%s: %w (%s)", name, err, UnfinishedQuestion)
 	}
 	return fmt.Errorf("%s: %w", name, err)
+}
+
+// headOf is the first 64 bytes of the file at path if it is a regular
+// file (st its stat), for recordingError: nothing is read of a FIFO or a
+// device again.
+func headOf(path string, st fs.FileInfo) []byte {
+	if st == nil || !st.Mode().IsRegular() {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var head [64]byte
+	n, _ := f.ReadAt(head[:], 0)
+	return head[:n]
 }
