@@ -40,7 +40,7 @@ import (
 // Options configure a Watcher.
 type Options struct {
 	// RingPages is the size of each CPU's ring buffer in pages, a power of
-	// two; 0 means perfevent.DefaultRingPages.
+	// two; 0 means 64 (perfevent's default).
 	RingPages int
 	// Emit gets every program read, once its read is final (after the
 	// re-reads of the bind race), from the goroutine that runs the Watcher.

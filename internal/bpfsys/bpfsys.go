@@ -123,8 +123,8 @@ type objGetInfoByFdAttr struct {
 	Info    pointer
 }
 
-// ErrTooOld is returned when the kernel's bpf_prog_info has no prog_tags.
-var ErrTooOld = errors.New("kernel reports no per-function tags (bpf_prog_info.prog_tags, Linux >= 5.0)")
+// errTooOld is returned when the kernel's bpf_prog_info has no prog_tags.
+var errTooOld = errors.New("kernel reports no per-function tags (bpf_prog_info.prog_tags, Linux >= 5.0)")
 
 // objInfo issues BPF_OBJ_GET_INFO_BY_FD and returns the info_len the kernel
 // wrote back (the size of the prefix of the structure it knows).
@@ -183,7 +183,7 @@ func GetProgInfo(fd int) (*ProgInfo, error) {
 		return nil, fmt.Errorf("BPF_OBJ_GET_INFO_BY_FD (program, fd %d): %w", fd, err)
 	}
 	if n < progInfoMinLen {
-		return nil, fmt.Errorf("BPF_OBJ_GET_INFO_BY_FD (program, fd %d): info_len %d: %w", fd, n, ErrTooOld)
+		return nil, fmt.Errorf("BPF_OBJ_GET_INFO_BY_FD (program, fd %d): info_len %d: %w", fd, n, errTooOld)
 	}
 
 	p := &ProgInfo{

@@ -10,14 +10,14 @@ package enum
 
 import "strconv"
 
-// Integer is what a table of names is indexed by.
-type Integer interface {
+// integer is what a table of names is indexed by.
+type integer interface {
 	~int | ~int32 | ~uint16
 }
 
 // String returns names[v], or typ(v) where names has no name for v (v
 // outside the table, or an empty entry: a value the constants skip).
-func String[T Integer](names []string, v T, typ string) string {
+func String[T integer](names []string, v T, typ string) string {
 	if v >= 0 && uint64(v) < uint64(len(names)) && names[v] != "" {
 		return names[v]
 	}

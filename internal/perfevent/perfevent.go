@@ -33,16 +33,16 @@ import (
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// DefaultRingPages is the size of each CPU's ring buffer in pages when
+// defaultRingPages is the size of each CPU's ring buffer in pages when
 // Options.RingPages is 0: 256 KiB with 4 KiB pages, room for about 2000
 // program loads (a BPF_EVENT and a KSYMBOL of ~150 bytes each) before the
 // kernel has to drop records for a reader that does not keep up.
-const DefaultRingPages = 64
+const defaultRingPages = 64
 
 // Options configure a SideBand.
 type Options struct {
 	// RingPages is the number of data pages of each CPU's ring buffer, a
-	// power of two; 0 means DefaultRingPages.
+	// power of two; 0 means defaultRingPages.
 	RingPages int
 }
 
@@ -123,7 +123,7 @@ type SideBand struct {
 func Open(opts Options) (_ *SideBand, err error) {
 	pages := opts.RingPages
 	if pages == 0 {
-		pages = DefaultRingPages
+		pages = defaultRingPages
 	}
 	if pages < 0 || pages&(pages-1) != 0 {
 		return nil, fmt.Errorf("ring buffer of %d pages: want a power of two", pages)

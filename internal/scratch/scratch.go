@@ -17,14 +17,14 @@ import (
 // nothing of them survives the process). What is spooled, and when, is
 // the caller's.
 
-// Mode is a scratch file's mode, an output's (outfile.Mode).
-const Mode fs.FileMode = 0o600
+// mode is a scratch file's mode, an output's (outfile.mode).
+const mode fs.FileMode = 0o600
 
 // Unnamed makes a file in dir that has no name (O_TMPFILE), or one whose
 // name is removed at once where O_TMPFILE is not supported: nothing is left
 // of it when the process ends, however it ends.
 func Unnamed(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(Mode))
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(mode))
 	if err == nil {
 		return os.NewFile(uintptr(fd), dir+"/(unnamed)"), nil
 	}

@@ -94,17 +94,6 @@ func (r *Recording) Top() []Record {
 	return top
 }
 
-// Count returns how many records of type rt r has, top-level or not.
-func (r *Recording) Count(rt perfdata.RecordType) int {
-	n := 0
-	for _, x := range r.Records {
-		if x.Type == rt {
-			n++
-		}
-	}
-	return n
-}
-
 // Edit is what Copy does with each record: write it (w.WriteRecord),
 // leave it out, or add records around it.
 type Edit func(w *writer.Writer, rec *perfdata.Record) error
