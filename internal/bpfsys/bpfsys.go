@@ -1,7 +1,9 @@
-// Package bpfsys wraps the few bpf(2) queries bpfmeta needs that cilium/ebpf
-// v0.22.0 does not expose: the per-function tags (bpf_prog_info.prog_tags),
-// the raw func_info records (BTF type ids, so that they can be resolved
-// against a BTF object other than the program's, as perf does) and a map's
+// Package bpfsys is the few bpf(2) queries bpfmeta needs that cilium/ebpf does not expose.
+//
+// It wraps the few bpf(2) queries bpfmeta needs that cilium/ebpf v0.22.0
+// does not expose: the per-function tags (bpf_prog_info.prog_tags), the raw
+// func_info records (BTF type ids, so that they can be resolved against a
+// BTF object other than the program's, as perf does) and a map's
 // btf_value_type_id.
 //
 // It is not a general bpf(2) library: file descriptors come from cilium/ebpf

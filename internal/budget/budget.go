@@ -1,12 +1,13 @@
-// Package budget is the one memory budget of a bpfmeta process: a count of
-// the bytes that what the process keeps while it reads takes (functions
-// and their names, programs, BPF_METADATA records kept to the end, the
-// snapshot's index, the zstd window, read buffers), with one limit for
-// all of them. Each structure that grows with its input reserves what it
-// takes before it grows, and a reservation past the limit is an error that
-// says what holds the budget: bounds of each structure alone do not add
-// up to a bound of the process, which inputs that take several to their
-// limit at once showed (issue 37).
+// Package budget is the one memory budget of a bpfmeta process.
+//
+// It is a count of the bytes that what the process keeps while it reads
+// takes (functions and their names, programs, BPF_METADATA records kept to
+// the end, the snapshot's index, the zstd window, read buffers), with one
+// limit for all of them. Each structure that grows with its input reserves
+// what it takes before it grows, and a reservation past the limit is an
+// error that says what holds the budget: bounds of each structure alone do
+// not add up to a bound of the process, which inputs that take several to
+// their limit at once showed (issue 37).
 //
 // It is not an allocator and does not measure the heap: the sizes are
 // what each user estimates it keeps, its overheads counted, so that the

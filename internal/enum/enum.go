@@ -1,7 +1,8 @@
-// Package enum is the one rule for a typed constant's String method: its
-// name from a table indexed by value, or Type(N) for a value the table does
-// not name, as the String methods go generate's stringer writes (and
-// debug/elf's stringName) print one.
+// Package enum is the one rule for a typed constant's String method.
+//
+// A constant's name comes from a table indexed by value, or Type(N) for a
+// value the table does not name, as the String methods go generate's
+// stringer writes (and debug/elf's stringName) print one.
 //
 // Not for bit sets (perfdata.KSymbolFlags prints its bits), nor for perf's
 // record types and header features, which print as perf prints them: a bare

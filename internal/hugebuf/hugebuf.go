@@ -1,6 +1,8 @@
-// Package hugebuf hands out the large buffers records are read into: blocks
-// of Size bytes, aligned to Size, that the kernel backs with one huge page
-// where it can (madvise MADV_HUGEPAGE, which takes effect when
+// Package hugebuf hands out the readers' large buffers, on a huge page where it can.
+//
+// It hands out the large buffers records are read into: blocks of Size
+// bytes, aligned to Size, that the kernel backs with one huge page where it
+// can (madvise MADV_HUGEPAGE, which takes effect when
 // /sys/kernel/mm/transparent_hugepage/enabled is "madvise" or "always").
 //
 // Why: a reader touches its buffers once per process, and every 4 KiB page

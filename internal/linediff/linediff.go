@@ -1,7 +1,9 @@
-// Package linediff writes the unified diff of two texts, line by line, as
-// diff -u does: what a failing golden test prints, so that a change of
-// one value in a long golden reads as that line, not as both texts whole;
-// and Golden, the one compare of a text with its golden file.
+// Package linediff writes the unified diff of two texts, and compares a text with its golden.
+//
+// It writes the unified diff of two texts, line by line, as diff -u does:
+// what a failing golden test prints, so that a change of one value in a long
+// golden reads as that line, not as both texts whole; and Golden, the one
+// compare of a text with its golden file.
 package linediff
 
 import (

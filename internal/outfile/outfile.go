@@ -1,6 +1,7 @@
-// Package outfile creates the files bpfmeta writes (recordings, snapshots)
-// with one policy, safe for a root process in a directory other users can
-// write to:
+// Package outfile creates the files bpfmeta writes, by one policy safe for root.
+//
+// It creates the files bpfmeta writes (recordings, snapshots) with one
+// policy, safe for a root process in a directory other users can write to:
 //
 //   - Without Force, an existing regular file of the caller's is replaced,
 //     as perf inject -o, cp and a shell's > replace it, and kept as

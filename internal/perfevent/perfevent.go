@@ -1,10 +1,11 @@
-// Package perfevent follows the kernel's BPF program loads the way perf
-// record's side-band thread does (tools/perf/util/bpf-event.c,
-// evlist__add_bpf_sb_event()): one PERF_TYPE_SOFTWARE/PERF_COUNT_SW_DUMMY
-// event per online CPU (pid -1) with attr.bpf_event and attr.ksymbol set,
-// whose mmap'ed ring buffers receive a PERF_RECORD_BPF_EVENT and the
-// PERF_RECORD_KSYMBOLs of every BPF program loaded or unloaded on the
-// machine, waking the reader for every record.
+// Package perfevent opens perf's BPF side-band events and reads their ring buffers.
+//
+// It follows the kernel's BPF program loads the way perf record's side-band
+// thread does (tools/perf/util/bpf-event.c, evlist__add_bpf_sb_event()): one
+// PERF_TYPE_SOFTWARE/PERF_COUNT_SW_DUMMY event per online CPU (pid -1) with
+// attr.bpf_event and attr.ksymbol set, whose mmap'ed ring buffers receive a
+// PERF_RECORD_BPF_EVENT and the PERF_RECORD_KSYMBOLs of every BPF program
+// loaded or unloaded on the machine, waking the reader for every record.
 //
 // It is only the perf_event_open(2), mmap and ring-buffer layer: a SideBand
 // hands out records as the kernel wrote them, and package perfdata decodes

@@ -1,9 +1,11 @@
-// Package scratch makes what bpfmeta writes besides its outputs, for its
-// inputs as much as its outputs: unnamed files (a file-format recording or
-// a snapshot that arrives on a pipe, spooled by cmd/internal/infile and
-// bpfprog/snapshot; the writer's spooled feature sections; an output held
-// back by internal/outfile), and pipes grown for perf's large blocks. It
-// lies below both cmd/internal/infile and internal/outfile, which share it.
+// Package scratch makes unnamed scratch files and grown pipes, for inputs and outputs alike.
+//
+// It makes what bpfmeta writes besides its outputs, for its inputs as much
+// as its outputs: unnamed files (a file-format recording or a snapshot that
+// arrives on a pipe, spooled by cmd/internal/infile and bpfprog/snapshot;
+// the writer's spooled feature sections; an output held back by
+// internal/outfile), and pipes grown for perf's large blocks. It lies below
+// both cmd/internal/infile and internal/outfile, which share it.
 package scratch
 
 import (

@@ -1,11 +1,13 @@
-// Package testkit is what bpfmeta's tests share: the rule for tests that need
-// something from the machine (root, a kernel that loads BPF programs, perf,
-// clang), the repository's test data (the corpus of real recordings and
-// what perf counted in them, the BPF fixtures), golden files, benchmark
-// inputs, loading BPF programs and recording with perf, and the small
-// helpers several packages' tests would otherwise each write (a directory's
-// names, a command's pipes, a thread pinned to a CPU). What needs reader or
-// writer is in testkit/rectest.
+// Package testkit is what bpfmeta's tests share: requirements, corpus, perf, fixtures, goldens.
+//
+// It is what bpfmeta's tests share: the rule for tests that need something
+// from the machine (root, a kernel that loads BPF programs, perf, clang),
+// the repository's test data (the corpus of real recordings and what perf
+// counted in them, the BPF fixtures), golden files, benchmark inputs,
+// loading BPF programs and recording with perf, and the small helpers
+// several packages' tests would otherwise each write (a directory's names, a
+// command's pipes, a thread pinned to a CPU). What needs reader or writer is
+// in testkit/rectest.
 //
 // A test that needs what the machine does not have skips with a one-line
 // reason under plain `go test ./...`, and fails instead when

@@ -1,8 +1,10 @@
-// Package childcmd runs a command of the user's as a child (bpfmeta watch
-// -- CMD): with the streams it is given, every signal bpfmeta would end on
-// passed on to it, and its end as a shell's $? says it (exit code, 128+N
-// for signal N, 126 and 127 when it cannot be run, as env(1) has them).
-// It is not for what bpfmeta itself exits with (cmd/internal/cliutil).
+// Package childcmd runs watch's CMD as a child: its signals passed on, its status as $? has it.
+//
+// It runs a command of the user's as a child (bpfmeta watch -- CMD): with
+// the streams it is given, every signal bpfmeta would end on passed on to
+// it, and its end as a shell's $? says it (exit code, 128+N for signal N,
+// 126 and 127 when it cannot be run, as env(1) has them). It is not for what
+// bpfmeta itself exits with (cmd/internal/cliutil).
 package childcmd
 
 import (
