@@ -1,10 +1,11 @@
-// Package annotate puts BPF programs' metadata on their frames in perf
-// script output: a frame whose symbol is a JITed BPF function,
-// bpf_prog_<tag>_<name> as perf names it (from its KSYMBOL), gets the
-// program's metadata right after the symbol, in a form that
-// FlameGraph's stackcollapse-perf.pl and inferno keep as part of the frame
-// name. It also folds perf script output into stacks itself, as
-// stackcollapse-perf.pl does.
+// Package annotate labels the BPF frames of perf script text with their programs' metadata.
+//
+// It puts BPF programs' metadata on their frames in perf script output: a
+// frame whose symbol is a JITed BPF function, bpf_prog_<tag>_<name> as perf
+// names it (from its KSYMBOL), gets the program's metadata right after the
+// symbol, in a form that FlameGraph's stackcollapse-perf.pl and inferno keep
+// as part of the frame name. It also folds perf script output into stacks
+// itself, as stackcollapse-perf.pl does.
 //
 // It reads text, not recordings: which program a symbol names, and its
 // metadata, come from a Table the caller fills (bpfmeta annotate fills it

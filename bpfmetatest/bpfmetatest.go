@@ -1,15 +1,17 @@
-// Package bpfmetatest checks BPF programs' metadata against golden files,
-// in the style of testing/fstest, for the teams that ship BPF programs:
-// what perf will record of the programs of an object file (Object, needs
-// neither root nor perf), what a freshly loaded program carries (Loaded,
-// Collection, need root), and what a recording of one's programs carries,
-// by perf >= 6.17 or once bpfmeta inject has added their metadata from a
-// snapshot (Recording, needs nothing). They compare the stable form
-// (package stable: programs --stable's and show --stable's text), the
-// same on any host and boot, so that a golden made on one machine passes
-// on another with the same programs, and its diff between two versions of
-// a program shows only the values that changed. A failure prints the
-// unified diff from the golden to what was found.
+// Package bpfmetatest checks BPF programs' metadata against golden files, in tests.
+//
+// It checks BPF programs' metadata against golden files, in the style of
+// testing/fstest, for the teams that ship BPF programs: what perf will
+// record of the programs of an object file (Object, needs neither root nor
+// perf), what a freshly loaded program carries (Loaded, Collection, need
+// root), and what a recording of one's programs carries, by perf >= 6.17 or
+// once bpfmeta inject has added their metadata from a snapshot (Recording,
+// needs nothing). They compare the stable form (package stable: programs
+// --stable's and show --stable's text), the same on any host and boot, so
+// that a golden made on one machine passes on another with the same
+// programs, and its diff between two versions of a program shows only the
+// values that changed. A failure prints the unified diff from the golden to
+// what was found.
 //
 // A golden file is rewritten instead of compared when the test binary has
 // a flag named update set (go test -update, the test package defining it:

@@ -1,10 +1,12 @@
-// Package bpfprog is the model of loaded BPF programs the way perf sees
-// them: per JITed function its tag, address, length and names, and the
-// bpf_metadata_* entries that perf record >= 6.17 writes into
-// PERF_RECORD_BPF_METADATA; the Source interface programs are looked up
-// through; and the JSON form of a program, function and entry that every
-// document of bpfmeta shares (snapshot, programs --json, show --json), with
-// its one rule for kernel addresses (Addr).
+// Package bpfprog is the model of a BPF program and its metadata, as perf records them.
+//
+// It models loaded BPF programs the way perf sees them: per JITed function
+// its tag, address, length and names, and the bpf_metadata_* entries that
+// perf record >= 6.17 writes into PERF_RECORD_BPF_METADATA; the Source
+// interface programs are looked up through; and the JSON form of a program,
+// function and entry that every document of bpfmeta shares (snapshot,
+// programs --json, show --json), with its one rule for kernel addresses
+// (Addr).
 //
 // Programs come from a Source: the running kernel (package bpfprog/live), a
 // snapshot file (package bpfprog/snapshot), the kernel with the journal of

@@ -1,9 +1,11 @@
-// Package bpftrack follows the BPF programs of a recording as its
-// PERF_RECORD_KSYMBOL and PERF_RECORD_BPF_EVENT records announce them: which
-// programs were loaded (by perf, synthesized at the start, or by the kernel
-// while recording), which JITed functions each has, when they were unloaded,
-// and which function a sample's address is in. Package inject, the show
-// command and bpfprog/watch all see programs through it.
+// Package bpftrack tracks a recording's BPF programs from its KSYMBOL and BPF_EVENT records.
+//
+// It follows the BPF programs of a recording as its PERF_RECORD_KSYMBOL and
+// PERF_RECORD_BPF_EVENT records announce them: which programs were loaded
+// (by perf, synthesized at the start, or by the kernel while recording),
+// which JITed functions each has, when they were unloaded, and which
+// function a sample's address is in. Package inject, the show command and
+// bpfprog/watch all see programs through it.
 //
 // The rules, as the kernel and perf write the records:
 //

@@ -1,7 +1,9 @@
-// Package btf prints values of BTF types as libbpf's
-// btf_dump__dump_type_data() prints them: the typed-data printer behind
-// bpftool's map dumps and perf's BPF metadata, for any type cilium/ebpf
-// loads (a DATASEC, a struct, a map's value type):
+// Package btf prints values of BTF types as libbpf's typed-data printer does, and as JSON.
+//
+// It prints values of BTF types as libbpf's btf_dump__dump_type_data()
+// prints them: the typed-data printer behind bpftool's map dumps and perf's
+// BPF metadata, for any type cilium/ebpf loads (a DATASEC, a struct, a map's
+// value type):
 //
 //	d := btf.Dumper{Compact: true}
 //	s, err := d.Dump(mapSpec.Value, value)

@@ -1,8 +1,10 @@
-// Package doc is every document bpfmeta writes: the kind and schema of
-// each JSON document (programs --json, show --json, their --stable forms,
-// the first line of a snapshot and of a journal segment) and perf's text
-// lines of metadata. A program reads bpfmeta's output with the types
-// bpfmeta writes it from (docs/json.md).
+// Package doc is every document bpfmeta writes: its JSON documents and perf's text lines.
+//
+// It is every document bpfmeta writes: the kind and schema of each JSON
+// document (programs --json, show --json, their --stable forms, the first
+// line of a snapshot and of a journal segment) and perf's text lines of
+// metadata. A program reads bpfmeta's output with the types bpfmeta writes
+// it from (docs/json.md).
 package doc
 
 import (

@@ -1,6 +1,8 @@
-// Package inject adds PERF_RECORD_BPF_METADATA records to a recording, one
-// per JITed function of every BPF program that has metadata, where perf
-// record >= 6.17 would have written them:
+// Package inject adds PERF_RECORD_BPF_METADATA records to a recording, as perf would have.
+//
+// It adds PERF_RECORD_BPF_METADATA records to a recording, one per JITed
+// function of every BPF program that has metadata, where perf record >= 6.17
+// would have written them:
 //
 //   - for a program perf found loaded when the recording started (perf
 //     synthesized its KSYMBOLs and BPF_EVENT), right after its BPF_EVENT, as

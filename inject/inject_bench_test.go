@@ -14,7 +14,7 @@ import (
 )
 
 // benchDefault is the recording the benchmarks read without
-// testkit.BenchInputEnv (make bench's BENCH_DIR/big.data or big.pipe):
+// BPFMETA_BENCH_INPUT (make bench's BENCH_DIR/big.data or big.pipe):
 // a compressed corpus recording with BPF programs.
 func benchDefault(t testing.TB) string {
 	return testkit.CorpusFile(t, "mstange_perf6.16_x86_64_zstd_compressed2.pipe.data")

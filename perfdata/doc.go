@@ -1,7 +1,9 @@
-// Package perfdata is the vocabulary of perf.data files and pipe streams,
-// shared by the reader and the writer: record and feature identifiers, the
-// file and pipe headers, perf_event_attr as far as a rewriter needs it, and
-// the records bpfmeta decodes or builds (KSYMBOL, BPF_EVENT, BPF_METADATA).
+// Package perfdata is the vocabulary of perf.data files and pipe streams.
+//
+// It is shared by the reader and the writer: record and feature identifiers,
+// the file and pipe headers, perf_event_attr as far as a rewriter needs it,
+// and the records bpfmeta decodes or builds (KSYMBOL, BPF_EVENT,
+// BPF_METADATA).
 //
 // It follows tools/perf's own definitions (tools/lib/perf/include/perf/event.h,
 // tools/perf/util/header.h, include/uapi/linux/perf_event.h). It does no I/O:

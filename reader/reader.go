@@ -1,8 +1,9 @@
-// Package reader reads perf.data recordings as perf does: file mode (the
-// seekable layout with header, attrs, data and feature sections, including
-// the old PERFFILE version 1) and pipe mode (a 16-byte header and a stream
-// of records), in either byte order, handing out one record at a time in
-// constant memory.
+// Package reader reads perf.data recordings as perf does, one record at a time.
+//
+// It reads perf.data recordings as perf does: file mode (the seekable layout
+// with header, attrs, data and feature sections, including the old PERFFILE
+// version 1) and pipe mode (a 16-byte header and a stream of records), in
+// either byte order, handing out one record at a time in constant memory.
 //
 // COMPRESSED and COMPRESSED2 records can be decompressed transparently:
 // after a compressed record the reader hands out the records that complete

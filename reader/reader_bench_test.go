@@ -10,7 +10,7 @@ import (
 )
 
 // benchDefault is the recording the benchmarks read without
-// testkit.BenchInputEnv (make bench's BENCH_DIR/big.data or big.pipe):
+// BPFMETA_BENCH_INPUT (make bench's BENCH_DIR/big.data or big.pipe):
 // the largest corpus file.
 func benchDefault(t testing.TB) string { return testkit.LargestCorpusFile(t, nil) }
 

@@ -1,5 +1,6 @@
-// Package stable is the form of BPF programs' metadata golden files want:
-// what is the same on any host and boot, for every load of the same
+// Package stable is the form of BPF programs' metadata golden files want.
+//
+// It is what is the same on any host and boot, for every load of the same
 // object. A function is named without its bpf_prog_<tag>_ (a tag changes
 // with any change of the code); nothing of a load is kept (ids, tags,
 // addresses, offsets, load times, samples, boot ids); what is kept is

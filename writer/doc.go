@@ -1,11 +1,12 @@
-// Package writer writes perf.data recordings as perf reads them, from the
-// records of another recording and records a program adds: file mode,
-// keeping an existing recording's layout byte for byte while records are
-// added to or removed from its data section (every absolute offset that
-// moves is rewritten), and pipe mode, a stream perf reads from stdin; and
-// between the two (the pipe prelude of HEADER_ATTR, HEADER_FEATURE, ...
-// records for a file's header sections, header sections for a pipe's
-// prelude).
+// Package writer writes perf.data recordings as perf reads them, in file or pipe mode.
+//
+// It writes perf.data recordings as perf reads them, from the records of
+// another recording and records a program adds: file mode, keeping an
+// existing recording's layout byte for byte while records are added to or
+// removed from its data section (every absolute offset that moves is
+// rewritten), and pipe mode, a stream perf reads from stdin; and between the
+// two (the pipe prelude of HEADER_ATTR, HEADER_FEATURE, ... records for a
+// file's header sections, header sections for a pipe's prelude).
 //
 // A Writer is made for one output by New, which decides the output's
 // format, and is used as archive/tar's is: WriteRecord for every record, in

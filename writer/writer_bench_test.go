@@ -14,7 +14,7 @@ import (
 )
 
 // benchInput opens the recording the benchmarks copy
-// (testkit.BenchInputEnv), by default the largest file-mode corpus file; it
+// (BPFMETA_BENCH_INPUT), by default the largest file-mode corpus file; it
 // must be in file format.
 func benchInput(b *testing.B) (*os.File, *reader.Reader, int64) {
 	f, size := testkit.OpenBenchInput(b, func(t testing.TB) string {

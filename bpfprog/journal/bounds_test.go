@@ -116,7 +116,7 @@ func TestReadToSizeAtOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	sr := NewSegmentReader(f)
+	sr := newSegmentReader(f)
 	// another writer appends a load after the open
 	w, err := os.OpenFile(f.Name(), os.O_WRONLY|os.O_APPEND, 0)
 	if err != nil {

@@ -30,7 +30,7 @@ import (
 // empty segments (a writer whose start failed) are skipped by their size,
 // unopened; of a host's segments the newest MaxSegments, and MaxHostBytes
 // bytes of them, are read, and the older ones skipped with a warning; and
-// a segment is read to the size it had when opened (NewSegmentReader),
+// a segment is read to the size it had when opened (newSegmentReader),
 // however fast its writer appends.
 const (
 	// MaxDirEntries bounds the entries of one of a journal's directories

@@ -1,8 +1,10 @@
-// Package journal is the flight recorder of BPF program loads: a
-// directory of segment files to which a long-running watch (bpfmeta watch
-// --journal) appends every program it finds loaded and every unload, and
-// which answers as a bpfprog.Source for the programs of a recording that
-// are gone when it is injected, on that machine or another.
+// Package journal is the flight recorder of BPF program loads (bpfmeta watch --journal).
+//
+// It is the flight recorder of BPF program loads: a directory of segment
+// files to which a long-running watch (bpfmeta watch --journal) appends
+// every program it finds loaded and every unload, and which answers as a
+// bpfprog.Source for the programs of a recording that are gone when it is
+// injected, on that machine or another.
 //
 // A journal is kept like journald's: in segments rotated by size, the whole
 // under a size limit (Options.MaxSize), the oldest segments dropped first,

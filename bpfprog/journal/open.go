@@ -188,7 +188,7 @@ func (h *Host) Records() iter.Seq2[Entry, error] {
 				yield(Entry{}, err)
 				return
 			}
-			sr := NewSegmentReader(f)
+			sr := newSegmentReader(f)
 			ok := true
 			for sr.Next() {
 				hd, r := sr.Header(), sr.Record()
@@ -417,7 +417,7 @@ func (ix *indexer) segment(seq uint64) error {
 		return err
 	}
 	defer f.Close()
-	sr := NewSegmentReader(f)
+	sr := newSegmentReader(f)
 	sr.raw = true
 	seg := uint32(len(ix.x.segs))
 	ix.x.segs = append(ix.x.segs, segRef{seq: seq})
@@ -455,7 +455,7 @@ func (ix *indexer) segment(seq uint64) error {
 // record indexes the record sr is at, in segment seg (file name): a load,
 // an unload (of a load indexed), the loads a size limit dropped, or a
 // damaged record.
-func (ix *indexer) record(sr *SegmentReader, seg uint32, name string) error {
+func (ix *indexer) record(sr *segmentReader, seg uint32, name string) error {
 	x, h := ix.x, ix.h
 	b := x.segs[seg].boot
 	r := sr.Record()

@@ -13,7 +13,7 @@ import (
 	"github.com/bpfmeta/bpfmeta/doc"
 )
 
-// Record is one record of a segment, as SegmentReader hands it out.
+// Record is one record of a segment, as segmentReader hands it out.
 type Record struct {
 	// Offset is where the record's frame starts in its segment.
 	Offset int64
@@ -30,7 +30,7 @@ type Record struct {
 	Damaged string
 }
 
-// SegmentReader reads a segment's records one at a time: Next, Record,
+// segmentReader reads a segment's records one at a time: Next, Record,
 // and at the end Err and Torn. The segment's header is read by the first
 // Next and is not handed out (System, Seq, Started).
 //
@@ -39,7 +39,7 @@ type Record struct {
 // next frame that reads (a length within MaxRecord, its checksum right, a
 // JSON object), as journald's journal_file_next_entry() skips a corrupt
 // entry, and hands out the bytes skipped as a Record with Damaged.
-type SegmentReader struct {
+type segmentReader struct {
 	name string
 	ra   io.ReaderAt
 	size int64 // what is read of it: its size when it was opened
@@ -63,19 +63,19 @@ type SegmentReader struct {
 	rawLoad []byte
 }
 
-// windowSize is how much of a segment SegmentReader reads at once.
+// windowSize is how much of a segment segmentReader reads at once.
 const windowSize = 64 << 10
 
-// maxResync bounds the bytes SegmentReader checksums in a segment looking
+// maxResync bounds the bytes segmentReader checksums in a segment looking
 // for the record after a damaged one: a segment made of frames that
 // almost read would otherwise cost a checksum of up to MaxRecord bytes
 // per byte. Past it, the rest of the segment is torn.
 const maxResync = 64 << 20
 
-// NewSegmentReader reads the segment in f (its Name names it in errors),
+// newSegmentReader reads the segment in f (its Name names it in errors),
 // to the size it has now.
-func NewSegmentReader(f *os.File) *SegmentReader {
-	s := &SegmentReader{name: f.Name(), ra: f}
+func newSegmentReader(f *os.File) *segmentReader {
+	s := &segmentReader{name: f.Name(), ra: f}
 	st, err := f.Stat()
 	if err != nil {
 		s.err = fmt.Errorf("%s: %w", s.name, err)
@@ -86,13 +86,13 @@ func NewSegmentReader(f *os.File) *SegmentReader {
 }
 
 // newSegmentReaderFrom reads a segment of size bytes from ra, named name.
-func newSegmentReaderFrom(ra io.ReaderAt, size int64, name string) *SegmentReader {
-	return &SegmentReader{name: name, ra: ra, size: size}
+func newSegmentReaderFrom(ra io.ReaderAt, size int64, name string) *segmentReader {
+	return &segmentReader{name: name, ra: ra, size: size}
 }
 
 // System is the machine and boot the segment's records are of (after the
 // first Next).
-func (s *SegmentReader) System() bpfprog.System {
+func (s *segmentReader) System() bpfprog.System {
 	if s.header == nil {
 		return bpfprog.System{}
 	}
@@ -100,11 +100,11 @@ func (s *SegmentReader) System() bpfprog.System {
 }
 
 // Header is the segment's header, nil until the first Next read it.
-func (s *SegmentReader) Header() *segmentHeader { return s.header }
+func (s *segmentReader) Header() *segmentHeader { return s.header }
 
 // at returns n bytes of the segment from off, fewer at its end; nil and
 // Err set on a read error.
-func (s *SegmentReader) at(off int64, n int) []byte {
+func (s *segmentReader) at(off int64, n int) []byte {
 	n = int(min(int64(n), max(s.size-off, 0)))
 	if n == 0 {
 		return nil
@@ -130,7 +130,7 @@ func (s *SegmentReader) at(off int64, n int) []byte {
 
 // Next reads the next record; false at the segment's end, at a record it
 // cannot read and none after it (Torn says where), or on an error (Err).
-func (s *SegmentReader) Next() bool {
+func (s *segmentReader) Next() bool {
 	if s.err != nil || s.torn != "" {
 		return false
 	}
@@ -183,7 +183,7 @@ func (s *SegmentReader) Next() bool {
 }
 
 // readHeader reads the magic and the header record.
-func (s *SegmentReader) readHeader() bool {
+func (s *segmentReader) readHeader() bool {
 	// A writer killed right after it made the file leaves less than the
 	// magic and the header: a segment cut, not another file.
 	m := s.at(0, len(magic))
@@ -222,7 +222,7 @@ func (s *SegmentReader) readHeader() bool {
 // frame reads the frame at s.off and decodes its payload, and moves past
 // it. At the end it returns with s.off unmoved; a frame that does not
 // read, with why.
-func (s *SegmentReader) frame() (r record, why string) {
+func (s *segmentReader) frame() (r record, why string) {
 	h := s.at(s.off, frameHeader)
 	switch {
 	case s.err != nil, len(h) == 0:
@@ -255,7 +255,7 @@ func (s *SegmentReader) frame() (r record, why string) {
 // within MaxRecord and within the segment, its payload a JSON object
 // ('{' to '}') whose checksum is right. false if there is none (or
 // maxResync was spent looking).
-func (s *SegmentReader) resync(from int64) (int64, bool) {
+func (s *segmentReader) resync(from int64) (int64, bool) {
 	for q := from; q+frameHeader+2 <= s.size; {
 		// a payload begins with '{': look for the next one
 		w := s.at(q+frameHeader, windowSize)
@@ -292,12 +292,12 @@ func (s *SegmentReader) resync(from int64) (int64, bool) {
 }
 
 // Record is the record Next read.
-func (s *SegmentReader) Record() Record { return s.rec }
+func (s *segmentReader) Record() Record { return s.rec }
 
 // Err is the error that stopped Next, if any.
-func (s *SegmentReader) Err() error { return s.err }
+func (s *segmentReader) Err() error { return s.err }
 
 // Torn says where the segment stops being readable before its end, ""
 // if it does not: a record its writer was killed while writing (the last
 // one), or one damaged since with no record after it that reads.
-func (s *SegmentReader) Torn() string { return s.torn }
+func (s *segmentReader) Torn() string { return s.torn }

@@ -224,7 +224,7 @@ func (w *Writer) readHeader(seq uint64) (*segmentHeader, error) {
 		return nil, err
 	}
 	defer f.Close()
-	sr := NewSegmentReader(f)
+	sr := newSegmentReader(f)
 	if !sr.Next() {
 		return nil, fmt.Errorf("journal: %s: no header", f.Name())
 	}
@@ -441,7 +441,7 @@ func (w *Writer) drop() ([]*Dropped, error) {
 	var out []*Dropped
 	loads := uint64(0)
 	if f, err := w.openSegment(old.seq); err == nil {
-		sr := NewSegmentReader(f)
+		sr := newSegmentReader(f)
 		sr.raw = true // only what names a load is decoded
 		now := w.opts.Now().UTC()
 		var cur *Dropped

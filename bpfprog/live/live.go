@@ -1,8 +1,9 @@
-// Package live is the running kernel as a bpfprog.Source: it reads a
-// loaded program, its functions' names and addresses and the metadata perf
-// record would write for it, through cilium/ebpf and internal/bpfsys, as
-// perf's bpf-event.c does (synthesize_bpf_prog_name,
-// bpf_metadata_create).
+// Package live is the running kernel's BPF programs, as a bpfprog.Source.
+//
+// It is the running kernel as a bpfprog.Source: it reads a loaded program,
+// its functions' names and addresses and the metadata perf record would
+// write for it, through cilium/ebpf and internal/bpfsys, as perf's
+// bpf-event.c does (synthesize_bpf_prog_name, bpf_metadata_create).
 //
 // It holds nothing: a program is read when asked for. It is not for
 // following loads as they happen (bpfprog/watch) nor for keeping programs

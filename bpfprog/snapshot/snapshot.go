@@ -1,11 +1,13 @@
-// Package snapshot is the snapshot file: a record of the programs loaded
-// on one machine, at one time (bpfmeta snapshot, Take) or over a time
-// (bpfmeta watch, package bpfprog/watch), that answers as a bpfprog.Source
-// after the programs are gone and on another machine. It reads a snapshot
-// (Open, Read: an index of the file, not its programs), writes one a
-// program at a time (Writer), and takes one of a Source that lists its
-// programs (Take). Whatever a file claims, what is read stays within fixed
-// bounds and no error quotes the file.
+// Package snapshot reads, writes and takes snapshot files of the BPF programs of a machine.
+//
+// It is the snapshot file: a record of the programs loaded on one machine,
+// at one time (bpfmeta snapshot, Take) or over a time (bpfmeta watch,
+// package bpfprog/watch), that answers as a bpfprog.Source after the
+// programs are gone and on another machine. It reads a snapshot (Open, Read:
+// an index of the file, not its programs), writes one a program at a time
+// (Writer), and takes one of a Source that lists its programs (Take).
+// Whatever a file claims, what is read stays within fixed bounds and no
+// error quotes the file.
 //
 // It does not read the kernel (bpfprog/live does) nor follow loads
 // (bpfprog/watch does).

@@ -1,8 +1,10 @@
-// Package sources is the table of the metadata sources a command names by
-// a flag (Rows), and the one rule of which it reads (Open): the running
-// kernel with the journal of the programs gone from it (bpfprog/journal:
-// the one a flag names, or the default one when it exists), or the source
-// a flag names instead of them (a snapshot). A new source is one row.
+// Package sources is the table of the metadata sources a command names, and which it reads.
+//
+// It is the table of the metadata sources a command names by a flag (Rows),
+// and the one rule of which it reads (Open): the running kernel with the
+// journal of the programs gone from it (bpfprog/journal: the one a flag
+// names, or the default one when it exists), or the source a flag names
+// instead of them (a snapshot). A new source is one row.
 package sources
 
 import (

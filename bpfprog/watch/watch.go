@@ -1,6 +1,8 @@
-// Package watch follows BPF program loads as they happen, the way perf
-// record's side-band thread does (a dummy perf event with attr.bpf_event on
-// every CPU, internal/perfevent), and reads each new program at once, so that
+// Package watch follows BPF program loads as they happen, into a snapshot or a journal.
+//
+// It follows BPF program loads as they happen, the way perf record's
+// side-band thread does (a dummy perf event with attr.bpf_event on every
+// CPU, internal/perfevent), and reads each new program at once, so that
 // programs unloaded before a recording is injected can still be labelled,
 // from a snapshot of what was read.
 //
@@ -40,7 +42,7 @@ import (
 // Options configure a Watcher.
 type Options struct {
 	// RingPages is the size of each CPU's ring buffer in pages, a power of
-	// two; 0 means perfevent.DefaultRingPages.
+	// two; 0 means 64 (perfevent's default).
 	RingPages int
 	// Emit gets every program read, once its read is final (after the
 	// re-reads of the bind race), from the goroutine that runs the Watcher.

@@ -1,6 +1,8 @@
-// Command bpfmeta adds PERF_RECORD_BPF_METADATA records to perf.data
-// recordings made by perf versions that do not write them, and inspects
-// the BPF programs and metadata of a running system or a recording.
+// Command bpfmeta adds BPF programs' metadata to perf.data recordings, and inspects it.
+//
+// It adds PERF_RECORD_BPF_METADATA records to perf.data recordings made by
+// perf versions that do not write them, and inspects the BPF programs and
+// metadata of a running system or a recording.
 //
 // This package is the command line: flags, wiring and printing. What the
 // commands do is in the packages they call.

@@ -1,7 +1,9 @@
-// Package bpfsys wraps the few bpf(2) queries bpfmeta needs that cilium/ebpf
-// v0.22.0 does not expose: the per-function tags (bpf_prog_info.prog_tags),
-// the raw func_info records (BTF type ids, so that they can be resolved
-// against a BTF object other than the program's, as perf does) and a map's
+// Package bpfsys is the few bpf(2) queries bpfmeta needs that cilium/ebpf does not expose.
+//
+// It wraps the few bpf(2) queries bpfmeta needs that cilium/ebpf v0.22.0
+// does not expose: the per-function tags (bpf_prog_info.prog_tags), the raw
+// func_info records (BTF type ids, so that they can be resolved against a
+// BTF object other than the program's, as perf does) and a map's
 // btf_value_type_id.
 //
 // It is not a general bpf(2) library: file descriptors come from cilium/ebpf
@@ -123,8 +125,8 @@ type objGetInfoByFdAttr struct {
 	Info    pointer
 }
 
-// ErrTooOld is returned when the kernel's bpf_prog_info has no prog_tags.
-var ErrTooOld = errors.New("kernel reports no per-function tags (bpf_prog_info.prog_tags, Linux >= 5.0)")
+// errTooOld is returned when the kernel's bpf_prog_info has no prog_tags.
+var errTooOld = errors.New("kernel reports no per-function tags (bpf_prog_info.prog_tags, Linux >= 5.0)")
 
 // objInfo issues BPF_OBJ_GET_INFO_BY_FD and returns the info_len the kernel
 // wrote back (the size of the prefix of the structure it knows).
@@ -183,7 +185,7 @@ func GetProgInfo(fd int) (*ProgInfo, error) {
 		return nil, fmt.Errorf("BPF_OBJ_GET_INFO_BY_FD (program, fd %d): %w", fd, err)
 	}
 	if n < progInfoMinLen {
-		return nil, fmt.Errorf("BPF_OBJ_GET_INFO_BY_FD (program, fd %d): info_len %d: %w", fd, n, ErrTooOld)
+		return nil, fmt.Errorf("BPF_OBJ_GET_INFO_BY_FD (program, fd %d): info_len %d: %w", fd, n, errTooOld)
 	}
 
 	p := &ProgInfo{

@@ -1,12 +1,13 @@
-// Package budget is the one memory budget of a bpfmeta process: a count of
-// the bytes that what the process keeps while it reads takes (functions
-// and their names, programs, BPF_METADATA records kept to the end, the
-// snapshot's index, the zstd window, read buffers), with one limit for
-// all of them. Each structure that grows with its input reserves what it
-// takes before it grows, and a reservation past the limit is an error that
-// says what holds the budget: bounds of each structure alone do not add
-// up to a bound of the process, which inputs that take several to their
-// limit at once showed (issue 37).
+// Package budget is the one memory budget of a bpfmeta process.
+//
+// It is a count of the bytes that what the process keeps while it reads
+// takes (functions and their names, programs, BPF_METADATA records kept to
+// the end, the snapshot's index, the zstd window, read buffers), with one
+// limit for all of them. Each structure that grows with its input reserves
+// what it takes before it grows, and a reservation past the limit is an
+// error that says what holds the budget: bounds of each structure alone do
+// not add up to a bound of the process, which inputs that take several to
+// their limit at once showed (issue 37).
 //
 // It is not an allocator and does not measure the heap: the sizes are
 // what each user estimates it keeps, its overheads counted, so that the
@@ -42,12 +43,12 @@ type Budget struct {
 	by    map[string]int64
 }
 
-// New returns a budget of limit bytes.
-func New(limit int64) *Budget { return &Budget{limit: limit, by: map[string]int64{}} }
+// newBudget returns a budget of limit bytes.
+func newBudget(limit int64) *Budget { return &Budget{limit: limit, by: map[string]int64{}} }
 
 // process is the budget of this process, which Process returns: without
 // a limit until SetLimit gives it one.
-var process = New(math.MaxInt64)
+var process = newBudget(math.MaxInt64)
 
 // Process returns the process's budget, which every structure that grows
 // with the input draws from. It counts without a limit until SetLimit
@@ -62,22 +63,22 @@ func (b *Budget) SetLimit(limit int64) {
 	b.limit = limit
 }
 
-// Error is a reservation the budget had no room for: what asked for how
+// exhaustedError is a reservation the budget had no room for: what asked for how
 // much, and what the budget was used by then.
-type Error struct {
+type exhaustedError struct {
 	Limit int64
 	What  string
 	Want  int64
-	Used  []Use // the largest first
+	Used  []use // the largest first
 }
 
-// Use is what one user holds.
-type Use struct {
+// use is what one user holds.
+type use struct {
 	What  string
 	Bytes int64
 }
 
-func (e *Error) Error() string {
+func (e *exhaustedError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "memory budget of %s exhausted: %s more for %s, with", mib(e.Limit), mib(e.Want), e.What)
 	for i, u := range e.Used {
@@ -92,7 +93,7 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-func (e *Error) Unwrap() error { return ErrExhausted }
+func (e *exhaustedError) Unwrap() error { return ErrExhausted }
 
 // mib writes n in MiB, to a tenth below 10.
 func mib(n int64) string {
@@ -102,22 +103,22 @@ func mib(n int64) string {
 	return fmt.Sprintf("%d MiB", (n+1<<19)>>20)
 }
 
-// Reserve takes n bytes for what, or returns an *Error (wrapping
+// reserve takes n bytes for what, or returns an *exhaustedError (wrapping
 // ErrExhausted) and takes nothing if the budget has not that much left.
-func (b *Budget) Reserve(n int64, what string) error {
+func (b *Budget) reserve(n int64, what string) error {
 	if n <= 0 {
 		return nil
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.used+n > b.limit {
-		e := &Error{Limit: b.limit, What: what, Want: n}
+		e := &exhaustedError{Limit: b.limit, What: what, Want: n}
 		for w, u := range b.by {
 			if u > 0 {
-				e.Used = append(e.Used, Use{w, u})
+				e.Used = append(e.Used, use{w, u})
 			}
 		}
-		slices.SortFunc(e.Used, func(a, b Use) int {
+		slices.SortFunc(e.Used, func(a, b use) int {
 			return cmp.Or(cmp.Compare(b.Bytes, a.Bytes), strings.Compare(a.What, b.What))
 		})
 		return e
@@ -137,8 +138,8 @@ func (b *Budget) Take(n int64, what string) {
 	b.by[what] += n
 }
 
-// Release gives back n bytes reserved for what.
-func (b *Budget) Release(n int64, what string) {
+// release gives back n bytes reserved for what.
+func (b *Budget) release(n int64, what string) {
 	if n <= 0 {
 		return
 	}
@@ -190,13 +191,13 @@ func (m *Meter) Set(size int64) error {
 	switch {
 	case size > m.held:
 		want := (size + Chunk - 1) / Chunk * Chunk
-		if err := m.budget().Reserve(want-m.held, m.What); err != nil {
+		if err := m.budget().reserve(want-m.held, m.What); err != nil {
 			return err
 		}
 		m.held = want
 	case size+2*Chunk <= m.held:
 		keep := (size + Chunk - 1) / Chunk * Chunk
-		m.budget().Release(m.held-keep, m.What)
+		m.budget().release(m.held-keep, m.What)
 		m.held = keep
 	}
 	return nil
@@ -204,6 +205,6 @@ func (m *Meter) Set(size int64) error {
 
 // Close gives back all the meter holds.
 func (m *Meter) Close() {
-	m.budget().Release(m.held, m.What)
+	m.budget().release(m.held, m.What)
 	m.held = 0
 }

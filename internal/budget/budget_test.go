@@ -10,13 +10,13 @@ import (
 // error names the limit, what asked and what holds the budget, the
 // largest first; a Meter reserves and gives back a chunk at a time.
 func TestBudget(t *testing.T) {
-	b := New(4 << 20)
-	if err := b.Reserve(3<<20, "snapshot index"); err != nil {
+	b := newBudget(4 << 20)
+	if err := b.reserve(3<<20, "snapshot index"); err != nil {
 		t.Fatal(err)
 	}
 	b.Take(512<<10, "read buffers")
-	err := b.Reserve(1<<20, "zstd window")
-	var be *Error
+	err := b.reserve(1<<20, "zstd window")
+	var be *exhaustedError
 	if !errors.As(err, &be) || !errors.Is(err, ErrExhausted) {
 		t.Fatalf("got %v, want an *Error", err)
 	}
@@ -27,7 +27,7 @@ func TestBudget(t *testing.T) {
 	if b.Used() != 3<<20+512<<10 {
 		t.Errorf("used %d after a refusal", b.Used())
 	}
-	b.Release(3<<20, "snapshot index")
+	b.release(3<<20, "snapshot index")
 	m := Meter{B: b, What: "names"}
 	if err := m.Set(1); err != nil || b.Used() != 512<<10+Chunk {
 		t.Fatalf("Set(1): %v, used %d", err, b.Used())

@@ -1,6 +1,8 @@
-// Package hugebuf hands out the large buffers records are read into: blocks
-// of Size bytes, aligned to Size, that the kernel backs with one huge page
-// where it can (madvise MADV_HUGEPAGE, which takes effect when
+// Package hugebuf hands out the readers' large buffers, on a huge page where it can.
+//
+// It hands out the large buffers records are read into: blocks of Size
+// bytes, aligned to Size, that the kernel backs with one huge page where it
+// can (madvise MADV_HUGEPAGE, which takes effect when
 // /sys/kernel/mm/transparent_hugepage/enabled is "madvise" or "always").
 //
 // Why: a reader touches its buffers once per process, and every 4 KiB page
@@ -15,7 +17,7 @@
 //
 // Blocks are never unmapped: Put keeps a block for the next Get, so the
 // memory held is what the most readers open at once used, and at most
-// MaxMapped blocks are mapped. Beyond that (readers left unclosed, whose
+// maxMapped blocks are mapped. Beyond that (readers left unclosed, whose
 // blocks come back only when the garbage collector finds them, which the
 // memory outside its heap does not hasten), Get makes blocks on the Go heap,
 // which the collector reclaims as any other. Bytes of a block are valid
@@ -36,8 +38,8 @@ import (
 // page.
 const Size = 2 << 20
 
-// MaxMapped is the most blocks mapped outside the Go heap (128 MiB).
-const MaxMapped = 64
+// maxMapped is the most blocks mapped outside the Go heap (128 MiB).
+const maxMapped = 64
 
 var pool struct {
 	sync.Mutex
@@ -55,7 +57,7 @@ func Get() []byte {
 		pool.free = pool.free[:n-1]
 		return b
 	}
-	if len(pool.mapped) < MaxMapped {
+	if len(pool.mapped) < maxMapped {
 		if b := mapBlock(); b != nil {
 			if pool.mapped == nil {
 				pool.mapped = make(map[*byte]bool)

@@ -79,18 +79,18 @@ func TestHugePage(t *testing.T) {
 	t.Errorf("no mapping of the block at %#x in /proc/self/smaps", start)
 }
 
-// TestMaxMapped: past MaxMapped blocks out at once, Get makes them on the
+// TestMaxMapped: past maxMapped blocks out at once, Get makes them on the
 // Go heap, and Put keeps only mapped ones for reuse.
 func TestMaxMapped(t *testing.T) {
 	var out [][]byte
-	for range MaxMapped + 3 {
+	for range maxMapped + 3 {
 		out = append(out, Get())
 	}
 	pool.Lock()
 	mapped := len(pool.mapped)
 	pool.Unlock()
-	if mapped > MaxMapped {
-		t.Errorf("%d blocks mapped, at most %d", mapped, MaxMapped)
+	if mapped > maxMapped {
+		t.Errorf("%d blocks mapped, at most %d", mapped, maxMapped)
 	}
 	heap := 0
 	for _, b := range out {

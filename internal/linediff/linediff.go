@@ -1,7 +1,9 @@
-// Package linediff writes the unified diff of two texts, line by line, as
-// diff -u does: what a failing golden test prints, so that a change of
-// one value in a long golden reads as that line, not as both texts whole;
-// and Golden, the one compare of a text with its golden file.
+// Package linediff writes the unified diff of two texts, and compares a text with its golden.
+//
+// It writes the unified diff of two texts, line by line, as diff -u does:
+// what a failing golden test prints, so that a change of one value in a long
+// golden reads as that line, not as both texts whole; and Golden, the one
+// compare of a text with its golden file.
 package linediff
 
 import (
@@ -9,8 +11,8 @@ import (
 	"strings"
 )
 
-// Context is the number of unchanged lines shown around a change (diff -u's).
-const Context = 3
+// contextLines is the number of unchanged lines shown around a change (diff -u's).
+const contextLines = 3
 
 // maxCells bounds the table of the longest common subsequence: beyond it
 // (two texts of over 2,000 differing lines each), the differing middle is
@@ -37,15 +39,15 @@ func Unified(aName, bName, a, b string) string {
 			start++
 			continue
 		}
-		lo, hi := max(0, start-Context), hunkEnd(ops, start)
+		lo, hi := max(0, start-contextLines), hunkEnd(ops, start)
 		writeHunk(&out, ops, lo, hi)
 		start = hi
 	}
 	return out.String()
 }
 
-// hunkEnd is the end of the hunk of the change at start: Context lines
-// after its last change, changes closer than 2*Context lines merged in.
+// hunkEnd is the end of the hunk of the change at start: contextLines lines
+// after its last change, changes closer than 2*contextLines lines merged in.
 func hunkEnd(ops []op, start int) int {
 	end, kept := start, 0
 	for i := start; i < len(ops); i++ {
@@ -53,11 +55,11 @@ func hunkEnd(ops []op, start int) int {
 			end, kept = i+1, 0
 			continue
 		}
-		if kept++; kept > 2*Context {
+		if kept++; kept > 2*contextLines {
 			break
 		}
 	}
-	return min(len(ops), end+Context)
+	return min(len(ops), end+contextLines)
 }
 
 // writeHunk writes ops[lo:hi] under its "@@ -l,n +l,n @@" line.

@@ -12,9 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// DirMode is the mode of the directories CreateDir makes, as perf record
+// dirMode is the mode of the directories CreateDir makes, as perf record
 // makes a directory recording's (S_IRWXU).
-const DirMode fs.FileMode = 0o700
+const dirMode fs.FileMode = 0o700
 
 // Dir is an output directory being written: a directory recording (perf
 // record --threads), by the policy of the package comment for files.
@@ -82,7 +82,7 @@ func createDir(parent *os.File, base, path string, opts Options) (*Dir, error) {
 	}
 	pfd := int(parent.Fd())
 	name, err := withTempName(filepath.Base(path), func(tmp string) error {
-		return unix.Mkdirat(pfd, tmp, uint32(DirMode))
+		return unix.Mkdirat(pfd, tmp, uint32(dirMode))
 	})
 	if err != nil {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: err}
@@ -170,7 +170,7 @@ func (d *Dir) Create(name string) (*os.File, error) {
 	if d.done {
 		return nil, errors.New("outfile: Create after Commit or Abort")
 	}
-	fd, err := unix.Openat(int(d.dir.Fd()), name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(Mode))
+	fd, err := unix.Openat(int(d.dir.Fd()), name, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode))
 	if err != nil {
 		return nil, &fs.PathError{Op: "create", Path: filepath.Join(d.path, name), Err: err}
 	}
@@ -236,7 +236,7 @@ func (d *Dir) place() error {
 	case !d.force && d.keep != [2]uint64{} && statID(st) == d.keep:
 		return d.keepOld()
 	case !d.force:
-		return &fs.PathError{Op: "create", Path: d.path, Err: fmt.Errorf("%w: it appeared while bpfmeta wrote it (-f replaces it)", ErrExists)}
+		return &fs.PathError{Op: "create", Path: d.path, Err: fmt.Errorf("%w: it appeared while bpfmeta wrote it (-f replaces it)", errExists)}
 	}
 	if err := replaceable(d.parent, d.base, d.path, st); err != nil {
 		return err

@@ -47,14 +47,14 @@ func TestDir(t *testing.T) {
 		t.Errorf("files %q", got)
 	}
 	st, _ := os.Stat(out)
-	if st.Mode().Perm() != DirMode {
+	if st.Mode().Perm() != dirMode {
 		t.Errorf("mode %v", st.Mode())
 	}
 	if got := testkit.DirNames(t, parent); !slices.Equal(got, []string{"out.data"}) {
 		t.Errorf("left beside it: %q", got)
 	}
 	// exists, with NoClobber: refused, untouched
-	if err := writeDir(out, Options{NoClobber: true}, false, "data"); !errors.Is(err, ErrExists) {
+	if err := writeDir(out, Options{NoClobber: true}, false, "data"); !errors.Is(err, errExists) {
 		t.Errorf("an existing output with NoClobber: %v", err)
 	}
 	// -f replaces a directory recording, whole
@@ -99,7 +99,7 @@ func TestDir(t *testing.T) {
 	if err := os.Mkdir(late, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := d.Commit(); !errors.Is(err, ErrExists) {
+	if err := d.Commit(); !errors.Is(err, errExists) {
 		t.Errorf("a name taken meanwhile: %v", err)
 	}
 	if got := testkit.DirNames(t, parent); !slices.Equal(got, []string{"late", "link", "other", "out.data"}) {

@@ -31,7 +31,7 @@ func TestDirKeepOld(t *testing.T) {
 	if got := testkit.DirNames(t, parent); !slices.Equal(got, []string{"out.data", "out.data.old"}) {
 		t.Errorf("left beside it: %q", got)
 	}
-	if err := writeDir(out, Options{NoClobber: true}, false, "data"); !errors.Is(err, ErrExists) {
+	if err := writeDir(out, Options{NoClobber: true}, false, "data"); !errors.Is(err, errExists) {
 		t.Errorf("with NoClobber: %v", err)
 	}
 	// a NAME.old that is not a recording stays, and so does the output

@@ -32,7 +32,7 @@ func SubDir(dir *os.File, name, path string) (*os.File, error) {
 		return fail(fmt.Errorf("not a directory name a journal can be made in"))
 	}
 	made := true
-	if err := unix.Mkdirat(int(dir.Fd()), name, uint32(DirMode)); err == unix.EEXIST {
+	if err := unix.Mkdirat(int(dir.Fd()), name, uint32(dirMode)); err == unix.EEXIST {
 		made = false
 	} else if err != nil {
 		return fail(err)
@@ -56,7 +56,7 @@ func SubDir(dir *os.File, name, path string) (*os.File, error) {
 	}
 	if made {
 		// whatever the umask
-		if err := unix.Fchmod(fd, uint32(DirMode)); err != nil {
+		if err := unix.Fchmod(fd, uint32(dirMode)); err != nil {
 			d.Close()
 			return fail(err)
 		}
@@ -71,12 +71,12 @@ func SubDir(dir *os.File, name, path string) (*os.File, error) {
 // that exists, nor follows a symlink. The directory is synced, so that
 // the new name survives a crash.
 func CreateAt(dir *os.File, name string) (*os.File, error) {
-	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(Mode))
+	fd, err := unix.Openat(int(dir.Fd()), name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode))
 	if err != nil {
 		return nil, &fs.PathError{Op: "create", Path: dir.Name() + "/" + name, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), dir.Name()+"/"+name)
-	if err := unix.Fchmod(fd, uint32(Mode)); err != nil {
+	if err := unix.Fchmod(fd, uint32(mode)); err != nil {
 		f.Close()
 		return nil, &fs.PathError{Op: "chmod", Path: f.Name(), Err: err}
 	}

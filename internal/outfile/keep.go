@@ -10,14 +10,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// OldSuffix names the file an output replaces, kept beside it: NAME.old,
+// oldSuffix names the file an output replaces, kept beside it: NAME.old,
 // as perf record keeps the perf.data it replaces (perf_data__open's
 // check_backup()).
-const OldSuffix = ".old"
+const oldSuffix = ".old"
 
 // OldName is the name the file at path is kept under when an output
 // replaces it without Force.
-func OldName(path string) string { return path + OldSuffix }
+func OldName(path string) string { return path + oldSuffix }
 
 // ownRegular reports whether st is a regular file of the caller's (the
 // effective user's), which an output replaces without Force (keeping it
@@ -30,23 +30,23 @@ func ownRegular(st fs.FileInfo) ([2]uint64, bool) {
 	return [2]uint64{uint64(sys.Dev), sys.Ino}, true
 }
 
-// existing is the error for an existing path that Create or CreateDir
+// existing is the error for an existing path that createPath or CreateDir
 // may not replace without Force.
 func existing(path string, noClobber bool, what string) error {
 	if noClobber {
-		return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w (--no-clobber; -f replaces %s)", ErrExists, what)}
+		return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w (--no-clobber; -f replaces %s)", errExists, what)}
 	}
-	return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w and is not a file of yours, which bpfmeta would keep as %s (-f replaces %s)", ErrExists, OldSuffix, what)}
+	return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w and is not a file of yours, which bpfmeta would keep as %s (-f replaces %s)", errExists, oldSuffix, what)}
 }
 
-// checkOld checks that NAME.old (base+OldSuffix in dir, path's) may take
+// checkOld checks that NAME.old (base+oldSuffix in dir, path's) may take
 // the file at path: there is nothing there, or a regular file of the
 // caller's, which it replaces, as perf record replaces perf.data.old.
 // Anything else (a directory, a symlink, a FIFO, another user's file) is
 // left alone, and the output refused.
 func checkOld(dir *os.File, base, path string) error {
 	old := OldName(path)
-	st, err := lstatAt(dir, base+OldSuffix)
+	st, err := lstatAt(dir, base+oldSuffix)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil
@@ -58,7 +58,7 @@ func checkOld(dir *os.File, base, path string) error {
 		if st.Mode().IsRegular() {
 			what = "another user's file"
 		}
-		return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w, and %s, where bpfmeta keeps the file it replaces, is %s: remove it, or -f replaces %s without keeping it", ErrExists, old, what, path)}
+		return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%w, and %s, where bpfmeta keeps the file it replaces, is %s: remove it, or -f replaces %s without keeping it", errExists, old, what, path)}
 	}
 	return nil
 }
@@ -75,13 +75,13 @@ func keepOld(dir *os.File, base, path string) error {
 	dfd := int(dir.Fd())
 	tmp, err := withTempName(base, func(tmp string) error { return unix.Linkat(dfd, base, dfd, tmp, 0) })
 	if err == nil {
-		err = unix.Renameat(dfd, tmp, dfd, base+OldSuffix)
+		err = unix.Renameat(dfd, tmp, dfd, base+oldSuffix)
 		// gone if renamed; but a rename between two links of one file
 		// does nothing (rename(2)): another run kept the same file as
 		// NAME.old a moment before, and the temporary name stays
 		unix.Unlinkat(dfd, tmp, 0)
 	} else if err != errNoTempName {
-		err = unix.Renameat(dfd, base, dfd, base+OldSuffix)
+		err = unix.Renameat(dfd, base, dfd, base+oldSuffix)
 	}
 	if err != nil {
 		return &fs.PathError{Op: "rename", Path: OldName(path), Err: err}
@@ -122,11 +122,11 @@ func keepableDir(parent *os.File, base, path string, st fs.FileInfo, noClobber b
 // a directory recording of the caller's, which it replaces, as perf
 // record's check_backup() removes a perf.data.old directory.
 func checkOldDir(parent *os.File, base, path string) error {
-	st, err := lstatAt(parent, base+OldSuffix)
+	st, err := lstatAt(parent, base+oldSuffix)
 	if err != nil || !st.IsDir() || !ownEntry(st) {
 		return checkOld(parent, base, path)
 	}
-	return checkReplaceable(parent, base+OldSuffix, OldName(path))
+	return checkReplaceable(parent, base+oldSuffix, OldName(path))
 }
 
 // keepOld moves what is at the directory's path to NAME.old and the
@@ -138,7 +138,7 @@ func (d *Dir) keepOld() error {
 	if err := checkOldDir(d.parent, d.base, d.path); err != nil {
 		return err
 	}
-	pfd, old := int(d.parent.Fd()), d.base+OldSuffix
+	pfd, old := int(d.parent.Fd()), d.base+oldSuffix
 	if ost, err := lstatAt(d.parent, old); err == nil && ost.IsDir() {
 		removeRecording(d.parent, old)
 	} else if err == nil {

@@ -1,6 +1,7 @@
-// Package outfile creates the files bpfmeta writes (recordings, snapshots)
-// with one policy, safe for a root process in a directory other users can
-// write to:
+// Package outfile creates the files bpfmeta writes, by one policy safe for root.
+//
+// It creates the files bpfmeta writes (recordings, snapshots) with one
+// policy, safe for a root process in a directory other users can write to:
 //
 //   - Without Force, an existing regular file of the caller's is replaced,
 //     as perf inject -o, cp and a shell's > replace it, and kept as
@@ -75,14 +76,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Mode is the mode of the files Create makes (before the umask).
-const Mode fs.FileMode = 0o600
+// mode is the mode of the files createPath makes (before the umask).
+const mode fs.FileMode = 0o600
 
-// ErrExists is returned (wrapped, with the path) for an existing path
-// Create may not replace.
-var ErrExists = errors.New("exists")
+// errExists is returned (wrapped, with the path) for an existing path
+// createPath may not replace.
+var errExists = errors.New("exists")
 
-// Options say what Create may do with an existing path.
+// Options say what createPath may do with an existing path.
 type Options struct {
 	// Force replaces an existing regular file, and writes through to an
 	// existing character device or FIFO (or a symlink to one).
@@ -117,8 +118,8 @@ type File struct {
 	replaces [2]uint64
 }
 
-// Create opens path for writing, by the policy of the package comment.
-func Create(path string, opts Options) (*File, error) {
+// createPath opens path for writing, by the policy of the package comment.
+func createPath(path string, opts Options) (*File, error) {
 	dir, base, err := openDir(path)
 	if err != nil {
 		return nil, err
@@ -130,7 +131,7 @@ func Create(path string, opts Options) (*File, error) {
 	return f, err
 }
 
-// createIn is Create of base in dir (openDir's), which it keeps open in the
+// createIn is createPath of base in dir (openDir's), which it keeps open in the
 // File it makes, and otherwise leaves to the caller to close.
 func createIn(dir *os.File, base, path string, opts Options) (*File, error) {
 	st, err := lstatAt(dir, base)
@@ -244,7 +245,7 @@ func notPlanted(path string, dirFD int, st fs.FileInfo) error {
 	return &fs.PathError{Op: "create", Path: path, Err: fmt.Errorf("%s of user %d in a sticky directory others can write: bpfmeta writes there only through one of its own user, of the directory's owner or of root (%s); -o - writes to a pipe", what, owner, rule)}
 }
 
-// FIFOWait is how long Create waits for a process to open a FIFO for
+// FIFOWait is how long createPath waits for a process to open a FIFO for
 // reading (a reader started at the same time) before it refuses it.
 const FIFOWait = 2 * time.Second
 
@@ -371,7 +372,7 @@ func create(dir *os.File, base, path string, opts Options, replaces [2]uint64) (
 // runtime's fatal errors included; Commit links it by /proc/self/fd. It
 // returns -1 where the file system or a missing /proc does not allow that.
 func openUnnamed(dfd int) int {
-	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(Mode))
+	fd, err := unix.Openat(dfd, ".", unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(mode))
 	if err != nil {
 		return -1
 	}
@@ -393,7 +394,7 @@ func procFD(fd int) string { return "/proc/self/fd/" + strconv.Itoa(fd) }
 func (f *File) createNamed(dirName string) error {
 	fd := -1
 	tmp, err := withTempName(f.base, func(tmp string) (err error) {
-		fd, err = unix.Openat(int(f.dir.Fd()), tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(Mode))
+		fd, err = unix.Openat(int(f.dir.Fd()), tmp, unix.O_RDWR|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, uint32(mode))
 		return err
 	})
 	if err != nil {
@@ -429,7 +430,7 @@ func (f *File) place() error {
 		}
 		f.tmp = ""
 	} else if err := link(f.base); errors.Is(err, unix.EEXIST) {
-		return &fs.PathError{Op: "create", Path: f.path, Err: fmt.Errorf("%w: it appeared while bpfmeta wrote it (-f replaces it)", ErrExists)}
+		return &fs.PathError{Op: "create", Path: f.path, Err: fmt.Errorf("%w: it appeared while bpfmeta wrote it (-f replaces it)", errExists)}
 	} else if err != nil {
 		return &fs.PathError{Op: "link", Path: f.path, Err: err}
 	} else if f.tmp != "" {
@@ -441,7 +442,7 @@ func (f *File) place() error {
 }
 
 // replacing reports whether place replaces the file under the name: with
-// Force, or without it the file of the caller's that Create saw (kept as
+// Force, or without it the file of the caller's that createPath saw (kept as
 // NAME.old unless it is empty, or refused with NoClobber), if it is still
 // there. A file gone meanwhile is not replaced (place links the new one);
 // any other file there is refused.
@@ -455,11 +456,11 @@ func (f *File) replacing() (bool, error) {
 	case errors.Is(err, unix.ENOENT):
 		return false, nil
 	case err != nil || there.Mode&unix.S_IFMT != unix.S_IFREG || f.replaces != [2]uint64{uint64(there.Dev), there.Ino}:
-		return false, &fs.PathError{Op: "create", Path: f.path, Err: fmt.Errorf("%w: the file there was replaced while bpfmeta wrote it (-f replaces it)", ErrExists)}
+		return false, &fs.PathError{Op: "create", Path: f.path, Err: fmt.Errorf("%w: the file there was replaced while bpfmeta wrote it (-f replaces it)", errExists)}
 	case there.Size == 0:
 		return true, nil
 	case f.opts.NoClobber:
-		return false, &fs.PathError{Op: "create", Path: f.path, Err: fmt.Errorf("%w: the empty file there was written to while bpfmeta wrote it (--no-clobber)", ErrExists)}
+		return false, &fs.PathError{Op: "create", Path: f.path, Err: fmt.Errorf("%w: the empty file there was written to while bpfmeta wrote it (--no-clobber)", errExists)}
 	}
 	return true, keepOld(f.dir, f.base, f.path)
 }

@@ -11,7 +11,7 @@ import (
 	"strings"
 )
 
-// Output is where a command writes: a File it creates (Create's policy),
+// Output is where a command writes: a File it creates (createPath's policy),
 // or a stream (stdout) it cannot take back what it gave, which Hold can
 // make wait.
 type Output struct {
@@ -26,11 +26,11 @@ type Output struct {
 // NewStream is an output to w, named name.
 func NewStream(name string, w io.Writer) *Output { return &Output{Name: name, w: w} }
 
-// Open creates the file at path by Create's policy; track, if not nil, is
+// Open creates the file at path by createPath's policy; track, if not nil, is
 // called with it and returns what to call once it is committed or aborted
 // (a Guard's Track).
 func Open(path, name string, opts Options, track func(Aborter) func()) (*Output, error) {
-	f, err := Create(path, opts)
+	f, err := createPath(path, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -1,10 +1,11 @@
-// Package perfevent follows the kernel's BPF program loads the way perf
-// record's side-band thread does (tools/perf/util/bpf-event.c,
-// evlist__add_bpf_sb_event()): one PERF_TYPE_SOFTWARE/PERF_COUNT_SW_DUMMY
-// event per online CPU (pid -1) with attr.bpf_event and attr.ksymbol set,
-// whose mmap'ed ring buffers receive a PERF_RECORD_BPF_EVENT and the
-// PERF_RECORD_KSYMBOLs of every BPF program loaded or unloaded on the
-// machine, waking the reader for every record.
+// Package perfevent opens perf's BPF side-band events and reads their ring buffers.
+//
+// It follows the kernel's BPF program loads the way perf record's side-band
+// thread does (tools/perf/util/bpf-event.c, evlist__add_bpf_sb_event()): one
+// PERF_TYPE_SOFTWARE/PERF_COUNT_SW_DUMMY event per online CPU (pid -1) with
+// attr.bpf_event and attr.ksymbol set, whose mmap'ed ring buffers receive a
+// PERF_RECORD_BPF_EVENT and the PERF_RECORD_KSYMBOLs of every BPF program
+// loaded or unloaded on the machine, waking the reader for every record.
 //
 // It is only the perf_event_open(2), mmap and ring-buffer layer: a SideBand
 // hands out records as the kernel wrote them, and package perfdata decodes
@@ -33,16 +34,16 @@ import (
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// DefaultRingPages is the size of each CPU's ring buffer in pages when
+// defaultRingPages is the size of each CPU's ring buffer in pages when
 // Options.RingPages is 0: 256 KiB with 4 KiB pages, room for about 2000
 // program loads (a BPF_EVENT and a KSYMBOL of ~150 bytes each) before the
 // kernel has to drop records for a reader that does not keep up.
-const DefaultRingPages = 64
+const defaultRingPages = 64
 
 // Options configure a SideBand.
 type Options struct {
 	// RingPages is the number of data pages of each CPU's ring buffer, a
-	// power of two; 0 means DefaultRingPages.
+	// power of two; 0 means defaultRingPages.
 	RingPages int
 }
 
@@ -123,7 +124,7 @@ type SideBand struct {
 func Open(opts Options) (_ *SideBand, err error) {
 	pages := opts.RingPages
 	if pages == 0 {
-		pages = DefaultRingPages
+		pages = defaultRingPages
 	}
 	if pages < 0 || pages&(pages-1) != 0 {
 		return nil, fmt.Errorf("ring buffer of %d pages: want a power of two", pages)

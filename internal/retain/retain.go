@@ -1,7 +1,9 @@
-// Package retain is the handshake that lets a writer write records straight
-// from the buffers of the reader that handed them out, without copying them
-// and without either package exporting it: a reader embeds Buffers, a
-// writer calls Attach.
+// Package retain lets a writer write records straight from a reader's buffers.
+//
+// It is the handshake that lets a writer write records straight from the
+// buffers of the reader that handed them out, without copying them and
+// without either package exporting it: a reader embeds Buffers, a writer
+// calls Attach.
 //
 // It is for the top-level records of a recording (the reader's read
 // buffers); not for the records a reader decodes from compressed records,

@@ -1,9 +1,11 @@
-// Package scratch makes what bpfmeta writes besides its outputs, for its
-// inputs as much as its outputs: unnamed files (a file-format recording or
-// a snapshot that arrives on a pipe, spooled by package reader and
-// bpfprog/snapshot; the writer's spooled feature sections; an output held
-// back by internal/outfile), and pipes grown for perf's large blocks. It
-// lies below both reader and internal/outfile, which share it.
+// Package scratch makes unnamed scratch files and grown pipes, for inputs and outputs alike.
+//
+// It makes what bpfmeta writes besides its outputs, for its inputs as much
+// as its outputs: unnamed files (a file-format recording or a snapshot that
+// arrives on a pipe, spooled by package reader and bpfprog/snapshot; the
+// writer's spooled feature sections; an output held back by
+// internal/outfile), and pipes grown for perf's large blocks. It lies below
+// both reader and internal/outfile, which share it.
 package scratch
 
 import (
@@ -17,14 +19,14 @@ import (
 // nothing of them survives the process). What is spooled, and when, is
 // the caller's.
 
-// Mode is a scratch file's mode, an output's (outfile.Mode).
-const Mode fs.FileMode = 0o600
+// mode is a scratch file's mode, an output's (outfile.mode).
+const mode fs.FileMode = 0o600
 
 // Unnamed makes a file in dir that has no name (O_TMPFILE), or one whose
 // name is removed at once where O_TMPFILE is not supported: nothing is left
 // of it when the process ends, however it ends.
 func Unnamed(dir string) (*os.File, error) {
-	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(Mode))
+	fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_RDWR|unix.O_CLOEXEC, uint32(mode))
 	if err == nil {
 		return os.NewFile(uintptr(fd), dir+"/(unnamed)"), nil
 	}

@@ -6,18 +6,18 @@ import (
 	"testing"
 )
 
-// BenchInputEnv names the recording the benchmarks read instead of their
+// benchInputEnv names the recording the benchmarks read instead of their
 // corpus recording: make bench's BENCH_DIR/big.data (or big.pipe, a pipe
 // stream) for figures that mean something, e.g.
 //
 //	BPFMETA_BENCH_INPUT=/var/tmp/bpfmeta-bench/big.data go test -run - -bench . ./reader
-const BenchInputEnv = "BPFMETA_BENCH_INPUT"
+const benchInputEnv = "BPFMETA_BENCH_INPUT"
 
 // BenchInput returns the recording a benchmark reads, $BPFMETA_BENCH_INPUT
 // or else the one fallback names, and its size.
 func BenchInput(b *testing.B, fallback func(testing.TB) string) (string, int64) {
 	b.Helper()
-	path := os.Getenv(BenchInputEnv)
+	path := os.Getenv(benchInputEnv)
 	if path == "" {
 		path = fallback(b)
 	}

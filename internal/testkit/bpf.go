@@ -70,11 +70,11 @@ func ProgramInfo(t testing.TB, p *ebpf.Program) (uint32, *ebpf.ProgramInfo) {
 // the pins); it also runs at cleanup.
 func LoadBpftool(t testing.TB, bpffs, object, pin string) ([]Loaded, func()) {
 	t.Helper()
-	return LoadBpftoolPath(t, bpffs, Fixture(object), object, pin)
+	return loadBpftoolPath(t, bpffs, Fixture(object), object, pin)
 }
 
-// LoadBpftoolPath is LoadBpftool for an object file anywhere.
-func LoadBpftoolPath(t testing.TB, bpffs, path, object, pin string) ([]Loaded, func()) {
+// loadBpftoolPath is LoadBpftool for an object file anywhere.
+func loadBpftoolPath(t testing.TB, bpffs, path, object, pin string) ([]Loaded, func()) {
 	t.Helper()
 	Exclusive(t)
 	bpftool := Command(t, "bpftool")

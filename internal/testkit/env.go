@@ -1,11 +1,13 @@
-// Package testkit is what bpfmeta's tests share: the rule for tests that need
-// something from the machine (root, a kernel that loads BPF programs, perf,
-// clang), the repository's test data (the corpus of real recordings and
-// what perf counted in them, the BPF fixtures), golden files, benchmark
-// inputs, loading BPF programs and recording with perf, and the small
-// helpers several packages' tests would otherwise each write (a directory's
-// names, a command's pipes, a thread pinned to a CPU). What needs reader or
-// writer is in testkit/rectest.
+// Package testkit is what bpfmeta's tests share: requirements, corpus, perf, fixtures, goldens.
+//
+// It is what bpfmeta's tests share: the rule for tests that need something
+// from the machine (root, a kernel that loads BPF programs, perf, clang),
+// the repository's test data (the corpus of real recordings and what perf
+// counted in them, the BPF fixtures), golden files, benchmark inputs,
+// loading BPF programs and recording with perf, and the small helpers
+// several packages' tests would otherwise each write (a directory's names, a
+// command's pipes, a thread pinned to a CPU). What needs reader or writer is
+// in testkit/rectest.
 //
 // A test that needs what the machine does not have skips with a one-line
 // reason under plain `go test ./...`, and fails instead when
@@ -31,28 +33,28 @@ import (
 	"github.com/cilium/ebpf/asm"
 )
 
-// RequireAllEnv is the environment variable that turns every skip for a
+// requireAllEnv is the environment variable that turns every skip for a
 // missing requirement into a failure.
-const RequireAllEnv = "BPFMETA_REQUIRE_ALL"
+const requireAllEnv = "BPFMETA_REQUIRE_ALL"
 
 // ModernPerfEnv names the perf >= 6.17 the oracle tests compare with; it
-// defaults to DefaultModernPerf, which scripts/modern-perf.sh installs.
+// defaults to defaultModernPerf, which scripts/modern-perf.sh installs.
 const (
 	ModernPerfEnv     = "BPFMETA_MODERN_PERF"
-	DefaultModernPerf = "/opt/bpfmeta-perf/perf"
+	defaultModernPerf = "/opt/bpfmeta-perf/perf"
 )
 
-// RequireAll reports whether missing requirements fail tests instead of
+// requireAll reports whether missing requirements fail tests instead of
 // skipping them.
-func RequireAll() bool { return os.Getenv(RequireAllEnv) == "1" }
+func requireAll() bool { return os.Getenv(requireAllEnv) == "1" }
 
 // Missing ends the test because something it needs is missing: a skip
 // under plain go test, a failure with BPFMETA_REQUIRE_ALL=1.
 func Missing(t testing.TB, format string, args ...any) {
 	t.Helper()
 	msg := fmt.Sprintf(format, args...)
-	if RequireAll() {
-		t.Fatalf("%s (%s=1: a missing requirement is a failure)", msg, RequireAllEnv)
+	if requireAll() {
+		t.Fatalf("%s (%s=1: a missing requirement is a failure)", msg, requireAllEnv)
 	}
 	t.Skip(msg)
 }
@@ -113,7 +115,7 @@ var (
 	modernPerf = sync.OnceValues(func() (string, error) {
 		p := os.Getenv(ModernPerfEnv)
 		if p == "" {
-			p = DefaultModernPerf
+			p = defaultModernPerf
 		}
 		out, err := exec.Command(p, "version", "--build-options").CombinedOutput()
 		if err != nil {
@@ -136,7 +138,7 @@ var (
 )
 
 // PerfModern returns a perf >= 6.17 that writes BPF_METADATA records (the
-// oracle), from BPFMETA_MODERN_PERF or at DefaultModernPerf, or ends the
+// oracle), from BPFMETA_MODERN_PERF or at defaultModernPerf, or ends the
 // test when there is none.
 func PerfModern(t testing.TB) string {
 	t.Helper()
@@ -171,10 +173,10 @@ func (l ModernLibbpf) Run(prog string, args ...string) []string {
 // is none.
 func Libbpf17(t testing.TB) ModernLibbpf {
 	t.Helper()
-	if p := os.Getenv(ModernPerfEnv); p != "" && p != DefaultModernPerf {
+	if p := os.Getenv(ModernPerfEnv); p != "" && p != defaultModernPerf {
 		return systemLibbpf17(t, p)
 	}
-	root := filepath.Join(filepath.Dir(DefaultModernPerf), "root")
+	root := filepath.Join(filepath.Dir(defaultModernPerf), "root")
 	lib := filepath.Join(root, "usr/lib/x86_64-linux-gnu")
 	l := ModernLibbpf{Include: t.TempDir(), Lib: lib, LDSO: filepath.Join(lib, "ld-linux-x86-64.so.2")}
 	for _, f := range []string{filepath.Join(root, "usr/include/bpf/btf.h"), filepath.Join(lib, "libbpf.so.1"), l.LDSO} {

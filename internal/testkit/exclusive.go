@@ -9,8 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ExclusivePath is the lock file Exclusive takes.
-var ExclusivePath = filepath.Join(os.TempDir(), "bpfmeta-test.lock")
+// exclusivePath is the lock file Exclusive takes.
+var exclusivePath = filepath.Join(os.TempDir(), "bpfmeta-test.lock")
 
 // exclusive counts this process's tests that hold the machine.
 var exclusive struct {
@@ -27,7 +27,7 @@ var exclusive struct {
 // packages in parallel; two checkouts tested side by side) would each count
 // the other's loads of the same fixtures as their own. Tests of one process
 // share the hold (its subtests, parallel or not); a lock file
-// (ExclusivePath, flock(2), released when the process exits however it
+// (exclusivePath, flock(2), released when the process exits however it
 // ends) keeps out the others, which wait. Programs other than the tests'
 // own fixtures are not kept out: tests never assume they are alone.
 func Exclusive(t testing.TB) {
@@ -35,13 +35,13 @@ func Exclusive(t testing.TB) {
 	exclusive.Lock()
 	defer exclusive.Unlock()
 	if exclusive.n == 0 {
-		f, err := os.OpenFile(ExclusivePath, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
+		f, err := os.OpenFile(exclusivePath, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
 		if err != nil {
 			t.Fatalf("holding the machine against other test processes: %v", err)
 		}
 		if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 			f.Close()
-			t.Fatalf("holding the machine against other test processes: %s is not a regular file", ExclusivePath)
+			t.Fatalf("holding the machine against other test processes: %s is not a regular file", exclusivePath)
 		}
 		for {
 			err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
@@ -51,7 +51,7 @@ func Exclusive(t testing.TB) {
 		}
 		if err != nil {
 			f.Close()
-			t.Fatalf("holding the machine against other test processes: flock %s: %v", ExclusivePath, err)
+			t.Fatalf("holding the machine against other test processes: flock %s: %v", exclusivePath, err)
 		}
 		exclusive.f = f
 	}

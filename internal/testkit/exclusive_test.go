@@ -12,7 +12,7 @@ import (
 // process would have) gets the lock now.
 func tryLock(t *testing.T) bool {
 	t.Helper()
-	f, err := os.Open(ExclusivePath)
+	f, err := os.Open(exclusivePath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,40 +36,40 @@ func (s *Stream) Compressed(records []byte, cut bool) {
 	s.compressedRecord(payload)
 }
 
-// MaxCompressedPayload is perf 6.1's max_record_size for a COMPRESSED
+// maxCompressedPayload is perf 6.1's max_record_size for a COMPRESSED
 // record's payload: PERF_SAMPLE_MAX_SIZE (65,536) less the header, less 1,
 // so that the record's size, 65,535 bytes at most, fits its u16 (and is
 // then not a multiple of 8).
-const MaxCompressedPayload = 65536 - perfdata.EventHeaderSize - 1
+const maxCompressedPayload = 65536 - perfdata.EventHeaderSize - 1
 
-// MaxCompressed2Payload is perf 7.2's max_record_size for a COMPRESSED2
+// maxCompressed2Payload is perf 7.2's max_record_size for a COMPRESSED2
 // record's data: PERF_SAMPLE_MAX_SIZE less the 16-byte header and data_size,
 // less 8, so that the record padded to a multiple of 8 (65,528 bytes at
 // most) fits its u16 (zstd_compress() in builtin-record.c; before that
 // fix, which perf 7.2.13 has, perf from 6.16 on reserved 1 byte, framed a
 // flush that filled several records as one, and overflowed the u16).
-const MaxCompressed2Payload = 65536 - 16 - 8
+const maxCompressed2Payload = 65536 - 16 - 8
 
 // maxPayload is the most compressed bytes one of the stream's compressed
 // records holds, as perf record caps them.
 func (s *Stream) maxPayload() int {
 	if s.Compressed2 {
-		return MaxCompressed2Payload
+		return maxCompressed2Payload
 	}
-	return MaxCompressedPayload
+	return maxCompressedPayload
 }
 
-// CompressedCapped writes records as perf's
+// compressedCapped writes records as perf's
 // zstd_compress_stream_to_records() does when they compress to more than
 // one record holds: compressed records of the most perf puts in one
-// (MaxCompressedPayload, or MaxCompressed2Payload with Compressed2), and
+// (maxCompressedPayload, or maxCompressed2Payload with Compressed2), and
 // what ZSTD_flushStream() could not write into them stays in the
 // compressor, carried to the start of the next call's first record
 // (whatever records the caller writes in between). It says whether it
 // carried anything: the last record it wrote ends inside a zstd block.
 // Output that fits one record is written as Compressed writes it.
-// FlushCompressed writes what is carried.
-func (s *Stream) CompressedCapped(records []byte) (carried bool) {
+// flushCompressed writes what is carried.
+func (s *Stream) compressedCapped(records []byte) (carried bool) {
 	out := append(s.zcarry, s.compress(func(enc *zstd.Encoder) { enc.Write(records) })...)
 	s.zcarry = nil
 	most := s.maxPayload()
@@ -97,9 +97,9 @@ func (s *Stream) CompressedBlockStart(records []byte, n int) {
 	s.compressedRecord(out[:n])
 }
 
-// FlushCompressed writes the compressed bytes CompressedCapped carried, if
+// flushCompressed writes the compressed bytes compressedCapped carried, if
 // any, as one COMPRESSED record.
-func (s *Stream) FlushCompressed() {
+func (s *Stream) flushCompressed() {
 	if len(s.zcarry) > 0 {
 		s.compressedRecord(s.zcarry)
 		s.zcarry = nil
@@ -109,7 +109,7 @@ func (s *Stream) FlushCompressed() {
 // BusyCompressed writes rounds rounds of what a busy perf 6.1 -z recording
 // (perf 7.2's, with Compressed2) holds: per round, 8,000 SAMPLEs of random
 // ips and times (256 KB that compress to more than a record holds) through
-// CompressedCapped, then a FINISHED_ROUND between the compressed records,
+// compressedCapped, then a FINISHED_ROUND between the compressed records,
 // so that every round's last zstd block starts in one compressed record
 // and ends in the next, after the FINISHED_ROUND. With finish, the last
 // carried bytes are written too (perf writes them with the next
@@ -123,14 +123,14 @@ func (s *Stream) BusyCompressed(rounds int, finish bool) (samples int) {
 		for range 8000 {
 			recs.SampleAt(0xffffffffc0000000|rnd.Uint64()>>24, rnd.Uint64())
 		}
-		if !s.CompressedCapped(recs.Bytes()) {
+		if !s.compressedCapped(recs.Bytes()) {
 			panic("testkit: BusyCompressed's records fit one compressed record")
 		}
 		s.Record(perfdata.RecordFinishedRound, nil)
 		samples += 8000
 	}
 	if finish {
-		s.FlushCompressed()
+		s.flushCompressed()
 	}
 	return samples
 }

@@ -18,18 +18,18 @@ type RecordMode string
 const (
 	RecordFile     RecordMode = "file"
 	RecordPipe     RecordMode = "pipe"
-	RecordZstd     RecordMode = "zstd"
+	recordZstd     RecordMode = "zstd"
 	RecordPipeZstd RecordMode = "pipe-zstd"
 )
 
 // RecordModes lists every mode.
-var RecordModes = []RecordMode{RecordFile, RecordPipe, RecordZstd, RecordPipeZstd}
+var RecordModes = []RecordMode{RecordFile, RecordPipe, recordZstd, RecordPipeZstd}
 
 // Pipe reports whether the mode records a pipe stream.
 func (m RecordMode) Pipe() bool { return strings.HasPrefix(string(m), "pipe") }
 
-// Compressed reports whether the mode records with -z.
-func (m RecordMode) Compressed() bool { return strings.HasSuffix(string(m), "zstd") }
+// compressed reports whether the mode records with -z.
+func (m RecordMode) compressed() bool { return strings.HasSuffix(string(m), "zstd") }
 
 // RecordTimeout bounds a recording's start and end.
 const RecordTimeout = 90 * time.Second
@@ -78,7 +78,7 @@ func StartPerf(t testing.TB, perf, out string, o PerfOptions) *PerfRun {
 	if o.SystemWide {
 		args = append(args, "-a")
 	}
-	if o.Mode.Compressed() {
+	if o.Mode.compressed() {
 		args = append(args, "-z")
 	}
 	args = append(args, o.Args...)
@@ -121,8 +121,8 @@ func StartPerf(t testing.TB, perf, out string, o PerfOptions) *PerfRun {
 	return r
 }
 
-// Args are perf's arguments.
-func (r *PerfRun) Args() []string { return r.cmd.Args[1:] }
+// args are perf's arguments.
+func (r *PerfRun) args() []string { return r.cmd.Args[1:] }
 
 // WaitReady waits until perf records (its workload has started).
 func (r *PerfRun) WaitReady(t testing.TB) {
@@ -164,7 +164,7 @@ func (r *PerfRun) Wait(t testing.TB) {
 		t.Fatalf("%s record did not finish within %v:\n%s", r.Perf, RecordTimeout, r.log.String())
 	}
 	if r.waitErr != nil {
-		t.Fatalf("%s %s: %v\n%s", r.Perf, strings.Join(r.Args(), " "), r.waitErr, r.log.String())
+		t.Fatalf("%s %s: %v\n%s", r.Perf, strings.Join(r.args(), " "), r.waitErr, r.log.String())
 	}
 }
 

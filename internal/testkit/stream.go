@@ -9,9 +9,9 @@ import (
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// StreamIDHeaderSize is the sample_id trailer of a Stream's records: its
+// streamIDHeaderSize is the sample_id trailer of a Stream's records: its
 // attr has sample_id_all with TID|TIME.
-const StreamIDHeaderSize = 16
+const streamIDHeaderSize = 16
 
 // Stream builds a pipe-mode recording record by record, for tests that need
 // records no perf writes on demand (programs of made-up ids, samples at
@@ -29,7 +29,7 @@ type Stream struct {
 
 	zenc   *zstd.Encoder // the stream's one zstd stream (Compressed)
 	zout   bytes.Buffer
-	zcarry []byte // compressed bytes CompressedCapped carries to the next record
+	zcarry []byte // compressed bytes compressedCapped carries to the next record
 }
 
 // NewStream starts a recording as a machine of byte order bo writes it: the
@@ -70,7 +70,7 @@ func (s *Stream) Record(t perfdata.RecordType, body []byte) {
 // Trailer is a sample_id: zeros, as perf writes for the records it
 // synthesizes, or a pid and a time, as the kernel's.
 func (s *Stream) Trailer(kernel bool) []byte {
-	b := make([]byte, StreamIDHeaderSize)
+	b := make([]byte, streamIDHeaderSize)
 	if kernel {
 		s.Order.PutUint32(b, 4242)
 		s.Order.PutUint64(b[8:], 123456789)
@@ -127,7 +127,7 @@ func (s *Stream) SampleAt(ip, t uint64) {
 
 // Metadata writes a BPF_METADATA record.
 func (s *Stream) Metadata(m perfdata.BPFMetadata) {
-	raw, err := m.Encode(s.Order, StreamIDHeaderSize)
+	raw, err := m.Encode(s.Order, streamIDHeaderSize)
 	if err != nil {
 		panic(err)
 	}

@@ -1,8 +1,10 @@
-// Package childcmd runs a command of the user's as a child (bpfmeta watch
-// -- CMD): with the streams it is given, every signal bpfmeta would end on
-// passed on to it, and its end as a shell's $? says it (exit code, 128+N
-// for signal N, 126 and 127 when it cannot be run, as env(1) has them).
-// It is not for what bpfmeta itself exits with (cmd/internal/cliutil).
+// Package childcmd runs watch's CMD as a child: its signals passed on, its status as $? has it.
+//
+// It runs a command of the user's as a child (bpfmeta watch -- CMD): with
+// the streams it is given, every signal bpfmeta would end on passed on to
+// it, and its end as a shell's $? says it (exit code, 128+N for signal N,
+// 126 and 127 when it cannot be run, as env(1) has them). It is not for what
+// bpfmeta itself exits with (cmd/internal/cliutil).
 package childcmd
 
 import (
@@ -19,7 +21,7 @@ import (
 // Exit statuses of a command as a shell reports them ($?), as env(1) and
 // the shells have them.
 const (
-	ExitSignalBase = 128 // + N when signal N ended it
+	exitSignalBase = 128 // + N when signal N ended it
 	ExitCannotExec = 126
 	ExitNotFound   = 127
 )
@@ -33,7 +35,7 @@ type Command struct {
 
 // Run starts the command, passes every signal from sigs on to it until it
 // exits, and returns its status as a shell reports it: its exit code,
-// ExitSignalBase+N if signal N ended it, ExitCannotExec or ExitNotFound
+// exitSignalBase+N if signal N ended it, ExitCannotExec or ExitNotFound
 // (with an error) if it cannot be started. A signal before the start ends
 // it unstarted. When trouble is closed, warn is called once, and the
 // command runs on.
@@ -41,7 +43,7 @@ func (c Command) Run(sigs <-chan os.Signal, trouble <-chan struct{}, warn func()
 	name := safetext.Quote(c.Argv[0])
 	select {
 	case s := <-sigs:
-		return ExitSignalBase + int(s.(syscall.Signal)), fmt.Errorf("%v before %s was started", s, name)
+		return exitSignalBase + int(s.(syscall.Signal)), fmt.Errorf("%v before %s was started", s, name)
 	default:
 	}
 	cmd := exec.Command(c.Argv[0], c.Argv[1:]...)
@@ -73,10 +75,10 @@ func (c Command) Run(sigs <-chan os.Signal, trouble <-chan struct{}, warn func()
 }
 
 // ExitStatus is a shell's $? for a process: its exit code, or
-// ExitSignalBase+N if signal N ended it.
+// exitSignalBase+N if signal N ended it.
 func ExitStatus(ps *os.ProcessState) int {
 	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return ExitSignalBase + int(ws.Signal())
+		return exitSignalBase + int(ws.Signal())
 	}
 	return ps.ExitCode()
 }

@@ -23,7 +23,7 @@ func TestRun(t *testing.T) {
 		err    string
 	}{
 		{"exit code", []string{"sh", "-c", "exit 3"}, false, 3, ""},
-		{"signal passed on", []string{"sh", "-c", "echo started; exec sleep 60"}, true, ExitSignalBase + int(syscall.SIGTERM), ""},
+		{"signal passed on", []string{"sh", "-c", "echo started; exec sleep 60"}, true, exitSignalBase + int(syscall.SIGTERM), ""},
 		{"not found", []string{"bpfmeta-childcmd-no-such-command"}, false, ExitNotFound, "bpfmeta-childcmd-no-such-command"},
 		{"not executable", []string{notExec}, false, ExitCannotExec, "permission denied"},
 	} {
@@ -50,7 +50,7 @@ func TestRun(t *testing.T) {
 	}
 	sigs := make(chan os.Signal, 1)
 	sigs <- syscall.SIGINT
-	if got, err := (Command{Argv: []string{"true"}}).Run(sigs, nil, nil); got != ExitSignalBase+int(syscall.SIGINT) || err == nil {
+	if got, err := (Command{Argv: []string{"true"}}).Run(sigs, nil, nil); got != exitSignalBase+int(syscall.SIGINT) || err == nil {
 		t.Errorf("a signal before the start: status %d, %v", got, err)
 	}
 }

@@ -1,10 +1,12 @@
-// Package cliapp is what urfave/cli v2 lacks, for any program built with
-// it: flags after arguments (ReorderFlags), -h that lists flags short form
-// first with their defaults (SetHelp, SetAppHelp), a suggestion for a
-// mistyped flag, a man page that agrees with -h (ManPage), shell
-// completion scripts and the words they complete (Completion, Complete),
-// and the version from the build info. It knows nothing of bpfmeta's
-// commands, nor of what a run does (cmd/internal/cliutil).
+// Package cliapp is what urfave/cli v2 lacks: flag order, -h, man page, completion, version.
+//
+// It is what urfave/cli v2 lacks, for any program built with it: flags after
+// arguments (ReorderFlags), -h that lists flags short form first with their
+// defaults (SetHelp, SetAppHelp), a suggestion for a mistyped flag, a man
+// page that agrees with -h (ManPage), shell completion scripts and the words
+// they complete (Completion, Complete), and the version from the build info.
+// It knows nothing of bpfmeta's commands, nor of what a run does
+// (cmd/internal/cliutil).
 package cliapp
 
 import (

@@ -11,17 +11,17 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// FlagDoc is one flag as -h and the man page list it: its names, short
+// flagDoc is one flag as -h and the man page list it: its names, short
 // form first ("-i, --input FILE"), and what it does, with its default
 // where it has one worth saying (not a boolean's false).
-type FlagDoc struct {
+type flagDoc struct {
 	Names, Value, Usage string
 }
 
-// FlagDocs lists flags in the order they are defined, then -h, --help
+// flagDocs lists flags in the order they are defined, then -h, --help
 // when help is true.
-func FlagDocs(flags []cli.Flag, help bool) []FlagDoc {
-	var docs []FlagDoc
+func flagDocs(flags []cli.Flag, help bool) []flagDoc {
+	var docs []flagDoc
 	for _, f := range flags {
 		df, ok := f.(cli.DocGenerationFlag)
 		if v, vok := f.(cli.VisibleFlag); !ok || vok && !v.IsVisible() {
@@ -31,10 +31,10 @@ func FlagDocs(flags []cli.Flag, help bool) []FlagDoc {
 		if def := df.GetDefaultText(); df.TakesValue() && def != "" && def != `""` {
 			usage += " (default: " + strings.Trim(def, `"`) + ")"
 		}
-		docs = append(docs, FlagDoc{Names: strings.Join(dashed(f.Names()), ", "), Value: value, Usage: usage})
+		docs = append(docs, flagDoc{Names: strings.Join(dashed(f.Names()), ", "), Value: value, Usage: usage})
 	}
 	if help {
-		docs = append(docs, FlagDoc{Names: "-h, --help", Usage: "show this help"})
+		docs = append(docs, flagDoc{Names: "-h, --help", Usage: "show this help"})
 	}
 	return docs
 }
@@ -72,9 +72,9 @@ func dashed(names []string) []string {
 	return append(short, long...)
 }
 
-// Synopsis is a command's usage line: every flag, in its shortest form,
+// usageLine is a command's usage line: every flag, in its shortest form,
 // then the arguments ("bpfmeta inject [-i FILE] [-o FILE] [-f] ...").
-func Synopsis(app string, c *cli.Command) string {
+func usageLine(app string, c *cli.Command) string {
 	parts := []string{app, c.Name}
 	for _, f := range c.VisibleFlags() {
 		df, ok := f.(cli.DocGenerationFlag)
@@ -93,7 +93,7 @@ func Synopsis(app string, c *cli.Command) string {
 	return strings.Join(parts, " ")
 }
 
-// SetHelp has c's -h say its synopsis and list its flags as FlagDocs does
+// SetHelp has c's -h say its synopsis and list its flags as flagDocs does
 // (urfave/cli's own list puts long names first, sorts nothing but adds
 // "(default: false)" to every boolean).
 //
@@ -125,12 +125,12 @@ var installHelpPrinter sync.Once
 
 // commandHelp is c's synopsis and its help template. urfave/cli adds its
 // help flag to c.Flags before it prints the help; the list names -h as
-// FlagDocs does instead, and the synopsis leaves it out, as they did when
+// flagDocs does instead, and the synopsis leaves it out, as they did when
 // made before the flag was added.
 func commandHelp(app string, c *cli.Command) (synopsis, templ string) {
 	own := *c
 	own.Flags = slices.DeleteFunc(slices.Clone(c.Flags), func(f cli.Flag) bool { return f == cli.HelpFlag })
-	return Synopsis(app, &own), `NAME:
+	return usageLine(app, &own), `NAME:
    {{template "helpNameTemplate" .}}
 
 USAGE:
@@ -143,12 +143,12 @@ OPTIONS:
 ` + flagTable(own.Flags, !c.HideHelp)
 }
 
-// flagTable lists flags as FlagDocs does, in columns, as template text (no
+// flagTable lists flags as flagDocs does, in columns, as template text (no
 // {{ in it).
 func flagTable(flags []cli.Flag, help bool) string {
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-	for _, d := range FlagDocs(flags, help) {
+	for _, d := range flagDocs(flags, help) {
 		fmt.Fprintf(tw, "   %s\t%s\n", strings.TrimSpace(d.Names+" "+d.Value), d.Usage)
 	}
 	tw.Flush()
@@ -216,7 +216,7 @@ func editDistance(a, b string) int {
 	return d[len(a)][len(b)]
 }
 
-// SetAppHelp has app's -h list its flags as FlagDocs does.
+// SetAppHelp has app's -h list its flags as flagDocs does.
 func SetAppHelp(app *cli.App) {
 	head, _, _ := strings.Cut(cli.AppHelpTemplate, "{{if .VisibleFlagCategories}}")
 	app.CustomAppHelpTemplate = head + "\n\nGLOBAL OPTIONS:\n" + flagTable(app.Flags, !app.HideHelp)

@@ -27,18 +27,18 @@ func ManPage(app *cli.App, section int, extra []ManSection) string {
 	fmt.Fprintf(&b, ".SH NAME\n%s \\- %s\n", name, roffText(app.Usage))
 	b.WriteString(".SH SYNOPSIS\n")
 	for _, c := range app.VisibleCommands() {
-		fmt.Fprintf(&b, "%s\n.br\n", roffSynopsis(Synopsis(name, c)))
+		fmt.Fprintf(&b, "%s\n.br\n", roffSynopsis(usageLine(name, c)))
 	}
 	fmt.Fprintf(&b, "\\fB%s\\fR \\-\\-version | \\-h\n", name)
 	b.WriteString(".SH DESCRIPTION\n")
 	roffParagraphs(&b, app.Description)
-	if flags := FlagDocs(app.VisibleFlags(), false); len(flags) > 0 {
+	if flags := flagDocs(app.VisibleFlags(), false); len(flags) > 0 {
 		b.WriteString(".PP\nOptions before the command:\n")
 		roffFlags(&b, flags)
 	}
 	b.WriteString(".SH COMMANDS\n")
 	for _, c := range app.VisibleCommands() {
-		fmt.Fprintf(&b, ".SS %s\n", roffSynopsis(Synopsis(name, c)))
+		fmt.Fprintf(&b, ".SS %s\n", roffSynopsis(usageLine(name, c)))
 		if c.Usage != "" {
 			fmt.Fprintf(&b, "%s.\n", roffLine(capitalize(c.Usage)))
 		}
@@ -46,7 +46,7 @@ func ManPage(app *cli.App, section int, extra []ManSection) string {
 			b.WriteString(".PP\n")
 			roffParagraphs(&b, c.Description)
 		}
-		roffFlags(&b, FlagDocs(c.Flags, !c.HideHelp))
+		roffFlags(&b, flagDocs(c.Flags, !c.HideHelp))
 	}
 	for _, s := range extra {
 		fmt.Fprintf(&b, ".SH %s\n", strings.ToUpper(s.Title))
@@ -68,7 +68,7 @@ func capitalize(s string) string {
 }
 
 // roffFlags lists flags as tagged paragraphs: bold names, italic value.
-func roffFlags(b *strings.Builder, flags []FlagDoc) {
+func roffFlags(b *strings.Builder, flags []flagDoc) {
 	for _, f := range flags {
 		fmt.Fprintf(b, ".TP\n\\fB%s\\fR", roffText(f.Names))
 		if f.Value != "" {

@@ -13,9 +13,9 @@ const (
 	ExitOK      = 0
 	ExitFailure = 1 // the message says why
 	ExitUsage   = 2 // how the program was called
-	// ExitSignal + N: bpfmeta ended as signal N would have ended it
+	// exitSignal + N: bpfmeta ended as signal N would have ended it
 	// (SIGPIPE), as a shell has it
-	ExitSignal = 128
+	exitSignal = 128
 )
 
 // UsageError marks an error in how the program was called (ExitUsage).
@@ -44,7 +44,7 @@ func (e ExitStatusError) Error() string {
 }
 
 // Run runs app with args and returns the status to exit with. An error is
-// printed once, as one "bpfmeta: ..." line (Errorf); a run that found
+// printed once, as one "bpfmeta: ..." line (errorf); a run that found
 // stdout's pipe closed ends quietly with SIGPIPE's status, as perf does.
 func (s *Session) Run(app *cli.App, args []string) int {
 	err := app.Run(args)
@@ -54,14 +54,14 @@ func (s *Session) Run(app *cli.App, args []string) int {
 	var st ExitStatusError
 	if errors.As(err, &st) {
 		if st.Err != nil {
-			s.Errorf("%v", st.Err)
+			s.errorf("%v", st.Err)
 		}
 		return st.Status
 	}
-	if s.StdoutBroken() {
-		return ExitSignal + int(syscall.SIGPIPE)
+	if s.stdoutBroken() {
+		return exitSignal + int(syscall.SIGPIPE)
 	}
-	s.Errorf("%v", err)
+	s.errorf("%v", err)
 	if errors.As(err, new(UsageError)) {
 		return ExitUsage
 	}

@@ -12,16 +12,16 @@ import (
 // dump, no cleanup, a temporary output left) when it cannot create its
 // poller's descriptors at the first file opened, or cannot map memory.
 const (
-	// MinFreeFiles is how many file descriptors must be free at start: a
+	// minFreeFiles is how many file descriptors must be free at start: a
 	// run opens at most a dozen at once (input, output, its directory,
 	// spools, a snapshot, BPF objects) besides the runtime's two; an open
 	// past the limit later is an error that names the file.
-	MinFreeFiles = 32
-	// MinAddressSpace is the smallest RLIMIT_AS (ulimit -v) accepted. The
+	minFreeFiles = 32
+	// minAddressSpace is the smallest RLIMIT_AS (ulimit -v) accepted. The
 	// Go runtime reserves about 730 MiB of address space before main runs
 	// (below that it cannot start at all, exit 2, before bpfmeta can say
 	// anything); a run's bounded memory (< 64 MiB) fits in the rest.
-	MinAddressSpace = 1 << 30
+	minAddressSpace = 1 << 30
 )
 
 // CheckLimits refuses to run under limits too low for any run to end
@@ -29,8 +29,8 @@ const (
 // fatal error half-way. Call it before any file is opened.
 func CheckLimits() error {
 	var r unix.Rlimit
-	if unix.Getrlimit(unix.RLIMIT_AS, &r) == nil && r.Cur != unix.RLIM_INFINITY && r.Cur < MinAddressSpace {
-		return fmt.Errorf("the address space limit (ulimit -v) is %d KiB; bpfmeta needs at least %d KiB (the Go runtime alone reserves most of it)", r.Cur>>10, MinAddressSpace>>10)
+	if unix.Getrlimit(unix.RLIMIT_AS, &r) == nil && r.Cur != unix.RLIM_INFINITY && r.Cur < minAddressSpace {
+		return fmt.Errorf("the address space limit (ulimit -v) is %d KiB; bpfmeta needs at least %d KiB (the Go runtime alone reserves most of it)", r.Cur>>10, minAddressSpace>>10)
 	}
 	if unix.Getrlimit(unix.RLIMIT_NOFILE, &r) != nil {
 		return nil
@@ -40,9 +40,9 @@ func CheckLimits() error {
 	case errors.Is(err, unix.EMFILE):
 		// not one descriptor free (the runtime keeps some of its own
 		// open: the cgroup files it reads GOMAXPROCS from)
-		return fmt.Errorf("the open file limit (ulimit -n) is %d and every descriptor is in use; bpfmeta needs %d free", r.Cur, MinFreeFiles)
-	case err == nil && r.Cur < uint64(open+MinFreeFiles):
-		return fmt.Errorf("the open file limit (ulimit -n) is %d and %d files are open; bpfmeta needs %d more", r.Cur, open, MinFreeFiles)
+		return fmt.Errorf("the open file limit (ulimit -n) is %d and every descriptor is in use; bpfmeta needs %d free", r.Cur, minFreeFiles)
+	case err == nil && r.Cur < uint64(open+minFreeFiles):
+		return fmt.Errorf("the open file limit (ulimit -n) is %d and %d files are open; bpfmeta needs %d more", r.Cur, open, minFreeFiles)
 	}
 	return nil
 }

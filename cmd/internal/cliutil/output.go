@@ -85,13 +85,13 @@ func (s *Session) OpenOutput(path string, o OutputOptions) (*outfile.Output, err
 	}
 	opts := outfile.Options{Force: o.Force, NoClobber: o.NoClobber, Journal: o.Journal, Sync: o.Sync}
 	if o.Dir && !isStream(path) {
-		out, err := outfile.OpenDir(path, name, opts, s.Track)
+		out, err := outfile.OpenDir(path, name, opts, s.track)
 		if err != nil {
 			return nil, FileError(name, err)
 		}
 		return out, nil
 	}
-	out, err := outfile.Open(path, name, opts, s.Track)
+	out, err := outfile.Open(path, name, opts, s.track)
 	if err != nil {
 		return nil, FileError(name, err)
 	}
@@ -161,7 +161,7 @@ func sameFile(in *os.File, stat func() (os.FileInfo, error)) bool {
 }
 
 // isStream reports whether path is an existing FIFO or character device,
-// or a symlink to one: written to, never replaced (outfile.Create).
+// or a symlink to one: written to, never replaced (outfile.Open).
 func isStream(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.Mode()&(fs.ModeNamedPipe|fs.ModeCharDevice) != 0

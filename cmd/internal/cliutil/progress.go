@@ -8,10 +8,10 @@ import (
 )
 
 // Progress is shown once a run has taken ProgressDelay, and redrawn every
-// ProgressInterval at most.
+// progressInterval at most.
 const (
 	ProgressDelay    = time.Second
-	ProgressInterval = 200 * time.Millisecond
+	progressInterval = 200 * time.Millisecond
 )
 
 // Progress draws "bpfmeta: 42% of in.data (130 of 310 MB)" on a terminal
@@ -40,7 +40,7 @@ func (s *Session) NewProgress(name string, size int64, offset func() int64) *Pro
 		return &Progress{}
 	}
 	p := &Progress{W: s.Stderr, Prefix: "bpfmeta", Name: name, Size: size, Offset: offset}
-	p.untrack = s.Track(p)
+	p.untrack = s.track(p)
 	return p
 }
 
@@ -62,7 +62,7 @@ func (p *Progress) Update() {
 	case now.Before(p.next):
 		return
 	}
-	p.next = now.Add(ProgressInterval)
+	p.next = now.Add(progressInterval)
 	off := p.Offset()
 	if p.Size > 0 {
 		fmt.Fprintf(p.W, "\r%s: %3d%% of %s (%d of %d MB)", p.Prefix, 100*off/p.Size, p.Name, off>>20, p.Size>>20)

@@ -20,7 +20,7 @@ import (
 type Session struct {
 	Stdin          io.Reader
 	Stdout, Stderr io.Writer
-	out            *Stdout // Stdout, watched for a broken pipe
+	out            *stdoutWriter // Stdout, watched for a broken pipe
 	// StdinTerminal, StdoutTerminal: the streams are terminals.
 	StdinTerminal, StdoutTerminal bool
 
@@ -42,15 +42,15 @@ type Session struct {
 // the Go runtime installs one with a round trip to its signal thread, and
 // the five took 1 ms in the VM the benchmarks run in, as long as the rest
 // of a small file's inject takes to start. Whatever acts on them waits
-// until they are in place: Track, ClaimSignals, Exit, and every write to
+// until they are in place: track, ClaimSignals, Exit, and every write to
 // Stdout and Stderr. A signal that comes before then ends the process as
 // it would have anyway, with nothing of its to remove yet.
 func NewProcessSession() *Session {
 	installed, ending := make(chan struct{}), make(chan struct{})
 	s := &Session{
 		Stdin:          os.Stdin,
-		Stderr:         &Stderr{W: os.Stderr, ready: installed, ending: ending},
-		out:            &Stdout{W: os.Stdout, ready: installed},
+		Stderr:         &stderrWriter{W: os.Stderr, ready: installed, ending: ending},
+		out:            &stdoutWriter{W: os.Stdout, ready: installed},
 		StdinTerminal:  term.IsTerminal(int(os.Stdin.Fd())),
 		StdoutTerminal: term.IsTerminal(int(os.Stdout.Fd())),
 		installed:      installed,
@@ -90,7 +90,7 @@ func (s *Session) handlers() *outfile.Guard {
 // NewSession is a session over streams of the caller's (tests): no
 // signal is handled, no stream is a terminal.
 func NewSession(stdin io.Reader, stdout, stderr io.Writer) *Session {
-	out := &Stdout{W: stdout}
+	out := &stdoutWriter{W: stdout}
 	return &Session{Stdin: stdin, Stdout: out, out: out, Stderr: stderr}
 }
 
@@ -104,9 +104,9 @@ func (s *Session) ClaimSignals(ch chan<- os.Signal) (release func()) {
 	return g.Claim(ch)
 }
 
-// Track has f removed if a signal ends the run; the returned function
+// track has f removed if a signal ends the run; the returned function
 // stops that (after a commit, or an abort).
-func (s *Session) Track(f outfile.Aborter) (untrack func()) {
+func (s *Session) track(f outfile.Aborter) (untrack func()) {
 	g := s.handlers()
 	if g == nil {
 		return func() {}
@@ -125,7 +125,7 @@ func (s *Session) Exit(code int) {
 	default:
 	}
 	g.AbortAll()
-	if s.StdoutBroken() {
+	if s.stdoutBroken() {
 		signal.Reset(syscall.SIGPIPE)
 		syscall.Kill(os.Getpid(), syscall.SIGPIPE)
 		time.Sleep(time.Second)
@@ -133,11 +133,11 @@ func (s *Session) Exit(code int) {
 	os.Exit(code)
 }
 
-// Errorf prints one line "bpfmeta: ..." on stderr, with anything in it
+// errorf prints one line "bpfmeta: ..." on stderr, with anything in it
 // that would act on a terminal escaped.
-func (s *Session) Errorf(format string, args ...any) {
+func (s *Session) errorf(format string, args ...any) {
 	fmt.Fprintf(s.Stderr, "bpfmeta: %s\n", safetext.Clean(fmt.Sprintf(format, args...)))
 }
 
-// StdoutBroken reports whether a write to stdout found its pipe closed.
-func (s *Session) StdoutBroken() bool { return s.out.Broken() }
+// stdoutBroken reports whether a write to stdout found its pipe closed.
+func (s *Session) stdoutBroken() bool { return s.out.Broken() }

@@ -9,10 +9,10 @@ import (
 // The handlers are installed beside the start: what acts on them waits.
 func TestHandlersInstalledBeforeUse(t *testing.T) {
 	s := NewProcessSession()
-	untrack := s.Track(new(nopAborter))
+	untrack := s.track(new(nopAborter))
 	defer untrack()
-	// Track returned after the installing goroutine set the guard; under
-	// -race a Track that did not wait is a reported race besides.
+	// track returned after the installing goroutine set the guard; under
+	// -race a track that did not wait is a reported race besides.
 	if s.guard == nil {
 		t.Fatal("Track returned before the signal handlers were installed")
 	}
@@ -30,8 +30,8 @@ func TestStreamsWaitForHandlers(t *testing.T) {
 		w    interface{ Write([]byte) (int, error) }
 		buf  *bytes.Buffer
 	}{
-		{"stdout", &Stdout{W: &out, ready: ready}, &out},
-		{"stderr", &Stderr{W: &errb, ready: ready}, &errb},
+		{"stdout", &stdoutWriter{W: &out, ready: ready}, &out},
+		{"stderr", &stderrWriter{W: &errb, ready: ready}, &errb},
 	}
 	done := make(chan string, len(streams))
 	for _, s := range streams {

@@ -14,10 +14,10 @@ import (
 	"golang.org/x/term"
 )
 
-// Stdout is a command's standard output that notes a write that found its
+// stdoutWriter is a command's standard output that notes a write that found its
 // pipe closed (EPIPE), so that the command can end as SIGPIPE would have
 // ended it once it has cleaned up.
-type Stdout struct {
+type stdoutWriter struct {
 	W      io.Writer
 	broken bool
 	// ready, if not nil, is closed once SIGPIPE is handled
@@ -26,7 +26,7 @@ type Stdout struct {
 	ready <-chan struct{}
 }
 
-func (w *Stdout) Write(p []byte) (int, error) {
+func (w *stdoutWriter) Write(p []byte) (int, error) {
 	if w.ready != nil {
 		<-w.ready
 	}
@@ -38,26 +38,26 @@ func (w *Stdout) Write(p []byte) (int, error) {
 }
 
 // Broken reports whether a write found the pipe closed.
-func (w *Stdout) Broken() bool { return w.broken }
+func (w *stdoutWriter) Broken() bool { return w.broken }
 
 // File returns the *os.File under it, if it is one.
-func (w *Stdout) File() (*os.File, bool) {
+func (w *stdoutWriter) File() (*os.File, bool) {
 	f, ok := w.W.(*os.File)
 	return f, ok
 }
 
-// Stderr is a command's standard error: a write that fails (a closed pipe)
+// stderrWriter is a command's standard error: a write that fails (a closed pipe)
 // is dropped, and the command goes on.
-type Stderr struct {
+type stderrWriter struct {
 	W     io.Writer
-	ready <-chan struct{} // as Stdout's
+	ready <-chan struct{} // as stdoutWriter's
 	// ending is closed once a signal ends the process (Guard.Ending): a
 	// message then, such as a write's error after its file was removed,
 	// is not written; the signal's one line is.
 	ending <-chan struct{}
 }
 
-func (q *Stderr) Write(p []byte) (int, error) {
+func (q *stderrWriter) Write(p []byte) (int, error) {
 	if q.ready != nil {
 		<-q.ready
 	}
@@ -70,12 +70,12 @@ func (q *Stderr) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// IsTerminal reports whether w is a terminal (under a Stdout or Stderr).
+// IsTerminal reports whether w is a terminal (under a stdoutWriter or stderrWriter).
 func IsTerminal(w io.Writer) bool {
 	switch s := w.(type) {
-	case *Stdout:
+	case *stdoutWriter:
 		w = s.W
-	case *Stderr:
+	case *stderrWriter:
 		w = s.W
 	}
 	f, ok := w.(*os.File)

@@ -1,9 +1,11 @@
-// Command demo loads the BPF program `make demo` profiles: a socket filter
-// with the kind of bpf_metadata_* variables a BPF project ships
-// (bpf/demo.bpf.c, compiled into bpf/demo.bpf.o and embedded here, so that the demo
-// needs neither clang nor bpftool). It prints one line per JITed function,
-// then "ready", keeps the program loaded until it gets SIGINT or SIGTERM,
-// and unloads it.
+// Command demo loads the BPF program `make demo` profiles.
+//
+// It loads the BPF program `make demo` profiles: a socket filter with the
+// kind of bpf_metadata_* variables a BPF project ships (bpf/demo.bpf.c,
+// compiled into bpf/demo.bpf.o and embedded here, so that the demo needs
+// neither clang nor bpftool). It prints one line per JITed function, then
+// "ready", keeps the program loaded until it gets SIGINT or SIGTERM, and
+// unloads it.
 //
 // It is part of the demo, not of bpfmeta: it runs as root, from scripts/demo.sh.
 package main

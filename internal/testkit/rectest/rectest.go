@@ -1,7 +1,9 @@
-// Package rectest is what the tests of the record pipeline share: a
-// recording read whole into memory, and a recording written again through
-// the writer as the CLI writes it (a file in the input's format, or a
-// directory for a directory recording, finished or removed).
+// Package rectest is what the record pipeline's tests share: recordings read whole, rewritten.
+//
+// It is what the tests of the record pipeline share: a recording read whole
+// into memory, and a recording written again through the writer as the CLI
+// writes it (a file in the input's format, or a directory for a directory
+// recording, finished or removed).
 //
 // It is apart from testkit, which knows nothing of reader and writer, so
 // that the packages below them can use testkit in their own tests; it is
@@ -92,17 +94,6 @@ func (r *Recording) Top() []Record {
 		}
 	}
 	return top
-}
-
-// Count returns how many records of type rt r has, top-level or not.
-func (r *Recording) Count(rt perfdata.RecordType) int {
-	n := 0
-	for _, x := range r.Records {
-		if x.Type == rt {
-			n++
-		}
-	}
-	return n
 }
 
 // Edit is what Copy does with each record: write it (w.WriteRecord),
