@@ -25,9 +25,9 @@ type Input struct {
 	File *os.File
 }
 
-// DefaultInput is what is read when stdin is a terminal and no -i says
+// defaultInput is what is read when stdin is a terminal and no -i says
 // otherwise, as perf report does.
-const DefaultInput = "perf.data"
+const defaultInput = "perf.data"
 
 // StdinName is how messages name standard input.
 const StdinName = "stdin"
@@ -73,10 +73,10 @@ func (c *countingReader) Read(b []byte) (int, error) {
 // file-format recording on a pipe from a copy in $TMPDIR).
 func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Input, error) {
 	if path == "-" && !given && s.StdinTerminal {
-		if _, err := os.Stat(DefaultInput); errors.Is(err, fs.ErrNotExist) {
-			return nil, Usagef("no input: stdin is a terminal and there is no ./%s (perf record writes one; -i FILE names another, -i - reads stdin)", DefaultInput)
+		if _, err := os.Stat(defaultInput); errors.Is(err, fs.ErrNotExist) {
+			return nil, Usagef("no input: stdin is a terminal and there is no ./%s (perf record writes one; -i FILE names another, -i - reads stdin)", defaultInput)
 		}
-		path = DefaultInput
+		path = defaultInput
 	}
 	if path == "-" {
 		var r *reader.Reader
@@ -86,7 +86,7 @@ func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Inpu
 			if serr == nil && st.IsDir() {
 				return nil, Usagef("stdin is a directory: a directory recording (perf record --threads) is read with -i DIR")
 			}
-			if serr == nil && st.Mode()&fs.ModeNamedPipe != 0 && IsTerminal(s.Stderr) {
+			if serr == nil && st.Mode()&fs.ModeNamedPipe != 0 && isTerminal(s.Stderr) {
 				r, err = s.openPipeShown(f, opts)
 			} else {
 				r, err = reader.OpenFile(f, opts)

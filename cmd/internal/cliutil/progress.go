@@ -36,7 +36,7 @@ type Progress struct {
 // terminal (else the zero Progress). A signal that ends the run erases it
 // first, so that the shell's prompt starts a clean line.
 func (s *Session) NewProgress(name string, size int64, offset func() int64) *Progress {
-	if !IsTerminal(s.Stderr) {
+	if !isTerminal(s.Stderr) {
 		return &Progress{}
 	}
 	p := &Progress{W: s.Stderr, Prefix: "bpfmeta", Name: name, Size: size, Offset: offset}

@@ -70,8 +70,8 @@ func (q *stderrWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// IsTerminal reports whether w is a terminal (under a stdoutWriter or stderrWriter).
-func IsTerminal(w io.Writer) bool {
+// isTerminal reports whether w is a terminal (under a stdoutWriter or stderrWriter).
+func isTerminal(w io.Writer) bool {
 	switch s := w.(type) {
 	case *stdoutWriter:
 		w = s.W
