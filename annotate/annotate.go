@@ -30,6 +30,18 @@ type Stats struct {
 	Unparsed int64
 }
 
+// MostlyUnparsed reports text of which more than half the lines are not
+// perf script output: annotate was given something else (a recording,
+// another tool's text), and its output is not what was meant.
+func (st Stats) MostlyUnparsed() bool { return st.Lines > 0 && st.Unparsed*2 > st.Lines }
+
+// OftenNotInRecording reports that more than 1% of the frames labelled lie
+// in no load of their name in the recording: the text may come from
+// another recording, or its times are not perf's (perf script --reltime,
+// --deltatime). A frame now and then is a sample perf read before the
+// function's KSYMBOL.
+func (st Stats) OftenNotInRecording() bool { return st.NotInRecording*100 > st.Annotated }
+
 // LineWriter takes lines as Run reads them (the folded stacks' Folder).
 type LineWriter interface {
 	Line(line []byte) error

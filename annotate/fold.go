@@ -48,6 +48,10 @@ func (f *Folder) Samples() int64 { return f.samples }
 // stackcollapse-perf.pl folds nothing.
 func (f *Folder) Frames() int64 { return f.frames }
 
+// NoCallchains reports samples without a stack to fold: the text has no
+// callchains (perf record without -g), and the folded output is empty.
+func (f *Folder) NoCallchains() bool { return f.samples > 0 && f.frames == 0 }
+
 // NewFolder returns an empty Folder.
 func NewFolder() *Folder {
 	return &Folder{stacks: map[string]uint64{}, mem: budget.Meter{What: "folded stacks"}}

@@ -275,6 +275,22 @@ func (t *Table) Keys() ([]string, bool) {
 	return keys, t.moreKeys
 }
 
+// MissingKeys are the keys --keys chose (ChosenKeys) that no record added
+// has, in the order chosen; none when the records have more keys than
+// the table notes (Keys: more), since a key may be among those.
+func (t *Table) MissingKeys() []string {
+	if t.moreKeys {
+		return nil
+	}
+	var missing []string
+	for _, k := range t.keys {
+		if !t.keysSeen[k] {
+			missing = append(missing, k)
+		}
+	}
+	return missing
+}
+
 // seeKeys notes the keys of entries, for Keys.
 func (t *Table) seeKeys(entries []perfdata.BPFMetadataEntry) error {
 	for _, e := range entries {

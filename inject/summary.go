@@ -2,10 +2,12 @@ package inject
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/internal/enum"
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -322,6 +324,22 @@ func (s *Summary) Missing(groups ...Missing) []Program {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b Program) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Limited returns the listed programs that lack the metadata perf would
+// have written because the source is over a limit of bpfmeta's
+// (bpfprog.ErrLimit: a journal too large to index within its bounds or the
+// memory budget), in the summary's order. That is not an answer, as "not
+// found" is: whatever -v says, a caller names them, and those with samples
+// are errors (bpfmeta inject fails on them).
+func (s *Summary) Limited() []Program {
+	var out []Program
+	for _, p := range s.Programs {
+		if p.Missing != NotMissing && errors.Is(p.Err, bpfprog.ErrLimit) {
+			out = append(out, p)
+		}
+	}
 	return out
 }
 

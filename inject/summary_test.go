@@ -1,9 +1,12 @@
 package inject_test
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"testing"
 
+	"github.com/bpfmeta/bpfmeta/bpfprog"
 	"github.com/bpfmeta/bpfmeta/inject"
 )
 
@@ -46,5 +49,27 @@ func TestSummaryMissing(t *testing.T) {
 	tl := sum.Tally()
 	if want := [...]int{1, 2, 2, 2}; tl.Missing != want || tl.Programs != 7 {
 		t.Errorf("tally %+v, want %d programs, missing %v", tl, 7, want)
+	}
+}
+
+// TestSummaryLimited: Limited lists the programs missing because the
+// source is over a limit of bpfmeta's (bpfprog.ErrLimit, wrapped), and no
+// other: not those with another error, nor a program that got metadata
+// whose error says a limit.
+func TestSummaryLimited(t *testing.T) {
+	limit := fmt.Errorf("journal /j: too large to index: %w", bpfprog.ErrLimit)
+	sum := &inject.Summary{Programs: []inject.Program{
+		{ID: 1, Outcome: inject.NotFound, Missing: inject.MissingWithSamples, Err: limit, Samples: 3},
+		{ID: 2, Outcome: inject.NotFound, Missing: inject.MissingOther, Err: errors.New("not in the journal")},
+		{ID: 3, Outcome: inject.NotFound, Missing: inject.MissingTransient, Err: limit},
+		{ID: 4, Outcome: inject.Injected, Err: limit},
+		{ID: 5, Outcome: inject.Failed, Missing: inject.MissingOther, Err: bpfprog.ErrLimit},
+	}}
+	var got []uint32
+	for _, p := range sum.Limited() {
+		got = append(got, p.ID)
+	}
+	if want := []uint32{1, 3, 5}; !slices.Equal(got, want) {
+		t.Errorf("Limited: ids %v, want %v", got, want)
 	}
 }
