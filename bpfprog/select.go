@@ -1,6 +1,9 @@
 package bpfprog
 
-import "strconv"
+import (
+	"iter"
+	"strconv"
+)
 
 // A Selection is the programs a list of arguments picks, as bpfmeta
 // programs ID|NAME... takes them: an argument that is a number is an id,
@@ -11,6 +14,7 @@ import "strconv"
 type Selection struct {
 	IDs   []uint32
 	Names []string
+	args  []string // as given, for Unmatched
 	// found is what each argument matched; matched the ids of the
 	// programs Program picked.
 	found   map[string]bool
@@ -19,7 +23,7 @@ type Selection struct {
 
 // Select is the selection of args.
 func Select(args []string) *Selection {
-	s := &Selection{found: map[string]bool{}, matched: map[uint32]bool{}}
+	s := &Selection{args: args, found: map[string]bool{}, matched: map[uint32]bool{}}
 	for _, a := range args {
 		if id, err := strconv.ParseUint(a, 10, 32); err == nil {
 			s.IDs = append(s.IDs, uint32(id))
@@ -91,4 +95,40 @@ func (s *Selection) MissingIDs() []uint32 {
 		}
 	}
 	return missing
+}
+
+// Unmatched are the arguments that picked no program Program was given,
+// in the arguments' order (an id and a name alike).
+func (s *Selection) Unmatched() []string {
+	var missing []string
+	for _, a := range s.args {
+		key := a
+		if id, err := strconv.ParseUint(a, 10, 32); err == nil {
+			key = strconv.FormatUint(id, 10)
+		}
+		if !s.found[key] {
+			missing = append(missing, a)
+		}
+	}
+	return missing
+}
+
+// Of is the programs of l the selection picks (Program, which notes what
+// picked them): what bpfmeta snapshot --prog saves. An error l lists is
+// kept, whatever program it is of.
+func (s *Selection) Of(l Lister) Lister { return selected{l, s} }
+
+type selected struct {
+	Lister
+	s *Selection
+}
+
+func (o selected) All() iter.Seq2[*Program, error] {
+	return func(yield func(*Program, error) bool) {
+		for p, err := range o.Lister.All() {
+			if (err != nil || o.s.Program(p)) && !yield(p, err) {
+				return
+			}
+		}
+	}
 }

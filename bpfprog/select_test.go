@@ -60,3 +60,35 @@ func TestSelect(t *testing.T) {
 		}
 	}
 }
+
+// TestSelectionOf: Of lists the programs of a Lister the selection picks,
+// and an error whatever it is of; Unmatched names, in the arguments'
+// order, the ids and names that picked none (snapshot --prog).
+func TestSelectionOf(t *testing.T) {
+	l := &List{Programs: []*Program{
+		{ID: 7, Name: "xdp_prog", Funcs: []Func{{BTFName: "xdp_main"}}},
+		{ID: 8, Name: "tc_prog"},
+		{ID: 9, Name: "xdp_prog"},
+	}}
+	for _, c := range []struct {
+		args      []string
+		listed    []uint32
+		unmatched []string
+	}{
+		{[]string{"nope", "8", "xdp_main", "10", "007"}, []uint32{7, 8}, []string{"nope", "10"}},
+		{[]string{"xdp_prog"}, []uint32{7, 9}, nil},
+		{[]string{"11", "tc"}, nil, []string{"11", "tc"}},
+	} {
+		s := Select(c.args)
+		var listed []uint32
+		for p, err := range s.Of(l).All() {
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed = append(listed, p.ID)
+		}
+		if !slices.Equal(listed, c.listed) || !slices.Equal(s.Unmatched(), c.unmatched) {
+			t.Errorf("Select(%q).Of: lists %v, unmatched %q; want %v, %q", c.args, listed, s.Unmatched(), c.listed, c.unmatched)
+		}
+	}
+}
