@@ -57,14 +57,12 @@ import (
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
-// Recording is the recording inject reads, one record at a time.
+// Recording is the recording inject reads, one record at a time
+// (perfdata.Records), with what bpftrack and inject ask of it besides.
 // *reader.Reader is one (it must decompress, reader.Options.Decompress, to
 // see the programs loaded during a compressed recording).
 type Recording interface {
-	bpftrack.Recording
-	Next() bool
-	Record() *perfdata.Record
-	Err() error
+	bpftrack.Records
 	// IsDirRecording reports a directory recording (perf record
 	// --threads), whose records at the end are in its first file but
 	// come before the data files that load their programs.
