@@ -75,13 +75,6 @@ func TestArchitectureDoc(t *testing.T) {
 	}
 }
 
-// longSynopses are the packages whose doc comment's first sentence is
-// longer than a synopsis may be, with why: each is rewritten in parallel
-// (issue 51), and shortened then.
-var longSynopses = map[string]string{
-	"internal/recrun": "issue 51: its package is being rewritten",
-}
-
 // maxSynopsis is the longest a package's synopsis (its doc comment's first
 // sentence, go list's .Doc) may be: one line of go doc ./...'s map.
 const maxSynopsis = 100
@@ -104,12 +97,8 @@ func TestArchitecturePackageDocs(t *testing.T) {
 		if p.name == "main" && !strings.HasPrefix(p.doc, "Command ") {
 			t.Errorf("command %s: its doc comment does not begin \"Command \": %q", p.path, p.doc)
 		}
-		why, long := longSynopses[p.path]
-		switch n := utf8.RuneCountInString(p.doc); {
-		case n > maxSynopsis && !long:
+		if n := utf8.RuneCountInString(p.doc); n > maxSynopsis {
 			t.Errorf("package %s: its synopsis is %d characters, more than %d (one line, then the rest after a blank line): %q", p.path, n, maxSynopsis, p.doc)
-		case n <= maxSynopsis && long:
-			t.Errorf("package %s: its synopsis is one line now: remove it from longSynopses (%s)", p.path, why)
 		}
 	}
 	if seen == 0 {

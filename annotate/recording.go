@@ -79,6 +79,12 @@ func add(t *Table, records, loads map[string]int, name string, n int, entries []
 // inject would write, handed out one at a time as inject passes them on
 // (nothing is written or kept). It is what Fill reads for a recording
 // without the records.
+//
+// inject.Run pushes records (into an inject.RecordWriter) and Fill pulls
+// them (perfdata.Records: Next, Record, Err); Injected is the one place a
+// push is turned into a pull, by running inject.Run as an iterator that
+// iter.Pull steps through. Anything else that hands out records is a
+// perfdata.Records of its own, or embeds one.
 type Injected struct {
 	inject.Recording
 	next func() (*perfdata.Record, bool)

@@ -234,12 +234,7 @@ func injectFrom(path, snap, dir string) (string, *inject.Summary, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	sum, err := inject.Run(r, w, src, inject.Options{})
-	if err == nil {
-		err = w.Close()
-	} else {
-		w.Abort()
-	}
+	sum, err := inject.Write(w, r, src, inject.Options{})
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: inject from %s: %w", path, snap, err)
 	}

@@ -8,12 +8,11 @@ import (
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// Records is a recording read record by record: *reader.Reader is one.
+// Records is a Recording read record by record (perfdata.Records):
+// *reader.Reader is one.
 type Records interface {
 	Recording
-	Next() bool
-	Record() *perfdata.Record
-	Err() error
+	perfdata.Records
 }
 
 // MetadataRecord is a BPF_METADATA record of a recording, and what it

@@ -1,29 +1,22 @@
 package doc
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// perf's text of a BPF_METADATA record's entry, as
-// perf_event__fprintf_bpf_metadata() prints it (perf script
-// --show-bpf-events): each entry on a line of its own, after the line of
-// the record's program (" prog %s").
-const (
-	entryPrefix = "  entry "
-	entryFormat = entryPrefix + "%d: %20s = %s\n"
-	// the stable form's, without the index
-	unindexedFormat = "  entry: %20s = %s\n"
-)
+// The stable form's line of an entry: perf's (perfdata.AppendEntryLine)
+// without the index.
+const unindexedFormat = "  entry: %20s = %s\n"
 
 // WriteEntry writes entry i of a record after prefix, as perf writes it
 // ("  entry %d: %20s = %s"), with what came from the input escaped
-// (safetext.Clean).
+// (safetext.Clean): perfdata.AppendEntryLine's line.
 func WriteEntry(w io.Writer, prefix string, i int, key, value string) error {
-	_, err := fmt.Fprintf(w, "%s"+entryFormat, prefix, i, safetext.Clean(key), safetext.Clean(value))
+	_, err := w.Write(perfdata.AppendEntryLine(nil, prefix, i, key, value))
 	return err
 }
 
@@ -37,26 +30,5 @@ func WriteUnindexedEntry(w io.Writer, key, value string) error {
 
 // IsEntryLine reports whether line (without its newline) is an entry as
 // perf writes it (WriteEntry without a prefix) of a key without blanks,
-// as a variable's name is: ^  entry \d+: +[^ ]+ = .
-func IsEntryLine(line []byte) bool {
-	rest, ok := bytes.CutPrefix(line, []byte(entryPrefix))
-	if !ok {
-		return false
-	}
-	d := 0
-	for d < len(rest) && '0' <= rest[d] && rest[d] <= '9' {
-		d++
-	}
-	if d == 0 || d+1 >= len(rest) || rest[d] != ':' || rest[d+1] != ' ' {
-		return false
-	}
-	k := d + 1
-	for k < len(rest) && rest[k] == ' ' {
-		k++
-	}
-	e := k
-	for e < len(rest) && rest[e] != ' ' {
-		e++
-	}
-	return e > k && bytes.HasPrefix(rest[e:], []byte(" = "))
-}
+// as a variable's name is: perfdata.IsEntryLine.
+func IsEntryLine(line []byte) bool { return perfdata.IsEntryLine(line) }

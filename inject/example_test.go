@@ -17,7 +17,7 @@ import (
 // program, its functions at the addresses of the recording's KSYMBOLs, and
 // its metadata); live.New reads the running kernel's instead, and
 // snapshot.Open a file of bpfmeta snapshot or watch.
-func ExampleRun() {
+func ExampleWrite() {
 	const path = "../testdata/corpus/mstange_perf6.5_aarch64_zstd_compressed.data"
 	snap := &bpfprog.List{Programs: []*bpfprog.Program{firstProgram(path)}}
 
@@ -31,11 +31,8 @@ func ExampleRun() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	sum, err := inject.Run(r, w, snap, inject.Options{})
+	sum, err := inject.Write(w, r, snap, inject.Options{})
 	if err != nil {
-		log.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
 		log.Fatal(err)
 	}
 	for _, p := range sum.Programs[:2] {
@@ -85,7 +82,7 @@ func firstProgram(path string) *bpfprog.Program {
 }
 
 // Remove the BPF_METADATA records again, for perf before 6.17: what
-// bpfmeta strip does. The recording is ExampleRun's output.
+// bpfmeta strip does. The recording is ExampleWrite's output.
 func ExampleStrip() {
 	const path = "../testdata/corpus/mstange_perf6.5_aarch64_zstd_compressed.data"
 	var injected bytes.Buffer
@@ -121,7 +118,7 @@ func ExampleStrip() {
 }
 
 // injectFirst writes the recording at path to out, a pipe stream, with
-// the metadata of its first program (ExampleRun; injectTo).
+// the metadata of its first program (ExampleWrite; injectTo).
 func injectFirst(out *bytes.Buffer, path string) error {
 	r, err := reader.Open(path, reader.Options{Decompress: true})
 	if err != nil {

@@ -139,11 +139,8 @@ func injectTo(r *reader.Reader, out io.Writer, src bpfprog.Source) error {
 	if err != nil {
 		return err
 	}
-	defer w.Abort()
-	if _, err := inject.Run(r, w, src, inject.Options{}); err != nil {
-		return err
-	}
-	return w.Close()
+	_, err = inject.Write(w, r, src, inject.Options{})
+	return err
 }
 
 func fileBytes(t *testing.T, f *os.File) []byte {

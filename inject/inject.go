@@ -59,14 +59,12 @@ import (
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
-// Recording is the recording inject reads, one record at a time.
+// Recording is the recording inject reads, one record at a time
+// (perfdata.Records), with what bpftrack and inject ask of it besides.
 // *reader.Reader is one (it must decompress, reader.Options.Decompress, to
 // see the programs loaded during a compressed recording).
 type Recording interface {
-	bpftrack.Recording
-	Next() bool
-	Record() *perfdata.Record
-	Err() error
+	bpftrack.Records
 	// IsDirRecording reports a directory recording (perf record
 	// --threads), whose records at the end are in its first file but
 	// come before the data files that load their programs.
@@ -110,9 +108,40 @@ type Options struct {
 // ProgressEvery is how many records written make Options.Progress called.
 const ProgressEvery = 4096
 
+// Write copies every record of r to w with the BPF_METADATA records src
+// has for its programs (Run), then finishes the output (w's Close): the
+// one place a recording is read, injected and written, as bpfmeta
+// inject, bpfmetatest and the tests write one. After an error w is
+// aborted (writer.Writer.Abort), and what it wrote is for the caller to
+// remove. An error of Run is as Run returns it (a *writer.WriteError of
+// the output, else r's); an error of Close is a *CloseError, its Err a
+// *writer.InputError if it is the input's (a header section read as the
+// output is finished), else the output's.
+func Write(w *writer.Writer, r Recording, src bpfprog.Source, opts Options) (*Summary, error) {
+	sum, err := Run(r, w, src, opts)
+	if err == nil {
+		if cerr := w.Close(); cerr != nil {
+			err = &CloseError{Err: cerr}
+		}
+	}
+	if err != nil {
+		w.Abort()
+	}
+	return sum, err
+}
+
+// CloseError is an error of the writer's Close in Write, after every
+// record was written: its message is Err's. A caller that names the
+// output in its messages tells it from an error of a record written
+// (a *writer.WriteError, whose message is the record's).
+type CloseError struct{ Err error }
+
+func (e *CloseError) Error() string { return e.Err.Error() }
+func (e *CloseError) Unwrap() error { return e.Err }
+
 // Run copies every record of r to w, adding BPF_METADATA records for the
-// programs src knows. The caller closes w. An error of w is a
-// *writer.WriteError; one of r is r's.
+// programs src knows. The caller closes w (Write runs and closes). An
+// error of w is a *writer.WriteError; one of r is r's.
 func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summary, error) {
 	j := &injector{
 		r:      r,

@@ -40,10 +40,7 @@ func BenchmarkInjectStream(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := inject.Run(r, w, src, inject.Options{}); err != nil {
-			b.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
+		if _, err := inject.Write(w, r, src, inject.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		r.Close()
@@ -73,11 +70,7 @@ func BenchmarkInjectWalk(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer w.Abort()
-		if _, err := inject.Run(r, w, src, inject.Options{}); err != nil {
-			b.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
+		if _, err := inject.Write(w, r, src, inject.Options{}); err != nil {
 			b.Fatal(err)
 		}
 		c := r.Counts()

@@ -139,11 +139,8 @@ func run(t *testing.T, in []byte, src bpfprog.Source, opts inject.Options) ([]by
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum, err := inject.Run(r, w, src, opts)
+	sum, err := inject.Write(w, r, src, opts)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
 	return out.Bytes(), sum

@@ -84,7 +84,7 @@ func (x ksymIndex) of(f bpfprog.Func) string {
 	return ""
 }
 
-// injectFile runs inject.Run over the recording at in, writing through the
+// injectFile runs inject.Write over the recording at in, writing through the
 // writer the CLI uses (writer.New: the input's layout for a file, pipe
 // format for a stream; writer.NewDir for a directory recording), into a new
 // file or directory in dir.
@@ -92,7 +92,7 @@ func injectFile(t *testing.T, in, dir string, src bpfprog.Source, opts inject.Op
 	t.Helper()
 	var sum *inject.Summary
 	out, err := rectest.Through(t, in, dir, reader.Options{Decompress: true}, writer.Options{}, func(r *reader.Reader, w *writer.Writer) (err error) {
-		sum, err = inject.Run(r, w, src, opts)
+		sum, err = inject.Write(w, r, src, opts)
 		return err
 	})
 	return out, sum, err

@@ -79,6 +79,34 @@ type Record struct {
 	Part int
 }
 
+// Records is a recording read one record at a time, in the style of
+// bufio.Scanner and sql.Rows:
+//
+//	for r.Next() {
+//		rec := r.Record()
+//		...
+//	}
+//	if err := r.Err(); err != nil {
+//		...
+//	}
+//
+// *reader.Reader is one. It is the one interface records are read
+// through: writer.Copy, bpftrack and inject read it (writer.Records,
+// bpftrack.Records and inject.Recording are it, with what else they
+// ask of a recording). A producer that pushes records, as inject.Run
+// writes them, is read as one by annotate.Injected, the one place a
+// push becomes a pull (iter.Pull).
+type Records interface {
+	// Next moves to the next record, and reports whether there is one:
+	// false at the end of the recording or on an error (Err).
+	Next() bool
+	// Record is the record Next moved to, valid until the next call of
+	// Next.
+	Record() *Record
+	// Err is the error that ended Next, nil at the end of the recording.
+	Err() error
+}
+
 // Compressed reports whether r was decoded from a COMPRESSED/COMPRESSED2 record.
 func (r *Record) Compressed() bool { return r.Outer >= 0 }
 

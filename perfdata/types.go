@@ -1,6 +1,9 @@
 package perfdata
 
-import "strconv"
+import (
+	"encoding/binary"
+	"strconv"
+)
 
 // RecordType is perf_event_header.type: a kernel record type (below 64) or
 // one of perf's user types (64 and up), as in tools/lib/perf/include/perf/event.h.
@@ -62,34 +65,112 @@ const (
 // UserTypeStart is the first of perf's own (non-kernel) record types.
 const UserTypeStart RecordType = 64
 
-var recordNames = map[RecordType]string{
-	RecordMmap: "MMAP", RecordLost: "LOST", RecordComm: "COMM", RecordExit: "EXIT",
-	RecordThrottle: "THROTTLE", RecordUnthrottle: "UNTHROTTLE", RecordFork: "FORK",
-	RecordRead: "READ", RecordSample: "SAMPLE", RecordMmap2: "MMAP2", RecordAux: "AUX",
-	RecordItraceStart: "ITRACE_START", RecordLostSamples: "LOST_SAMPLES",
-	RecordSwitch: "SWITCH", RecordSwitchCPUWide: "SWITCH_CPU_WIDE",
-	RecordNamespaces: "NAMESPACES", RecordKSymbol: "KSYMBOL", RecordBPFEvent: "BPF_EVENT",
-	RecordCgroup: "CGROUP", RecordTextPoke: "TEXT_POKE",
-	RecordAuxOutputHWID: "AUX_OUTPUT_HW_ID", RecordCallchainDeferred: "CALLCHAIN_DEFERRED",
-	RecordHeaderAttr: "ATTR", RecordHeaderEventType: "EVENT_TYPE",
-	RecordHeaderTracingData: "TRACING_DATA", RecordHeaderBuildID: "BUILD_ID",
-	RecordFinishedRound: "FINISHED_ROUND", RecordIDIndex: "ID_INDEX",
-	RecordAuxtraceInfo: "AUXTRACE_INFO", RecordAuxtrace: "AUXTRACE",
-	RecordAuxtraceError: "AUXTRACE_ERROR", RecordThreadMap: "THREAD_MAP",
-	RecordCPUMap: "CPU_MAP", RecordStatConfig: "STAT_CONFIG", RecordStat: "STAT",
-	RecordStatRound: "STAT_ROUND", RecordEventUpdate: "EVENT_UPDATE",
-	RecordTimeConv: "TIME_CONV", RecordHeaderFeature: "FEATURE",
-	RecordCompressed: "COMPRESSED", RecordFinishedInit: "FINISHED_INIT",
-	RecordCompressed2: "COMPRESSED2", RecordBPFMetadata: "BPF_METADATA",
-	RecordSchedstatCPU: "SCHEDSTAT_CPU", RecordSchedstatDomain: "SCHEDSTAT_DOMAIN",
+// typeRow is a row of the record-type table (recordTypes).
+type typeRow struct {
+	Type RecordType
+	// Name is perf's, as perf_event__name() has it (the names perf report
+	// --stats prints: PERF_RECORD_HEADER_ATTR is "ATTR").
+	Name string
+	// Describe says what a record of the type holds, as bpfmeta dump
+	// prints it after the name (Record.Describe); nil for a type it says
+	// nothing more of.
+	Describe func(r *Record, bo binary.ByteOrder) string
+	// Inspected marks the kernel record types bpfmeta reads the programs
+	// of a recording from (bpftrack, inject's tracker): every other
+	// kernel record is only passed on (recrun.Passes).
+	Inspected bool
+}
+
+// recordTypes is the record-type table: a row for each type perf defines,
+// from which RecordType's String, Noun, Known and Inspected answer,
+// recrun.Passes decides which records go a run at a time, and Describe
+// (bpfmeta dump) says what a record holds. A new record type is a row
+// here (its constant above).
+var recordTypes = []typeRow{
+	{Type: RecordMmap, Name: "MMAP"},
+	{Type: RecordLost, Name: "LOST"},
+	{Type: RecordComm, Name: "COMM"},
+	{Type: RecordExit, Name: "EXIT"},
+	{Type: RecordThrottle, Name: "THROTTLE"},
+	{Type: RecordUnthrottle, Name: "UNTHROTTLE"},
+	{Type: RecordFork, Name: "FORK"},
+	{Type: RecordRead, Name: "READ"},
+	{Type: RecordSample, Name: "SAMPLE"},
+	{Type: RecordMmap2, Name: "MMAP2"},
+	{Type: RecordAux, Name: "AUX"},
+	{Type: RecordItraceStart, Name: "ITRACE_START"},
+	{Type: RecordLostSamples, Name: "LOST_SAMPLES"},
+	{Type: RecordSwitch, Name: "SWITCH"},
+	{Type: RecordSwitchCPUWide, Name: "SWITCH_CPU_WIDE"},
+	{Type: RecordNamespaces, Name: "NAMESPACES"},
+	{Type: RecordKSymbol, Name: "KSYMBOL", Describe: describeKSymbol, Inspected: true},
+	{Type: RecordBPFEvent, Name: "BPF_EVENT", Describe: describeBPFEvent, Inspected: true},
+	{Type: RecordCgroup, Name: "CGROUP"},
+	{Type: RecordTextPoke, Name: "TEXT_POKE"},
+	{Type: RecordAuxOutputHWID, Name: "AUX_OUTPUT_HW_ID"},
+	{Type: RecordCallchainDeferred, Name: "CALLCHAIN_DEFERRED"},
+
+	{Type: RecordHeaderAttr, Name: "ATTR"},
+	{Type: RecordHeaderEventType, Name: "EVENT_TYPE"},
+	{Type: RecordHeaderTracingData, Name: "TRACING_DATA", Describe: describePayload},
+	{Type: RecordHeaderBuildID, Name: "BUILD_ID"},
+	{Type: RecordFinishedRound, Name: "FINISHED_ROUND"},
+	{Type: RecordIDIndex, Name: "ID_INDEX"},
+	{Type: RecordAuxtraceInfo, Name: "AUXTRACE_INFO"},
+	{Type: RecordAuxtrace, Name: "AUXTRACE", Describe: describePayload},
+	{Type: RecordAuxtraceError, Name: "AUXTRACE_ERROR"},
+	{Type: RecordThreadMap, Name: "THREAD_MAP"},
+	{Type: RecordCPUMap, Name: "CPU_MAP"},
+	{Type: RecordStatConfig, Name: "STAT_CONFIG"},
+	{Type: RecordStat, Name: "STAT"},
+	{Type: RecordStatRound, Name: "STAT_ROUND"},
+	{Type: RecordEventUpdate, Name: "EVENT_UPDATE"},
+	{Type: RecordTimeConv, Name: "TIME_CONV"},
+	{Type: RecordHeaderFeature, Name: "FEATURE"},
+	{Type: RecordCompressed, Name: "COMPRESSED"},
+	{Type: RecordFinishedInit, Name: "FINISHED_INIT"},
+	{Type: RecordCompressed2, Name: "COMPRESSED2"},
+	{Type: RecordBPFMetadata, Name: "BPF_METADATA", Describe: describeBPFMetadata},
+	{Type: RecordSchedstatCPU, Name: "SCHEDSTAT_CPU"},
+	{Type: RecordSchedstatDomain, Name: "SCHEDSTAT_DOMAIN"},
+}
+
+// recordNames and recordRows are recordTypes indexed by type, made once
+// (init): String is called for every line bpfmeta dump prints, millions
+// of them, and finds the name by index. A type without a row has "" and
+// nil.
+var (
+	recordNames []string
+	recordRows  []*typeRow
+)
+
+func init() {
+	n := RecordType(0)
+	for _, r := range recordTypes {
+		n = max(n, r.Type+1)
+	}
+	recordNames = make([]string, n)
+	recordRows = make([]*typeRow, n)
+	for i, r := range recordTypes {
+		recordNames[r.Type] = r.Name
+		recordRows[r.Type] = &recordTypes[i]
+	}
+}
+
+// row is t's row of the table, nil for a type perf does not define.
+func (t RecordType) row() *typeRow {
+	if t < RecordType(len(recordRows)) {
+		return recordRows[t]
+	}
+	return nil
 }
 
 // String returns perf's name for the type, as perf_event__name() has it
 // (the names perf report --stats prints: PERF_RECORD_HEADER_ATTR is
 // "ATTR"), or the number for types perf does not know.
 func (t RecordType) String() string {
-	if n, ok := recordNames[t]; ok {
-		return n
+	if t < RecordType(len(recordNames)) && recordNames[t] != "" {
+		return recordNames[t]
 	}
 	return strconv.FormatUint(uint64(t), 10)
 }
@@ -97,16 +178,35 @@ func (t RecordType) String() string {
 // Noun names a record of type t in a message: "SAMPLE record", or
 // "record of type 4294967295" for a type perf does not define.
 func (t RecordType) Noun() string {
-	if n, ok := recordNames[t]; ok {
-		return n + " record"
+	if r := t.row(); r != nil {
+		return r.Name + " record"
 	}
 	return "record of type " + strconv.FormatUint(uint64(t), 10)
 }
 
 // Known reports whether t is a type upstream perf defines.
-func (t RecordType) Known() bool {
-	_, ok := recordNames[t]
-	return ok
+func (t RecordType) Known() bool { return t.row() != nil }
+
+// Inspected reports whether t is a kernel record type bpfmeta reads the
+// programs of a recording from: KSYMBOL and BPF_EVENT (bpftrack). Every
+// other kernel record is only passed on, a run at a time
+// (recrun.Passes).
+func (t RecordType) Inspected() bool {
+	r := t.row()
+	return r != nil && r.Inspected
+}
+
+// Describe says what r holds, as bpfmeta dump prints it after its type's
+// name: a KSYMBOL's, BPF_EVENT's or BPF_METADATA's fields (text from the
+// recording escaped, safetext.Clean), or their decoder's error in
+// parentheses; the size of the data after an AUXTRACE or
+// HEADER_TRACING_DATA record; "" for any other record. bo is the
+// recording's byte order.
+func (r *Record) Describe(bo binary.ByteOrder) string {
+	if row := r.Header.Type.row(); row != nil && row.Describe != nil {
+		return row.Describe(r, bo)
+	}
+	return ""
 }
 
 // Feature is a HEADER_* feature id: a bit of the file header's feature

@@ -9,14 +9,9 @@ import (
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
-// Records is a recording read one record at a time, as Copy reads it.
-// *reader.Reader is one.
-type Records interface {
-	Next() bool
-	Record() *perfdata.Record
-	// Err is the error that ended Next, nil at the end of the recording.
-	Err() error
-}
+// Records is a recording read one record at a time, as Copy reads it
+// (perfdata.Records). *reader.Reader is one.
+type Records = perfdata.Records
 
 // WriteError is an error of the output, as opposed to one of the input
 // (outfile.WriteError, where bpfprog/watch finds it too).

@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -99,7 +98,7 @@ func dumpRecords(w io.Writer, in *cliutil.Input, hex bool) error {
 		line = strconv.AppendInt(line, rec.Offset, 16)
 		line = append(line, " [0x"...)
 		line = strconv.AppendUint(line, uint64(rec.Header.Size), 16)
-		line = append(append(append(line, "]: "...), rec.Header.Type.String()...), describe(rec, bo)...)
+		line = append(append(append(line, "]: "...), rec.Header.Type.String()...), rec.Describe(bo)...)
 		w.Write(append(line, '\n'))
 		if hex {
 			hexDump(w, indent, rec.Raw)
@@ -139,38 +138,6 @@ func malformed(rec *perfdata.Record) error {
 		return &reader.FormatError{Offset: rec.Offset, Outer: rec.Outer, Msg: err.Error(), Err: reader.ErrCorrupt}
 	}
 	return nil
-}
-
-// describe says what a record holds, for the records bpfmeta cares about.
-func describe(rec *perfdata.Record, bo binary.ByteOrder) string {
-	switch rec.Header.Type {
-	case perfdata.RecordKSymbol:
-		k, err := perfdata.DecodeKSymbol(rec.Raw, bo)
-		if err != nil {
-			return " (" + err.Error() + ")"
-		}
-		return fmt.Sprintf(" addr %x len %d type %d flags %#x name %s", k.Addr, k.Len, uint16(k.Type), uint16(k.Flags), safetext.Clean(k.Name))
-	case perfdata.RecordBPFEvent:
-		e, err := perfdata.DecodeBPFEvent(rec.Raw, bo)
-		if err != nil {
-			return " (" + err.Error() + ")"
-		}
-		return fmt.Sprintf(" type %d, flags %d, id %d tag %v", uint16(e.Type), e.Flags, e.ID, e.Tag)
-	case perfdata.RecordBPFMetadata:
-		m, err := perfdata.DecodeBPFMetadata(rec.Raw, bo)
-		if err != nil {
-			return " (" + err.Error() + ")"
-		}
-		var b strings.Builder
-		fmt.Fprintf(&b, " prog %s\n", safetext.Clean(m.ProgName))
-		printRecordEntries(&b, "", m.Entries)
-		return strings.TrimSuffix(b.String(), "\n") // the caller ends the line
-	case perfdata.RecordAuxtrace, perfdata.RecordHeaderTracingData:
-		if rec.PayloadSize > 0 {
-			return fmt.Sprintf(" (+%#x bytes of data)", rec.PayloadSize)
-		}
-	}
-	return ""
 }
 
 func dumpStats(w io.Writer, in *cliutil.Input) error {

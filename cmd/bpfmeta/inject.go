@@ -138,14 +138,12 @@ func runInject(c *cli.Context) error {
 	if prog.Active() {
 		opts.Progress = prog.Update
 	}
-	sum, err := inject.Run(in, rw.w, src, opts)
+	sum, err := inject.Write(rw.w, in, src, opts)
 	prog.Done()
 	if err != nil {
 		return rw.blame(err)
 	}
-	if err := rw.finish(); err != nil {
-		return err
-	}
+	rw.finished()
 	rep := summarize(sum, src)
 	strictFails := c.Bool("strict") && rep.tally.Missing[inject.MissingWithSamples] > 0
 	if !c.Bool("quiet") {

@@ -175,8 +175,13 @@ func (r *rewrite) close() {
 
 // blame names what an error of the copy is of: the output (a
 // writer.WriteError: "IN: writing OUT: ...", since the offset a record's
-// error gives is the input's), or the input, at its offset.
+// error gives is the input's), or the input, at its offset; an error of
+// finishing the output that inject.Write returns (inject.CloseError) as
+// finish names it.
 func (r *rewrite) blame(err error) error {
+	if cerr := (*inject.CloseError)(nil); errors.As(err, &cerr) {
+		return writerError(r.in, r.out, cerr.Err)
+	}
 	if werr := (*writer.WriteError)(nil); errors.As(err, &werr) {
 		return fmt.Errorf("%s: writing %w", r.in.Name, r.out.Error(werr.Err))
 	}
@@ -199,9 +204,14 @@ func (r *rewrite) finish() error {
 	if err := r.w.Close(); err != nil {
 		return writerError(r.in, r.out, err)
 	}
-	warnTrailingDropped(notes(r.c), r.in, r.w)
+	r.finished()
 	return nil
 }
+
+// finished is what follows the writer's Close, finish's or
+// inject.Write's: the warning of bytes after a pipe stream's last record
+// that a file leaves out.
+func (r *rewrite) finished() { warnTrailingDropped(notes(r.c), r.in, r.w) }
 
 // commit releases an output held back and commits it: the output is there.
 func (r *rewrite) commit() error {

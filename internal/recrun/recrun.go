@@ -1,5 +1,6 @@
-// Package recrun is the fast path of the records that are only passed on:
-// a Run is a window of whole records in a reader's buffer that a caller
+// Package recrun is the fast path of the records that are only passed on.
+//
+// A Run is a window of whole records in a reader's buffer that a caller
 // walks in a loop of its own (Peek, Take) instead of a call of the
 // reader's Next each, has the reader move past (Source.Pass) and writes on
 // as one span of input bytes (Sink.WriteRun). inject passes a recording's
@@ -20,12 +21,22 @@ package recrun
 import "github.com/bpfmeta/bpfmeta/perfdata"
 
 // passMask has bit t set for each kernel record type t that passes: all
-// but KSYMBOL and BPF_EVENT.
-const passMask = ^uint64(0) &^ (1<<perfdata.RecordKSymbol | 1<<perfdata.RecordBPFEvent)
+// but those perfdata's table of record types marks inspected
+// (RecordType.Inspected: KSYMBOL and BPF_EVENT), made once so that Passes
+// is a bit test.
+var passMask = func() (m uint64) {
+	for t := range perfdata.UserTypeStart {
+		if !t.Inspected() {
+			m |= 1 << t
+		}
+	}
+	return m
+}()
 
 // Passes reports whether a record of type t can be in a run, the one rule
 // of what ends a run. A record passes if it is a kernel record (type <
-// perfdata.UserTypeStart) other than KSYMBOL and BPF_EVENT:
+// perfdata.UserTypeStart) other than those perfdata.RecordType.Inspected
+// names, KSYMBOL and BPF_EVENT:
 //
 //   - a record of a user type (FINISHED_ROUND, COMPRESSED, HEADER_ATTR,
 //     FINISHED_INIT, BPF_METADATA, ...) changes the reader's state (its

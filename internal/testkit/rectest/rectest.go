@@ -133,7 +133,9 @@ func CopyAll(t testing.TB, r *reader.Reader, w *writer.Writer, edit Edit) {
 // (outfile.CreateDir, writer.NewDir), read with ropts. It returns the
 // output's path and the error of reading in, of run or of finishing the
 // output; after one, nothing is left at the path. Any other error fails
-// the test.
+// the test. run may finish the output itself, as inject.Write does (the
+// one wiring of reader, inject and writer, which inject's tests run
+// here); Through's Close of w then does nothing.
 func Through(t testing.TB, in, dir string, ropts reader.Options, wopts writer.Options, run func(*reader.Reader, *writer.Writer) error) (string, error) {
 	t.Helper()
 	r, err := reader.Open(in, ropts)
