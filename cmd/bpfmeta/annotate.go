@@ -82,11 +82,11 @@ Examples:
    perf script -i perf.data | bpfmeta annotate -i perf.data --pprof > prof.pb.gz
    go tool pprof -http :8080 prof.pb.gz`,
 		Flags: slices.Concat([]cli.Flag{
-			&cli.StringFlag{Name: "input", Aliases: []string{"i"}, TakesFile: true,
+			&cli.StringFlag{Name: flagInput, Aliases: []string{"i"}, TakesFile: true,
 				Usage: "the recording `FILE` (or directory) the perf script text was made from"},
-			&cli.StringFlag{Name: "keys", Usage: "label frames with these metadata `KEYS`, in this order (comma-separated, with or without bpf_metadata_; default: all)"},
-			&cli.BoolFlag{Name: "folded", Usage: "write folded stacks (comm;frame;...;frame count), as stackcollapse-perf.pl does"},
-			&cli.BoolFlag{Name: "pprof", Usage: "write a gzipped pprof profile (profile.proto) for go tool pprof, Parca or Pyroscope, never to a terminal"},
+			&cli.StringFlag{Name: flagKeys, Usage: "label frames with these metadata `KEYS`, in this order (comma-separated, with or without bpf_metadata_; default: all)"},
+			&cli.BoolFlag{Name: flagFolded, Usage: "write folded stacks (comm;frame;...;frame count), as stackcollapse-perf.pl does"},
+			&cli.BoolFlag{Name: flagPprof, Usage: "write a gzipped pprof profile (profile.proto) for go tool pprof, Parca or Pyroscope, never to a terminal"},
 		}, sourceFlags("the recording's records or the running kernel", false), []cli.Flag{
 			maxExpansionFlag(), quietFlag(),
 			verboseFlag("count the frames labelled (and ambiguous) and the lines that are not perf script output"),
@@ -95,42 +95,79 @@ Examples:
 	}
 }
 
-func runAnnotate(c *cli.Context) error {
-	start := time.Now()
-	if err := noArgs(c, "the recording is -i FILE; the text comes on stdin"); err != nil {
-		return err
+// annotate's own flags.
+const (
+	flagKeys   = "keys"
+	flagFolded = "folded"
+	flagPprof  = "pprof"
+)
+
+// annotateOpts are annotate's options.
+type annotateOpts struct {
+	readOpts
+	sourceOpts
+	keys          []string // the keys --keys chooses, in its order
+	keysText      string   // --keys as given
+	folded, pprof bool
+}
+
+// annotateOptionsOf reads annotate's flags: the one place they are read.
+// Arguments, a recording or snapshot on stdin (which the text comes on),
+// what checkProfileOutput refuses and an empty --keys are usage errors.
+func annotateOptionsOf(c *cli.Context) (annotateOpts, error) {
+	var o annotateOpts
+	var err error
+	if err = noArgs(c, "the recording is -i FILE; the text comes on stdin"); err != nil {
+		return o, err
 	}
-	path := c.String("input")
+	if o.inputOpts, err = inputOptionsOf(c); err != nil {
+		return o, err
+	}
+	o.sourceOpts = sourceOptionsOf(c)
 	switch {
-	case path == "" || path == "-":
-		return cliutil.Usagef("annotate reads perf script text on stdin: name the recording it was made from with -i FILE")
-	case c.String("snapshot") == "-":
-		return cliutil.Usagef("annotate reads perf script text on stdin: name the snapshot's file (--snapshot FILE)")
+	case o.input == "" || o.input == "-":
+		return o, cliutil.Usagef("annotate reads perf script text on stdin: name the recording it was made from with -i FILE")
+	case o.sourceArgs[flagSnapshot].Path == "-":
+		return o, cliutil.Usagef("annotate reads perf script text on stdin: name the snapshot's file (--snapshot FILE)")
 	}
-	if err := checkProfileOutput(c); err != nil {
-		return err
+	o.folded, o.pprof = c.Bool(flagFolded), c.Bool(flagPprof)
+	if err := checkProfileOutput(sessionOf(c), o); err != nil {
+		return o, err
 	}
-	var keys []string
-	for _, k := range strings.Split(c.String("keys"), ",") {
+	o.keysText = c.String(flagKeys)
+	for _, k := range strings.Split(o.keysText, ",") {
 		if k = strings.TrimSpace(k); k != "" {
-			keys = append(keys, k)
+			o.keys = append(o.keys, k)
 		}
 	}
-	if c.IsSet("keys") && len(keys) == 0 {
-		return cliutil.Usagef("--keys %s: give the keys, comma-separated (--keys version,build)", safetext.Quote(c.String("keys")))
+	if c.IsSet(flagKeys) && len(o.keys) == 0 {
+		return o, cliutil.Usagef("--keys %s: give the keys, comma-separated (--keys version,build)", safetext.Quote(o.keysText))
 	}
-	t := annotate.NewTable(keys)
+	if o.expansionOpts, err = expansionOptionsOf(c); err != nil {
+		return o, err
+	}
+	o.verbosity, err = verbosityOptionsOf(c)
+	return o, err
+}
+
+func runAnnotate(c *cli.Context) error {
+	start := time.Now()
+	o, err := annotateOptionsOf(c)
+	if err != nil {
+		return err
+	}
+	t := annotate.NewTable(o.keys)
 	defer t.Close()
-	name, err := fillTable(c, t)
+	name, err := fillTable(sessionOf(c), o, t)
 	if err != nil {
 		return err
 	}
 	var st annotate.Stats
-	if c.Bool("pprof") {
-		return writeProfile(c, t, name, start)
+	if o.pprof {
+		return writeProfile(c.App.Reader, c.App.Writer, o, t, name, start)
 	}
 	var f *annotate.Folder
-	if c.Bool("folded") {
+	if o.folded {
 		f = annotate.NewFolder()
 		if st, err = annotate.Fold(c.App.Reader, f, t); err == nil {
 			_, err = f.WriteTo(c.App.Writer)
@@ -144,9 +181,9 @@ func runAnnotate(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	warnAnnotated(c, name, t, st, f)
-	if verbose(c) {
-		fmt.Fprintf(notes(c), "bpfmeta: %s: %s of %s labelled (%d ambiguous, %d not in the recording); %s read, %d not perf script output, in %.3fs\n",
+	warnAnnotated(o, name, t, st, f)
+	if o.verbose {
+		fmt.Fprintf(o.notes, "bpfmeta: %s: %s of %s labelled (%d ambiguous, %d not in the recording); %s read, %d not perf script output, in %.3fs\n",
 			name, plural(int(st.Annotated), "frame"), plural(t.Len(), "BPF function"), st.Ambiguous, st.NotInRecording,
 			plural(int(st.Lines), "line"), st.Unparsed, time.Since(start).Seconds())
 	}
@@ -156,8 +193,8 @@ func runAnnotate(c *cli.Context) error {
 // warnAnnotated says, without -v, what makes the output not what was
 // meant: text that is mostly not perf script output, frames of another
 // recording, keys the recording has not, a fold without callchains.
-func warnAnnotated(c *cli.Context, name string, t *annotate.Table, st annotate.Stats, f *annotate.Folder) {
-	w := notes(c)
+func warnAnnotated(o annotateOpts, name string, t *annotate.Table, st annotate.Stats, f *annotate.Folder) {
+	w := o.notes
 	junk := st.Lines > 0 && st.Unparsed*2 > st.Lines
 	if junk {
 		fmt.Fprintf(w, "bpfmeta: warning: %d of %s on stdin are not perf script output: annotate reads perf script's text (perf script -i %s | bpfmeta annotate -i %s), not a recording\n",
@@ -181,7 +218,7 @@ func warnAnnotated(c *cli.Context, name string, t *annotate.Table, st annotate.S
 				list = "its records have " + strings.Join(has, ", ")
 			}
 			fmt.Fprintf(w, "bpfmeta: warning: --keys %s: no record of %s has the key %s: %s\n",
-				safetext.Clean(c.String("keys")), name, safetext.Clean(k), safetext.Clean(list))
+				safetext.Clean(o.keysText), name, safetext.Clean(k), safetext.Clean(list))
 		}
 	}
 }
@@ -189,9 +226,8 @@ func warnAnnotated(c *cli.Context, name string, t *annotate.Table, st annotate.S
 // fillTable fills t with the metadata of the recording's programs
 // (annotate.FillFrom): its BPF_METADATA records, or those bpfmeta inject
 // would add from the source inject opens.
-func fillTable(c *cli.Context, t *annotate.Table) (string, error) {
-	s := sessionOf(c)
-	in, err := openInput(c, reader.Options{Decompress: true})
+func fillTable(s *cliutil.Session, o annotateOpts, t *annotate.Table) (string, error) {
+	in, err := openInput(s, o.readOpts, reader.Options{Decompress: true})
 	if err != nil {
 		return "", err
 	}
@@ -200,9 +236,9 @@ func fillTable(c *cli.Context, t *annotate.Table) (string, error) {
 			in.Close()
 		}
 	}()
-	from := annotate.From{Name: in.Name, Recording: in, SourceNamed: sources.Instead(sourceArgs(c)),
+	from := annotate.From{Name: in.Name, Recording: in, SourceNamed: sources.Instead(o.sourceArgs),
 		Source: func() (bpfprog.Source, func(), error) {
-			src, err := openSource(s, c)
+			src, err := openSource(s, o.sourceOpts, o.inputOpts, o.notes)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -211,7 +247,7 @@ func fillTable(c *cli.Context, t *annotate.Table) (string, error) {
 	if in.File != nil || in.Dir != "" {
 		from.Reopen = func() (inject.Recording, error) {
 			in.Close()
-			again, err := openInput(c, reader.Options{Decompress: true})
+			again, err := openInput(s, o.readOpts, reader.Options{Decompress: true})
 			if err != nil {
 				in = nil // closed
 				return nil, err
@@ -222,7 +258,7 @@ func fillTable(c *cli.Context, t *annotate.Table) (string, error) {
 	}
 	filled, err := annotate.FillFrom(t, from)
 	if filled == annotate.NotReread {
-		fmt.Fprintf(notes(c), "bpfmeta: warning: %s has no BPF_METADATA records and is read as a stream, which cannot be read again for the running kernel's: give it as a file, or --snapshot\n", from.Name)
+		fmt.Fprintf(o.notes, "bpfmeta: warning: %s has no BPF_METADATA records and is read as a stream, which cannot be read again for the running kernel's: give it as a file, or --snapshot\n", from.Name)
 	}
 	return from.Name, err
 }

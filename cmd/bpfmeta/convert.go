@@ -33,10 +33,14 @@ Examples:
 			verboseFlag("say what was read, and note every header section a pipe output leaves out")},
 		Action: func(c *cli.Context) error {
 			start := time.Now()
-			rw, err := openRewrite(c, false, "", func(out *outfile.Output) writer.Options {
+			o, err := rewriteOptionsOf(c)
+			if err != nil {
+				return err
+			}
+			rw, err := openRewrite(sessionOf(c), o, false, "", func(out *outfile.Output) writer.Options {
 				// A file output is a file-mode recording, whatever the input.
 				if out.Regular() {
-					return writer.Options{Format: perfdata.FormatFile, SpoolDir: filepath.Dir(c.String("output"))}
+					return writer.Options{Format: perfdata.FormatFile, SpoolDir: filepath.Dir(o.output)}
 				}
 				return writer.Options{Format: perfdata.FormatPipe}
 			})
@@ -50,8 +54,8 @@ Examples:
 			if err := rw.commit(); err != nil {
 				return err
 			}
-			if verbose(c) {
-				printSummary(notes(c), rw.in, start)
+			if o.verbose {
+				printSummary(o.notes, rw.in, start)
 			}
 			return nil
 		},

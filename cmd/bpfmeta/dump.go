@@ -35,34 +35,56 @@ Examples:
    perf record -o - -a -- sleep 1 | bpfmeta dump --stats`,
 		Flags: []cli.Flag{
 			inputFlag(),
-			&cli.BoolFlag{Name: "stats", Usage: "print the number of records of each type instead, as perf report --stats does"},
-			&cli.BoolFlag{Name: "no-decompress", Usage: "do not decode the records inside compressed records"},
+			&cli.BoolFlag{Name: flagStats, Usage: "print the number of records of each type instead, as perf report --stats does"},
+			&cli.BoolFlag{Name: flagNoDecompress, Usage: "do not decode the records inside compressed records"},
 			maxExpansionFlag(), quietFlag(),
 			verboseFlag("print every record's bytes in hex too, and say what was read"),
 		},
 		Action: func(c *cli.Context) error {
 			start := time.Now()
-			in, err := openInput(c, reader.Options{Decompress: !c.Bool("no-decompress")})
+			o, err := dumpOptionsOf(c)
+			if err != nil {
+				return err
+			}
+			in, err := openInput(sessionOf(c), o.readOpts, reader.Options{Decompress: !o.noDecompress})
 			if err != nil {
 				return err
 			}
 			defer in.Close()
-			warnUnfinished(notes(c), in)
+			warnUnfinished(o.notes, in)
 			w := bufio.NewWriter(c.App.Writer)
-			if c.Bool("stats") {
+			if o.stats {
 				err = dumpStats(w, in)
 			} else {
-				err = dumpRecords(w, in, verbose(c))
+				err = dumpRecords(w, in, o.verbose)
 			}
 			if ferr := w.Flush(); err == nil {
 				err = ferr
 			}
-			if err == nil && verbose(c) {
-				printSummary(notes(c), in, start)
+			if err == nil && o.verbose {
+				printSummary(o.notes, in, start)
 			}
 			return err
 		},
 	}
+}
+
+// dump's own flags.
+const (
+	flagStats        = "stats"
+	flagNoDecompress = "no-decompress"
+)
+
+// dumpOpts are dump's options.
+type dumpOpts struct {
+	readOpts
+	stats, noDecompress bool
+}
+
+// dumpOptionsOf reads dump's flags: the one place they are read.
+func dumpOptionsOf(c *cli.Context) (dumpOpts, error) {
+	r, err := readOptionsOf(c)
+	return dumpOpts{readOpts: r, stats: c.Bool(flagStats), noDecompress: c.Bool(flagNoDecompress)}, err
 }
 
 func dumpRecords(w io.Writer, in *cliutil.Input, hex bool) error {

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"slices"
@@ -19,27 +20,50 @@ import (
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
-// The flags several commands share, and what they open.
+// The flags several commands share, and what they open. Each command
+// reads its flags in one parse function, COMMANDOptionsOf (in its file),
+// into a struct of its options, which embeds the structs of the shared
+// flags below, each read by a parse function of its own (inputOptionsOf,
+// ...); nothing else reads a flag by its name (TestFlagsReadByParse).
+
+// The names of the shared flags, and of the flags of several commands'
+// own that are spelled alike: written once, for the flag's definition and
+// its parse.
+const (
+	flagInput        = "input"
+	flagOutput       = "output"
+	flagForce        = "force"
+	flagNoClobber    = "no-clobber"
+	flagSync         = "sync"
+	flagQuiet        = "quiet"
+	flagVerbose      = "verbose"
+	flagMaxExpansion = "max-expansion"
+	flagJSON         = "json"
+	flagStable       = "stable"
+	flagProg         = "prog"
+	flagJournal      = "journal"  // programs', watch's, and sources.Rows' flag
+	flagSnapshot     = "snapshot" // show's, and sources.Rows' flag
+)
 
 func inputFlag() cli.Flag {
-	return &cli.StringFlag{Name: "input", Aliases: []string{"i"}, Value: "-", TakesFile: true,
+	return &cli.StringFlag{Name: flagInput, Aliases: []string{"i"}, Value: "-", TakesFile: true,
 		Usage: "read the recording from `FILE`, or from the directory perf record --threads wrote (- for stdin; without -i or FILE, stdin, or ./perf.data when stdin is a terminal)"}
 }
 
 // maxExpansionFlag is --max-expansion of every command that reads a
-// recording (reader.Options.MaxExpansion; openInput reads it).
+// recording (reader.Options.MaxExpansion; expansionOptionsOf reads it).
 func maxExpansionFlag() cli.Flag {
-	return &cli.IntFlag{Name: "max-expansion", Value: reader.DefaultMaxExpansion,
+	return &cli.IntFlag{Name: flagMaxExpansion, Value: reader.DefaultMaxExpansion,
 		Usage: "read compressed records that expand up to `N` times their size (perf record -z writes 5 to 20; more is taken for a zstd bomb once past 64 MiB; 0: no limit)"}
 }
 
 func outputFlag(what string) cli.Flag {
-	return &cli.StringFlag{Name: "output", Aliases: []string{"o"}, Value: "-", TakesFile: true,
+	return &cli.StringFlag{Name: flagOutput, Aliases: []string{"o"}, Value: "-", TakesFile: true,
 		Usage: "write the " + what + " to `FILE` (- for stdout)"}
 }
 
 func forceFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "force", Aliases: []string{"f"},
+	return &cli.BoolFlag{Name: flagForce, Aliases: []string{"f"},
 		Usage: "replace FILE if it is a regular file, without keeping it as FILE.old (or write to it if it is a device or FIFO)"}
 }
 
@@ -48,7 +72,7 @@ func forceFlag() cli.Flag {
 // perf inject replaces it, and kept as FILE.old, as perf record keeps
 // perf.data.old.
 func noClobberFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "no-clobber",
+	return &cli.BoolFlag{Name: flagNoClobber,
 		Usage: "refuse a FILE that exists and is not empty (by default a file of yours is replaced, as perf inject -o does, and kept as FILE.old, as perf record does, replacing a FILE.old of yours)"}
 }
 
@@ -56,16 +80,16 @@ func noClobberFlag() cli.Flag {
 // can be made again from its input, so by default it is not synced (as perf
 // and cp do not sync); snapshots always are.
 func syncFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "sync",
+	return &cli.BoolFlag{Name: flagSync,
 		Usage: "have a recording written to FILE on the disk before bpfmeta exits (fsync the file and its directory)"}
 }
 
 func quietFlag() cli.Flag {
-	return &cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only errors"}
+	return &cli.BoolFlag{Name: flagQuiet, Aliases: []string{"q"}, Usage: "print only errors"}
 }
 
 func verboseFlag(what string) cli.Flag {
-	return &cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: what}
+	return &cli.BoolFlag{Name: flagVerbose, Aliases: []string{"v"}, Usage: what}
 }
 
 // inputArgs is the ArgsUsage of the commands that read a recording: it
@@ -73,40 +97,87 @@ func verboseFlag(what string) cli.Flag {
 // take a file.
 const inputArgs = "[FILE]"
 
-// inputPath is the recording -i or the argument names, and whether one
-// did; both, or more than one argument, is a usage error.
-func inputPath(c *cli.Context) (path string, given bool, err error) {
-	args := c.Args()
-	switch {
-	case args.Len() == 2 && !c.IsSet("output") && slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), "output") }):
-		// perf inject -i IN -o OUT, cp IN OUT: the second is the output
-		return "", false, cliutil.Usagef("%s reads one recording; got %s and %s (to write %s: -o %s)", c.Command.Name, safetext.Quote(args.Get(0)), safetext.Quote(args.Get(1)), safetext.Quote(args.Get(1)), safetext.Quote(args.Get(1)))
-	case args.Len() > 1:
-		return "", false, cliutil.Usagef("%s reads one recording; got %s and %s", c.Command.Name, safetext.Quote(args.Get(0)), safetext.Quote(args.Get(1)))
-	case args.Len() == 1 && c.IsSet("input"):
-		return "", false, cliutil.Usagef("%s: name the recording once, as -i FILE or as the argument; got -i %s and %s", c.Command.Name, safetext.Quote(c.String("input")), safetext.Quote(args.First()))
-	case args.Len() == 1:
-		return args.First(), true, nil
-	}
-	return c.String("input"), c.IsSet("input"), nil
+// inputOpts are the recording a command reads: -i or the argument.
+type inputOpts struct {
+	input      string // its path; "-" for stdin
+	inputGiven bool   // named by -i or the argument, not -i's default
 }
 
-// openInput opens the recording -i or the argument names
-// (Session.OpenInput).
-func openInput(c *cli.Context, opts reader.Options) (*cliutil.Input, error) {
-	path, given, err := inputPath(c)
-	if err != nil {
-		return nil, err
+// inputOptionsOf is the recording -i or the argument names, and whether
+// one did; both, or more than one argument, is a usage error.
+func inputOptionsOf(c *cli.Context) (inputOpts, error) {
+	args := c.Args()
+	switch {
+	case args.Len() == 2 && !c.IsSet(flagOutput) && slices.ContainsFunc(c.Command.Flags, func(f cli.Flag) bool { return slices.Contains(f.Names(), flagOutput) }):
+		// perf inject -i IN -o OUT, cp IN OUT: the second is the output
+		return inputOpts{}, cliutil.Usagef("%s reads one recording; got %s and %s (to write %s: -o %s)", c.Command.Name, safetext.Quote(args.Get(0)), safetext.Quote(args.Get(1)), safetext.Quote(args.Get(1)), safetext.Quote(args.Get(1)))
+	case args.Len() > 1:
+		return inputOpts{}, cliutil.Usagef("%s reads one recording; got %s and %s", c.Command.Name, safetext.Quote(args.Get(0)), safetext.Quote(args.Get(1)))
+	case args.Len() == 1 && c.IsSet(flagInput):
+		return inputOpts{}, cliutil.Usagef("%s: name the recording once, as -i FILE or as the argument; got -i %s and %s", c.Command.Name, safetext.Quote(c.String(flagInput)), safetext.Quote(args.First()))
+	case args.Len() == 1:
+		return inputOpts{input: args.First(), inputGiven: true}, nil
 	}
-	switch n := c.Int("max-expansion"); {
+	return inputOpts{input: c.String(flagInput), inputGiven: c.IsSet(flagInput)}, nil
+}
+
+// expansionOpts are --max-expansion.
+type expansionOpts struct {
+	maxExpansion int // reader.Options.MaxExpansion: -1 for no limit
+}
+
+// expansionOptionsOf reads --max-expansion; a negative number is a usage
+// error.
+func expansionOptionsOf(c *cli.Context) (expansionOpts, error) {
+	switch n := c.Int(flagMaxExpansion); {
 	case n < 0:
-		return nil, cliutil.Usagef("--max-expansion %d: give a number of times, or 0 for no limit", n)
+		return expansionOpts{}, cliutil.Usagef("--max-expansion %d: give a number of times, or 0 for no limit", n)
 	case n == 0:
-		opts.MaxExpansion = -1 // no limit
+		return expansionOpts{maxExpansion: -1}, nil // no limit
 	default:
-		opts.MaxExpansion = n
+		return expansionOpts{maxExpansion: n}, nil
 	}
-	return sessionOf(c).OpenInput(path, given, opts)
+}
+
+// readOpts are the options of every command that reads a recording: the
+// recording, how far it may expand, -q and -v.
+type readOpts struct {
+	inputOpts
+	expansionOpts
+	verbosity
+}
+
+// readOptionsOf reads them, in the order their usage errors are checked.
+func readOptionsOf(c *cli.Context) (o readOpts, err error) {
+	if o.inputOpts, err = inputOptionsOf(c); err != nil {
+		return o, err
+	}
+	if o.expansionOpts, err = expansionOptionsOf(c); err != nil {
+		return o, err
+	}
+	o.verbosity, err = verbosityOptionsOf(c)
+	return o, err
+}
+
+// openInput opens the recording o names (Session.OpenInput).
+func openInput(s *cliutil.Session, o readOpts, opts reader.Options) (*cliutil.Input, error) {
+	path, given := o.input, o.inputGiven
+	opts.MaxExpansion = o.maxExpansion
+	return s.OpenInput(path, given, opts)
+}
+
+// outputOpts are -o and how it is written: -f, --no-clobber, and --sync
+// (false in the commands without it).
+type outputOpts struct {
+	output                 string // its path; "-" for stdout
+	outputGiven            bool   // named by -o, not its default
+	force, noClobber, sync bool
+}
+
+// outputOptionsOf reads them.
+func outputOptionsOf(c *cli.Context) outputOpts {
+	return outputOpts{output: c.String(flagOutput), outputGiven: c.IsSet(flagOutput),
+		force: c.Bool(flagForce), noClobber: c.Bool(flagNoClobber), sync: c.Bool(flagSync)}
 }
 
 // openInOut opens the recording to read (decompressing) and the one -o
@@ -114,19 +185,34 @@ func openInput(c *cli.Context, opts reader.Options) (*cliutil.Input, error) {
 // write a recording again start with. A directory recording is written as
 // a directory with dirOut (inject, strip), else as one file or stream
 // (convert). The caller closes in and aborts out.
-func openInOut(c *cli.Context, dirOut bool) (*cliutil.Input, *outfile.Output, error) {
-	in, err := openInput(c, reader.Options{Decompress: true})
+func openInOut(s *cliutil.Session, o rewriteOpts, dirOut bool) (*cliutil.Input, *outfile.Output, error) {
+	in, err := openInput(s, o.readOpts, reader.Options{Decompress: true})
 	if err != nil {
 		return nil, nil, err
 	}
-	out, err := sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
-		Given: c.IsSet("output"), Force: c.Bool("force"), NoClobber: c.Bool("no-clobber"), Sync: c.Bool("sync"), Binary: true, Input: in.File,
+	out, err := s.OpenOutput(o.output, cliutil.OutputOptions{
+		Given: o.outputGiven, Force: o.force, NoClobber: o.noClobber, Sync: o.sync, Binary: true, Input: in.File,
 		Dir: dirOut && in.Dir != "", InputDir: in.Dir})
 	if err != nil {
 		in.Close()
 		return nil, nil, err
 	}
 	return in, out, nil
+}
+
+// rewriteOpts are the options of the commands that write the recording -i
+// to -o (inject, strip, convert: openRewrite); all of convert's and
+// strip's, whose parse function rewriteOptionsOf is.
+type rewriteOpts struct {
+	readOpts
+	outputOpts
+}
+
+// rewriteOptionsOf reads them.
+func rewriteOptionsOf(c *cli.Context) (o rewriteOpts, err error) {
+	o.readOpts, err = readOptionsOf(c)
+	o.outputOpts = outputOptionsOf(c)
+	return o, err
 }
 
 // newWriter is the writer of a recording read from in to out: a
@@ -142,9 +228,36 @@ func newWriter(out *outfile.Output, in *cliutil.Input, opts writer.Options) (*wr
 // openSnapshotOutput opens the snapshot -o names; with journal, a new file
 // appears under its name at once (watch). A snapshot is synced: it cannot be
 // made again once its programs are gone.
-func openSnapshotOutput(c *cli.Context, journal bool) (*outfile.Output, error) {
-	return sessionOf(c).OpenOutput(c.String("output"), cliutil.OutputOptions{
-		Given: c.IsSet("output"), Force: c.Bool("force"), NoClobber: c.Bool("no-clobber"), Journal: journal, Sync: true})
+func openSnapshotOutput(s *cliutil.Session, o outputOpts, journal bool) (*outfile.Output, error) {
+	return s.OpenOutput(o.output, cliutil.OutputOptions{
+		Given: o.outputGiven, Force: o.force, NoClobber: o.noClobber, Journal: journal, Sync: true})
+}
+
+// verbosity is -q and -v, which every command that does something has.
+type verbosity struct {
+	quiet   bool      // -q: print only errors
+	verbose bool      // -v asks for more (and -q does not ask for less)
+	notes   io.Writer // where the command prints its notes: stderr, or nowhere with -q
+}
+
+// verbosityOptionsOf reads -q and -v; both contradict each other, a usage
+// error (checked before every command: quietAndVerbose).
+func verbosityOptionsOf(c *cli.Context) (verbosity, error) {
+	v := verbosity{quiet: c.Bool(flagQuiet), notes: c.App.ErrWriter}
+	v.verbose = c.Bool(flagVerbose) && !v.quiet
+	if v.quiet && c.Bool(flagVerbose) {
+		return v, cliutil.Usagef("%s: -q and -v contradict each other", c.Command.Name)
+	}
+	if v.quiet {
+		v.notes = io.Discard
+	}
+	return v, nil
+}
+
+// quietAndVerbose fails a command given both -q and -v.
+func quietAndVerbose(c *cli.Context) error {
+	_, err := verbosityOptionsOf(c)
+	return err
 }
 
 // parseSize parses a size in bytes, with an optional K, M or G (KiB, MiB,
@@ -182,8 +295,13 @@ func sourceFlags(instead string, stdin bool) []cli.Flag {
 	return flags
 }
 
-// sourceArgs are what the flags of sourceFlags name.
-func sourceArgs(c *cli.Context) map[string]sources.Arg {
+// sourceOpts are what the flags of sourceFlags name.
+type sourceOpts struct {
+	sourceArgs map[string]sources.Arg // by the row's flag
+}
+
+// sourceOptionsOf reads them.
+func sourceOptionsOf(c *cli.Context) sourceOpts {
 	args := map[string]sources.Arg{}
 	for _, r := range sources.Rows {
 		if !c.IsSet(r.Flag) {
@@ -196,16 +314,18 @@ func sourceArgs(c *cli.Context) map[string]sources.Arg {
 		}
 		args[r.Flag] = sources.Arg{Path: path, Set: true, Name: name}
 	}
-	return args
+	return sourceOpts{sourceArgs: args}
 }
 
 // openSource opens the metadata source the flags name (sources.Open: the
-// running kernel and its journal, or a snapshot instead).
-func openSource(s *cliutil.Session, c *cli.Context) (*sources.Opened, error) {
-	src, err := sources.Open(sourceArgs(c), &sources.Env{
-		Stdin:          func(r *sources.Row) (*os.File, error) { return sourceStdin(s, c, r) },
+// running kernel and its journal, or a snapshot instead); in is the
+// recording the command reads, which a source named "-" may not share
+// stdin with, and notes where its warnings go.
+func openSource(s *cliutil.Session, o sourceOpts, in inputOpts, notes io.Writer) (*sources.Opened, error) {
+	src, err := sources.Open(o.sourceArgs, &sources.Env{
+		Stdin:          func(r *sources.Row) (*os.File, error) { return sourceStdin(s, in, r) },
 		DefaultJournal: defaultJournal,
-		Warn:           warner(c),
+		Warn:           warner(notes),
 	})
 	var ue *sources.UsageError
 	var oe *sources.OpenError
@@ -220,12 +340,9 @@ func openSource(s *cliutil.Session, c *cli.Context) (*sources.Opened, error) {
 
 // sourceStdin is standard input for the source of r named "-", when the
 // recording is not read from it.
-func sourceStdin(s *cliutil.Session, c *cli.Context, r *sources.Row) (*os.File, error) {
-	in, given, err := inputPath(c)
+func sourceStdin(s *cliutil.Session, in inputOpts, r *sources.Row) (*os.File, error) {
 	switch {
-	case err != nil:
-		return nil, err
-	case in == "-" && (given || !s.StdinTerminal):
+	case in.input == "-" && (in.inputGiven || !s.StdinTerminal):
 		return nil, cliutil.Usagef("--%s - and the recording cannot both be read from stdin: name the recording with -i FILE", r.Flag)
 	case s.StdinTerminal:
 		return nil, cliutil.Usagef("--%s -: stdin is a terminal; give %s on a pipe, or name its file", r.Flag, r.What)
@@ -237,7 +354,8 @@ func sourceStdin(s *cliutil.Session, c *cli.Context, r *sources.Row) (*os.File, 
 	return f, nil
 }
 
-// warner prints a warning of the library's (its text safe to print).
-func warner(c *cli.Context) func(string) {
-	return func(msg string) { fmt.Fprintf(notes(c), "bpfmeta: warning: %s\n", msg) }
+// warner prints a warning of the library's (its text safe to print) to
+// notes.
+func warner(notes io.Writer) func(string) {
+	return func(msg string) { fmt.Fprintf(notes, "bpfmeta: warning: %s\n", msg) }
 }

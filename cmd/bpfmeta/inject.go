@@ -92,10 +92,10 @@ func injectCommand() *cli.Command {
 			forceFlag(), noClobberFlag(),
 			syncFlag(),
 		}, sourceFlags("the running kernel", true), []cli.Flag{
-			&cli.BoolFlag{Name: "strict", Usage: "fail (exit 1, no output) if a program with samples gets no metadata perf would have written"},
-			&cli.StringSliceFlag{Name: "require", Usage: "fail (exit 1, no output) if no program named `NAME` (repeatable) gets metadata"},
-			&cli.BoolFlag{Name: "perf-names", Usage: "name the records as perf record does, not after the function they belong to (see docs/inject.md, Names)"},
-			&cli.BoolFlag{Name: "recorded-only", Usage: "add metadata only for programs the recording has a record of (see above)"},
+			&cli.BoolFlag{Name: flagStrict, Usage: "fail (exit 1, no output) if a program with samples gets no metadata perf would have written"},
+			&cli.StringSliceFlag{Name: flagRequire, Usage: "fail (exit 1, no output) if no program named `NAME` (repeatable) gets metadata"},
+			&cli.BoolFlag{Name: flagPerfNames, Usage: "name the records as perf record does, not after the function they belong to (see docs/inject.md, Names)"},
+			&cli.BoolFlag{Name: flagRecordedOnly, Usage: "add metadata only for programs the recording has a record of (see above)"},
 			maxExpansionFlag(), quietFlag(),
 			verboseFlag("list every program that got no metadata, and why"),
 		}),
@@ -103,12 +103,41 @@ func injectCommand() *cli.Command {
 	}
 }
 
+// inject's own flags.
+const (
+	flagStrict       = "strict"
+	flagRequire      = "require"
+	flagPerfNames    = "perf-names"
+	flagRecordedOnly = "recorded-only"
+)
+
+// injectOpts are inject's options.
+type injectOpts struct {
+	rewriteOpts
+	sourceOpts
+	strict                  bool
+	require                 []string // the names --require gives
+	perfNames, recordedOnly bool
+}
+
+// injectOptionsOf reads inject's flags: the one place they are read.
+func injectOptionsOf(c *cli.Context) (injectOpts, error) {
+	rw, err := rewriteOptionsOf(c)
+	if err != nil {
+		return injectOpts{}, err
+	}
+	return injectOpts{rewriteOpts: rw, sourceOpts: sourceOptionsOf(c),
+		strict: c.Bool(flagStrict), require: c.StringSlice(flagRequire),
+		perfNames: c.Bool(flagPerfNames), recordedOnly: c.Bool(flagRecordedOnly)}, nil
+}
+
 func runInject(c *cli.Context) error {
-	if _, _, err := inputPath(c); err != nil {
+	o, err := injectOptionsOf(c)
+	if err != nil {
 		return err
 	}
 	s := sessionOf(c)
-	opened, err := openSource(s, c)
+	opened, err := openSource(s, o.sourceOpts, o.inputOpts, o.notes)
 	if err != nil {
 		return err
 	}
@@ -116,25 +145,25 @@ func runInject(c *cli.Context) error {
 	src := opened.Source
 	if n, ok := src.(bpfprog.Noter); ok {
 		for _, note := range n.Notes() {
-			fmt.Fprintf(notes(c), "bpfmeta: warning: %s %s\n", opened.Name, safetext.Clean(note))
+			fmt.Fprintf(o.notes, "bpfmeta: warning: %s %s\n", opened.Name, safetext.Clean(note))
 		}
 	}
 	hold := "" // until the summary shows that nothing is missing
 	switch {
-	case c.Bool("strict"):
+	case o.strict:
 		hold = "--strict"
-	case len(c.StringSlice("require")) > 0:
+	case len(o.require) > 0:
 		hold = "--require"
 	}
-	rw, err := openRewrite(c, true, hold, func(*outfile.Output) writer.Options { return writer.Options{} })
+	rw, err := openRewrite(s, o.rewriteOpts, true, hold, func(*outfile.Output) writer.Options { return writer.Options{} })
 	if err != nil {
 		return err
 	}
 	defer rw.close()
 	in, out := rw.in, rw.out
-	opts := inject.Options{PerfNames: c.Bool("perf-names"), RecordedOnly: c.Bool("recorded-only"),
-		OtherMachine: func(m *inject.OtherMachine) { warnOtherMachine(notes(c), in.Name, m, sources.Name(src)) }}
-	prog := newProgress(s, in, c.Bool("quiet"))
+	opts := inject.Options{PerfNames: o.perfNames, RecordedOnly: o.recordedOnly,
+		OtherMachine: func(m *inject.OtherMachine) { warnOtherMachine(o.notes, in.Name, m, sources.Name(src)) }}
+	prog := newProgress(s, in, o.quiet)
 	if prog.Active() {
 		opts.Progress = prog.Update
 	}
@@ -145,30 +174,30 @@ func runInject(c *cli.Context) error {
 	}
 	rw.finished()
 	rep := summarize(sum, src)
-	strictFails := c.Bool("strict") && rep.tally.Missing[inject.MissingWithSamples] > 0
-	if !c.Bool("quiet") {
-		if c.Bool("verbose") || strictFails {
-			rep.print(notes(c), in.Name, c.Bool("verbose"))
+	strictFails := o.strict && rep.tally.Missing[inject.MissingWithSamples] > 0
+	if !o.quiet {
+		if o.verbose || strictFails {
+			rep.print(o.notes, in.Name, o.verbose)
 		} else {
-			rep.printLine(notes(c), in.Name)
+			rep.printLine(o.notes, in.Name)
 		}
 		if r, ok := src.(bpfprog.Reporter); ok {
 			for _, line := range r.Report() {
-				fmt.Fprintf(notes(c), "bpfmeta: %s: %s\n", in.Name, safetext.Clean(line))
+				fmt.Fprintf(o.notes, "bpfmeta: %s: %s\n", in.Name, safetext.Clean(line))
 			}
 		}
 		if sum.EarlyFlushes > 0 {
-			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s\n", in.Name, earlyFlushes(sum.EarlyFlushes))
+			fmt.Fprintf(o.notes, "bpfmeta: warning: %s: %s\n", in.Name, earlyFlushes(sum.EarlyFlushes))
 		}
 		if sum.ClockUnplaced || sum.UnrecordedLimited {
 			// unlike the other reasons, nothing the user chose: say it
-			fmt.Fprintf(notes(c), "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
+			fmt.Fprintf(o.notes, "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
 		}
 	}
-	if n := reportLimited(c.App.ErrWriter, notes(c), in.Name, sum); n > 0 {
+	if n := reportLimited(c.App.ErrWriter, o.notes, in.Name, sum); n > 0 {
 		return fmt.Errorf("%s with samples in the recording got no metadata because of a limit of bpfmeta's (see above); no output written", plural(n, "BPF program"))
 	}
-	if unmet := sum.Unmet(c.StringSlice("require")...); len(unmet) > 0 {
+	if unmet := sum.Unmet(o.require...); len(unmet) > 0 {
 		// in the error itself, which -q does not silence
 		return fmt.Errorf("--require: %s; no output written", safetext.Clean(strings.Join(unmet, "; ")))
 	}
@@ -178,7 +207,7 @@ func runInject(c *cli.Context) error {
 	if err := rw.commit(); err != nil {
 		return err
 	}
-	if sum.Injected > 0 && !c.Bool("quiet") && oldPerfMayRead(s, out, c.String("output")) {
+	if sum.Injected > 0 && !o.quiet && oldPerfMayRead(s, out, o.output) {
 		fmt.Fprintln(c.App.ErrWriter, "bpfmeta: note: perf before 6.17 cannot read BPF_METADATA records (\"failed to process type: 84\"): read them with perf >= 6.17 or bpfmeta show; bpfmeta strip gives back a recording old perf reads")
 	}
 	return nil

@@ -10,7 +10,6 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"runtime/debug"
 	"strings"
@@ -164,10 +163,10 @@ func newApp(s *cliutil.Session) *cli.App {
 		HideVersion:     true,
 		HideHelpCommand: true,
 		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "version", Usage: "print the version (as bpfmeta version)", DisableDefaultText: true},
+			&cli.BoolFlag{Name: flagVersion, Usage: "print the version (as bpfmeta version)", DisableDefaultText: true},
 			// moved after the command by cliapp.ReorderFlags
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "the command's -q: bpfmeta -q COMMAND is bpfmeta COMMAND -q", DisableDefaultText: true},
-			&cli.BoolFlag{Name: "verbose", Aliases: []string{"v"}, Usage: "the command's -v", DisableDefaultText: true},
+			&cli.BoolFlag{Name: flagQuiet, Aliases: []string{"q"}, Usage: "the command's -q: bpfmeta -q COMMAND is bpfmeta COMMAND -q", DisableDefaultText: true},
+			&cli.BoolFlag{Name: flagVerbose, Aliases: []string{"v"}, Usage: "the command's -v", DisableDefaultText: true},
 		},
 		// Errors are printed once, by run, as "bpfmeta: ...".
 		ExitErrHandler: func(*cli.Context, error) {},
@@ -238,12 +237,25 @@ func flagError(flags []cli.Flag, err error) string {
 	return msg
 }
 
+// flagVersion is bpfmeta --version.
+const flagVersion = "version"
+
+// appOpts are the options of bpfmeta itself (without a command): its -q
+// and -v are moved after the command (cliapp.ReorderFlags).
+type appOpts struct {
+	version bool
+}
+
+func appOptionsOf(c *cli.Context) appOpts {
+	return appOpts{version: c.Bool(flagVersion)}
+}
+
 // noCommand handles what names no command: --version, help, a bare
 // bpfmeta (the usage, and exit 2, as any usage error), and typos (a
 // suggestion).
 func noCommand(c *cli.Context) error {
 	args := c.Args()
-	if c.Bool("version") {
+	if appOptionsOf(c).version {
 		if args.Present() {
 			return cliutil.Usagef("--version takes no arguments")
 		}
@@ -281,23 +293,4 @@ func noArgs(c *cli.Context, how string) error {
 		return cliutil.Usagef("%s takes no arguments (%s); got %s", c.Command.Name, how, safetext.Quote(c.Args().First()))
 	}
 	return nil
-}
-
-// verbose reports whether -v asks for more (and -q does not ask for less).
-func verbose(c *cli.Context) bool { return c.Bool("verbose") && !c.Bool("quiet") }
-
-// quietAndVerbose fails a command given both -q and -v.
-func quietAndVerbose(c *cli.Context) error {
-	if c.Bool("quiet") && c.Bool("verbose") {
-		return cliutil.Usagef("%s: -q and -v contradict each other", c.Command.Name)
-	}
-	return nil
-}
-
-// notes is where a command prints its notes: stderr, or nowhere with -q.
-func notes(c *cli.Context) io.Writer {
-	if c.Bool("quiet") {
-		return io.Discard
-	}
-	return c.App.ErrWriter
 }

@@ -77,22 +77,59 @@ Examples:
    bpfmeta programs --journal /var/lib/bpfmeta
    bpfmeta programs --stable --object prog.bpf.o > testdata/prog.golden
    bpfmeta programs --json | jq '.programs[] | select(.metadata) | .metadata.entries'`,
-		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see docs/json.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
-			&cli.StringFlag{Name: "journal", TakesFile: true, Usage: "list the loads and unloads the journal in `DIR` holds (bpfmeta watch --journal)"},
-			&cli.BoolFlag{Name: "stable", Usage: "print what is the same for every load on any host and boot, for golden files: names, functions and entries, sorted, once"},
-			&cli.StringFlag{Name: "object", TakesFile: true, Usage: "print --stable's text of the programs of the BPF object `FILE` (prog.bpf.o) as perf will record them once loaded, without root"},
+		Flags: []cli.Flag{&cli.BoolFlag{Name: flagJSON, Aliases: []string{"j"}, Usage: "print JSON (see docs/json.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
+			&cli.StringFlag{Name: flagJournal, TakesFile: true, Usage: "list the loads and unloads the journal in `DIR` holds (bpfmeta watch --journal)"},
+			&cli.BoolFlag{Name: flagStable, Usage: "print what is the same for every load on any host and boot, for golden files: names, functions and entries, sorted, once"},
+			&cli.StringFlag{Name: flagObject, TakesFile: true, Usage: "print --stable's text of the programs of the BPF object `FILE` (prog.bpf.o) as perf will record them once loaded, without root"},
 			quietFlag(), verboseFlag("say how many programs were listed, and how many have metadata")},
 		Action: runPrograms,
 	}
 }
 
-func runPrograms(c *cli.Context) error {
-	sel := bpfprog.Select(c.Args().Slice())
-	if c.IsSet("journal") {
-		return listJournal(c, sel)
+// flagObject is programs --object.
+const flagObject = "object"
+
+// programsOpts are programs' options.
+type programsOpts struct {
+	verbosity
+	sel          *bpfprog.Selection // the programs the arguments name
+	json, stable bool
+	journal      string // --journal's directory
+	journalGiven bool
+	object       string // --object's file
+	objectGiven  bool
+}
+
+// programsOptionsOf reads programs' flags and arguments: the one place
+// they are read. --journal with --json, and --object with arguments, are
+// usage errors.
+func programsOptionsOf(c *cli.Context) (programsOpts, error) {
+	v, err := verbosityOptionsOf(c)
+	if err != nil {
+		return programsOpts{}, err
 	}
-	if c.IsSet("object") {
-		return printObject(c, sel)
+	o := programsOpts{verbosity: v, sel: bpfprog.Select(c.Args().Slice()), json: c.Bool(flagJSON), stable: c.Bool(flagStable),
+		journal: c.String(flagJournal), journalGiven: c.IsSet(flagJournal), object: c.String(flagObject), objectGiven: c.IsSet(flagObject)}
+	switch {
+	case o.journalGiven && o.json:
+		return o, cliutil.Usagef("programs --journal has no --json: the journal's records are listed as text")
+	case !o.journalGiven && o.objectGiven && !o.sel.All():
+		return o, cliutil.Usagef("programs --object takes no program ids or names: it prints every program of the object")
+	}
+	return o, nil
+}
+
+func runPrograms(c *cli.Context) error {
+	o, err := programsOptionsOf(c)
+	if err != nil {
+		return err
+	}
+	sel := o.sel
+	if o.journalGiven {
+		return listJournal(c.App.Writer, o)
+	}
+	if o.objectGiven {
+		return printObject(c.App.Writer, o)
 	}
 	k, err := live.New()
 	if err != nil {
@@ -117,20 +154,20 @@ func runPrograms(c *cli.Context) error {
 		}
 	}
 	for _, p := range progs {
-		if c.Bool("stable") {
+		if o.stable {
 			break // it prints no address
 		}
 		if err := live.CheckAddresses(p); err != nil {
 			// as the kernel shows them (0), they would look real
-			fmt.Fprintf(notes(c), "bpfmeta: warning: %v: their addresses and lengths are printed as hidden (null in JSON)\n", err)
+			fmt.Fprintf(o.notes, "bpfmeta: warning: %v: their addresses and lengths are printed as hidden (null in JSON)\n", err)
 			break
 		}
 	}
 	w := bufio.NewWriter(c.App.Writer)
 	switch {
-	case c.Bool("stable"):
-		err = printStablePrograms(w, progs, c.Bool("json"))
-	case c.Bool("json"):
+	case o.stable:
+		err = printStablePrograms(w, progs, o.json)
+	case o.json:
 		err = doc.Encode(w, doc.NewPrograms(k.System(), progs))
 	default:
 		for _, p := range progs {
@@ -143,14 +180,14 @@ func runPrograms(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if verbose(c) {
+	if o.verbose {
 		withMeta := 0
 		for _, p := range progs {
 			if p.Metadata != nil {
 				withMeta++
 			}
 		}
-		fmt.Fprintf(notes(c), "bpfmeta: %s listed, %d with metadata\n", plural(len(progs), "program"), withMeta)
+		fmt.Fprintf(o.notes, "bpfmeta: %s listed, %d with metadata\n", plural(len(progs), "program"), withMeta)
 	}
 	return nil
 }
@@ -194,17 +231,15 @@ func printProgram(w io.Writer, p *bpfprog.Program) {
 }
 
 // listJournal is programs --journal: the journal's records, a line each
-// (a load's functions and metadata as printProgram prints them).
-func listJournal(c *cli.Context, sel *bpfprog.Selection) error {
-	if c.Bool("json") {
-		return cliutil.Usagef("programs --journal has no --json: the journal's records are listed as text")
-	}
-	j, err := journal.Open(c.String("journal"))
+// (a load's functions and metadata as printProgram prints them), to out.
+func listJournal(out io.Writer, o programsOpts) error {
+	sel := o.sel
+	j, err := journal.Open(o.journal)
 	if err != nil {
 		return sources.JournalError(err)
 	}
-	defer sources.CloseJournal(j, warner(c))
-	w := bufio.NewWriter(c.App.Writer)
+	defer sources.CloseJournal(j, warner(o.notes))
+	w := bufio.NewWriter(out)
 	loads, unloads, damaged, lost := 0, 0, 0, 0
 	for _, name := range j.Hosts() {
 		var seq uint64
@@ -247,33 +282,30 @@ func listJournal(c *cli.Context, sel *bpfprog.Selection) error {
 		return err
 	}
 	if damaged > 0 {
-		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s skipped (listed above): a program of them is missing from the journal\n", safetext.Quote(j.Path), plural(damaged, "damaged record"))
+		fmt.Fprintf(o.notes, "bpfmeta: warning: %s: %s skipped (listed above): a program of them is missing from the journal\n", safetext.Quote(j.Path), plural(damaged, "damaged record"))
 	}
 	if lost > 0 {
-		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: its writer lost %s (listed): those programs may be missing from it\n", safetext.Quote(j.Path), plural(lost, "load"))
+		fmt.Fprintf(o.notes, "bpfmeta: warning: %s: its writer lost %s (listed): those programs may be missing from it\n", safetext.Quote(j.Path), plural(lost, "load"))
 	}
 	if err := missingNames(sel, "in "+safetext.Quote(j.Path)); err != nil {
 		return err
 	}
-	if verbose(c) {
-		fmt.Fprintf(notes(c), "bpfmeta: %s: %s, %d loads and %d unloads listed\n", safetext.Quote(j.Path), plural(len(j.Hosts()), "host"), loads, unloads)
+	if o.verbose {
+		fmt.Fprintf(o.notes, "bpfmeta: %s: %s, %d loads and %d unloads listed\n", safetext.Quote(j.Path), plural(len(j.Hosts()), "host"), loads, unloads)
 	}
 	return nil
 }
 
 // printObject is programs --object: the stable text of an object file's
-// programs.
-func printObject(c *cli.Context, sel *bpfprog.Selection) error {
-	if !sel.All() {
-		return cliutil.Usagef("programs --object takes no program ids or names: it prints every program of the object")
-	}
-	path := c.String("object")
+// programs, to out.
+func printObject(out io.Writer, o programsOpts) error {
+	path := o.object
 	progs, err := stable.ObjectFile(path)
 	if err != nil {
 		return cliutil.FileError(safetext.Quote(path), err)
 	}
-	w := bufio.NewWriter(c.App.Writer)
-	err = printStablePrograms(w, progs, c.Bool("json"))
+	w := bufio.NewWriter(out)
+	err = printStablePrograms(w, progs, o.json)
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/urfave/cli/v2"
-
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
@@ -130,10 +128,10 @@ func machine(host, release string) string {
 // releases an output held back and commits it. blame says whose an error
 // is, the output's or the input's.
 type rewrite struct {
-	in  *cliutil.Input
-	out *outfile.Output
-	w   *writer.Writer
-	c   *cli.Context
+	in    *cliutil.Input
+	out   *outfile.Output
+	w     *writer.Writer
+	notes io.Writer // the command's (verbosity.notes)
 }
 
 // openRewrite opens -i and -o (a directory recording into a directory
@@ -142,12 +140,12 @@ type rewrite struct {
 // (--strict: until the summary shows nothing is missing). The notes on
 // what the output leaves out (and that the input is unfinished) are
 // printed first.
-func openRewrite(c *cli.Context, dirOut bool, hold string, opts func(*outfile.Output) writer.Options) (*rewrite, error) {
-	in, out, err := openInOut(c, dirOut)
+func openRewrite(s *cliutil.Session, o rewriteOpts, dirOut bool, hold string, opts func(*outfile.Output) writer.Options) (*rewrite, error) {
+	in, out, err := openInOut(s, o, dirOut)
 	if err != nil {
 		return nil, err
 	}
-	r := &rewrite{in: in, out: out, c: c}
+	r := &rewrite{in: in, out: out, notes: o.notes}
 	if hold != "" {
 		if err := out.Hold(os.TempDir(), "the output"); err != nil {
 			r.close()
@@ -158,9 +156,9 @@ func openRewrite(c *cli.Context, dirOut bool, hold string, opts func(*outfile.Ou
 		r.close()
 		return nil, writerError(in, out, err)
 	}
-	printOmitted(notes(c), in, r.w, verbose(c))
-	warnOthers(notes(c), in)
-	warnUnfinished(notes(c), in)
+	printOmitted(o.notes, in, r.w, o.verbose)
+	warnOthers(o.notes, in)
+	warnUnfinished(o.notes, in)
 	return r, nil
 }
 
@@ -211,7 +209,7 @@ func (r *rewrite) finish() error {
 // finished is what follows the writer's Close, finish's or
 // inject.Write's: the warning of bytes after a pipe stream's last record
 // that a file leaves out.
-func (r *rewrite) finished() { warnTrailingDropped(notes(r.c), r.in, r.w) }
+func (r *rewrite) finished() { warnTrailingDropped(r.notes, r.in, r.w) }
 
 // commit releases an output held back and commits it: the output is there.
 func (r *rewrite) commit() error {

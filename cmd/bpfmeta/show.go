@@ -88,41 +88,64 @@ Examples:
    bpfmeta show --with-samples perf.meta.data
    perf record -o - -a -- sleep 1 | bpfmeta inject | bpfmeta show --json`,
 		Flags: []cli.Flag{inputFlag(),
-			&cli.BoolFlag{Name: "json", Aliases: []string{"j"}, Usage: "print JSON (see docs/json.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
-			&cli.StringFlag{Name: "prog", Usage: "only the records of program `NAME|ID`"},
-			&cli.BoolFlag{Name: "with-samples", Usage: "only the records of functions with samples in the recording"},
-			&cli.BoolFlag{Name: "stable", Usage: "print what is the same on any host and boot, for golden files: each function's name without its tag and its entries, sorted, once"},
-			&cli.StringFlag{Name: "snapshot", TakesFile: true, Usage: "type the values from the programs of snapshot `FILE` (bpfmeta snapshot): structs with their fields' names"},
+			&cli.BoolFlag{Name: flagJSON, Aliases: []string{"j"}, Usage: "print JSON (see docs/json.md, which make install puts in PREFIX/share/doc/bpfmeta)"},
+			&cli.StringFlag{Name: flagProg, Usage: "only the records of program `NAME|ID`"},
+			&cli.BoolFlag{Name: flagWithSamples, Usage: "only the records of functions with samples in the recording"},
+			&cli.BoolFlag{Name: flagStable, Usage: "print what is the same on any host and boot, for golden files: each function's name without its tag and its entries, sorted, once"},
+			&cli.StringFlag{Name: flagSnapshot, TakesFile: true, Usage: "type the values from the programs of snapshot `FILE` (bpfmeta snapshot): structs with their fields' names"},
 			maxExpansionFlag(), quietFlag(), verboseFlag("say what was read")},
 		Action: runShow,
 	}
 }
 
+// flagWithSamples is show --with-samples.
+const flagWithSamples = "with-samples"
+
+// showOpts are show's options.
+type showOpts struct {
+	readOpts
+	json, stable, withSamples bool
+	prog                      string // --prog's program
+	progGiven                 bool
+	snapshot                  string // --snapshot's file, or ""
+}
+
+// showOptionsOf reads show's flags: the one place they are read.
+func showOptionsOf(c *cli.Context) (showOpts, error) {
+	r, err := readOptionsOf(c)
+	return showOpts{readOpts: r, json: c.Bool(flagJSON), stable: c.Bool(flagStable), withSamples: c.Bool(flagWithSamples),
+		prog: c.String(flagProg), progGiven: c.IsSet(flagProg), snapshot: c.String(flagSnapshot)}, err
+}
+
 func runShow(c *cli.Context) error {
 	start := time.Now()
-	in, err := openInput(c, reader.Options{Decompress: true})
+	o, err := showOptionsOf(c)
+	if err != nil {
+		return err
+	}
+	in, err := openInput(sessionOf(c), o.readOpts, reader.Options{Decompress: true})
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	warnUnfinished(notes(c), in)
+	warnUnfinished(o.notes, in)
 	// Printed as the records are known, one at a time: what a record says
 	// of its functions can be many times the record.
 	w := bufio.NewWriter(c.App.Writer)
-	types, err := showTypes(c)
+	types, err := showTypes(o.snapshot)
 	if err != nil {
 		return err
 	}
 	var p showPrinter = &textPrinter{w: w}
 	switch {
-	case c.Bool("stable"):
-		p = &stablePrinter{w: w, json: c.Bool("json"), fns: stable.Funcs{Typed: types.Typed}}
-	case c.Bool("json"):
+	case o.stable:
+		p = &stablePrinter{w: w, json: o.json, fns: stable.Funcs{Typed: types.Typed}}
+	case o.json:
 		p = &jsonPrinter{doc.NewShowWriter(w), types.OfRecord}
 	}
-	prog, shown := c.String("prog"), 0
+	prog, shown := o.prog, 0
 	sum, err := bpftrack.WalkMetadata(in, func(r *bpftrack.MetadataRecord) error {
-		if c.IsSet("prog") && !r.OfProgram(prog) || c.Bool("with-samples") && r.Samples == 0 {
+		if o.progGiven && !r.OfProgram(prog) || o.withSamples && r.Samples == 0 {
 			return nil
 		}
 		shown++
@@ -136,11 +159,11 @@ func runShow(c *cli.Context) error {
 	}
 	if err == nil {
 		switch {
-		case c.IsSet("prog") && shown == 0:
+		case o.progGiven && shown == 0:
 			err = fmt.Errorf("%s: no BPF_METADATA record of a program %s (bpfmeta show without --prog lists them)", in.Name, safetext.Quote(prog))
-		case sum.Records == 0 && !c.Bool("json") && !c.Bool("stable"):
+		case sum.Records == 0 && !o.json && !o.stable:
 			fmt.Fprintf(w, "%s: no BPF_METADATA records; %s\n", in.Name, noMetadataHint(in.Name, sum.Loads))
-		case shown == 0 && c.Bool("with-samples") && !c.Bool("json") && !c.Bool("stable"):
+		case shown == 0 && o.withSamples && !o.json && !o.stable:
 			fmt.Fprintf(w, "%s: %s, none of a function with samples\n", in.Name, plural(sum.Records, "BPF_METADATA record"))
 		}
 	}
@@ -150,14 +173,14 @@ func runShow(c *cli.Context) error {
 	if ferr := w.Flush(); err == nil {
 		err = ferr
 	}
-	if err == nil && sum.Forgotten > 0 && !c.Bool("quiet") {
-		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s of programs loaded during the recording and gone were forgotten (bpfmeta keeps the last %d): a record that finds no KSYMBOL may be one of theirs\n", in.Name, plural(sum.Forgotten, "function"), bpftrack.MaxHistory)
+	if err == nil && sum.Forgotten > 0 && !o.quiet {
+		fmt.Fprintf(o.notes, "bpfmeta: warning: %s: %s of programs loaded during the recording and gone were forgotten (bpfmeta keeps the last %d): a record that finds no KSYMBOL may be one of theirs\n", in.Name, plural(sum.Forgotten, "function"), bpftrack.MaxHistory)
 	}
-	if err == nil && sum.EarlyFlushes > 0 && !c.Bool("quiet") {
-		fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s\n", in.Name, earlyFlushes(sum.EarlyFlushes))
+	if err == nil && sum.EarlyFlushes > 0 && !o.quiet {
+		fmt.Fprintf(o.notes, "bpfmeta: warning: %s: %s\n", in.Name, earlyFlushes(sum.EarlyFlushes))
 	}
-	if err == nil && verbose(c) {
-		printSummary(notes(c), in, start)
+	if err == nil && o.verbose {
+		printSummary(o.notes, in, start)
 	}
 	return err
 }
@@ -191,10 +214,9 @@ func (p *jsonPrinter) record(r *bpftrack.MetadataRecord) error {
 
 func (p *jsonPrinter) end() error { return p.w.Close() }
 
-// showTypes is the index of the typed forms of entries that --snapshot's
-// programs give, or nil (which types nothing).
-func showTypes(c *cli.Context) (*stable.TypedIndex, error) {
-	path := c.String("snapshot")
+// showTypes is the index of the typed forms of entries that the programs
+// of the snapshot at path (--snapshot) give, or nil (which types nothing).
+func showTypes(path string) (*stable.TypedIndex, error) {
 	if path == "" {
 		return nil, nil
 	}

@@ -43,23 +43,45 @@ Examples:
    bpfmeta snapshot --prog xdp_prog --prog 97 --portable -o testdata/mine.jsonl
    bpfmeta snapshot | jq -c 'select(.program) | .program.name'`,
 		Flags: []cli.Flag{outputFlag("snapshot"), forceFlag(), noClobberFlag(),
-			&cli.StringSliceFlag{Name: "prog", Usage: "save only program `NAME|ID` (repeatable): an id, a program's name or one of its functions'"},
-			&cli.BoolFlag{Name: "portable", Usage: "leave out the hostname, boot id, times, uids, map and BTF ids: a fixture to check in"},
+			&cli.StringSliceFlag{Name: flagProg, Usage: "save only program `NAME|ID` (repeatable): an id, a program's name or one of its functions'"},
+			&cli.BoolFlag{Name: flagPortable, Usage: "leave out the hostname, boot id, times, uids, map and BTF ids: a fixture to check in"},
 			quietFlag(),
 			verboseFlag("say how many programs were saved")},
 		Action: runSnapshot,
 	}
 }
 
-func runSnapshot(c *cli.Context) error {
+// flagPortable is snapshot --portable.
+const flagPortable = "portable"
+
+// snapshotOpts are snapshot's options.
+type snapshotOpts struct {
+	outputOpts
+	verbosity
+	progs    []string // the programs --prog names
+	portable bool
+}
+
+// snapshotOptionsOf reads snapshot's flags: the one place they are read.
+// It takes no arguments.
+func snapshotOptionsOf(c *cli.Context) (snapshotOpts, error) {
 	if err := noArgs(c, "use -o FILE"); err != nil {
+		return snapshotOpts{}, err
+	}
+	v, err := verbosityOptionsOf(c)
+	return snapshotOpts{outputOpts: outputOptionsOf(c), verbosity: v, progs: c.StringSlice(flagProg), portable: c.Bool(flagPortable)}, err
+}
+
+func runSnapshot(c *cli.Context) error {
+	o, err := snapshotOptionsOf(c)
+	if err != nil {
 		return err
 	}
 	k, err := live.Open()
 	if err != nil {
 		return fmt.Errorf("the running kernel: %w", err)
 	}
-	out, err := openSnapshotOutput(c, false)
+	out, err := openSnapshotOutput(sessionOf(c), o.outputOpts, false)
 	if err != nil {
 		return err
 	}
@@ -71,13 +93,13 @@ func runSnapshot(c *cli.Context) error {
 		}
 	}
 	var src bpfprog.Lister = k
-	progs := c.StringSlice("prog")
+	progs := o.progs
 	named := make([]bool, len(progs))
 	if len(progs) > 0 {
 		src = onlyNamed{k, progs, named}
 	}
 	take := snapshot.Take
-	if c.Bool("portable") {
+	if o.portable {
 		take = snapshot.TakePortable
 	}
 	n, err := take(out.Dest(), src)
@@ -95,7 +117,7 @@ func runSnapshot(c *cli.Context) error {
 	if err := out.Commit(); err != nil {
 		return err
 	}
-	if c.Bool("verbose") && !c.Bool("quiet") {
+	if o.verbose {
 		fmt.Fprintf(c.App.ErrWriter, "bpfmeta: %s: %s saved\n", out.Name, plural(n, "BPF program"))
 	}
 	return nil

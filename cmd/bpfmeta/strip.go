@@ -34,17 +34,21 @@ Examples:
 			verboseFlag("name every record removed, and say what was read")},
 		Action: func(c *cli.Context) error {
 			start := time.Now()
-			rw, err := openRewrite(c, true, "", func(*outfile.Output) writer.Options { return writer.Options{} })
+			o, err := rewriteOptionsOf(c)
+			if err != nil {
+				return err
+			}
+			rw, err := openRewrite(sessionOf(c), o, true, "", func(*outfile.Output) writer.Options { return writer.Options{} })
 			if err != nil {
 				return err
 			}
 			defer rw.close()
 			in := rw.in
 			st := &inject.Strip{}
-			if verbose(c) {
+			if o.verbose {
 				st.Removed = func(rec *perfdata.Record) {
 					m, _ := perfdata.DecodeBPFMetadata(rec.Raw, in.ByteOrder())
-					fmt.Fprintf(notes(c), "bpfmeta: removed the BPF_METADATA record at %#x: prog %s\n", rec.Offset, safetext.Quote(m.ProgName))
+					fmt.Fprintf(o.notes, "bpfmeta: removed the BPF_METADATA record at %#x: prog %s\n", rec.Offset, safetext.Quote(m.ProgName))
 				}
 			}
 			removed, err := rw.copy(st.Keep)
@@ -54,12 +58,12 @@ Examples:
 			if err := rw.commit(); err != nil {
 				return err
 			}
-			fmt.Fprintf(notes(c), "bpfmeta: %s: removed %s\n", in.Name, plural(removed, "BPF_METADATA record"))
+			fmt.Fprintf(o.notes, "bpfmeta: %s: removed %s\n", in.Name, plural(removed, "BPF_METADATA record"))
 			if st.Stuck > 0 {
-				fmt.Fprintf(notes(c), "bpfmeta: warning: %s: %s inside compressed records could not be removed: perf before 6.17 stops at them\n", in.Name, plural(st.Stuck, "BPF_METADATA record"))
+				fmt.Fprintf(o.notes, "bpfmeta: warning: %s: %s inside compressed records could not be removed: perf before 6.17 stops at them\n", in.Name, plural(st.Stuck, "BPF_METADATA record"))
 			}
-			if verbose(c) {
-				printSummary(notes(c), in, start)
+			if o.verbose {
+				printSummary(o.notes, in, start)
 			}
 			return nil
 		},

@@ -72,9 +72,9 @@ Examples:
    bpfmeta watch -f -o /var/tmp/progs.jsonl        (until Ctrl-C)
    bpfmeta watch --journal /var/lib/bpfmeta        (bpfmeta-watch.service)`,
 		Flags: []cli.Flag{outputFlag("snapshot"), forceFlag(), noClobberFlag(),
-			&cli.StringFlag{Name: "journal", TakesFile: true,
+			&cli.StringFlag{Name: flagJournal, TakesFile: true,
 				Usage: "append every load and unload to the journal in `DIR` (DIR/HOSTNAME/), as a service, instead of a snapshot; no CMD"},
-			&cli.StringFlag{Name: "max-size", Value: "128M",
+			&cli.StringFlag{Name: flagMaxSize, Value: "128M",
 				Usage: "keep the host's journal under `SIZE` bytes (K, M: KiB, MiB; 4M to 128M), dropping its oldest segments; 128M hold about 100,000 loads"},
 			quietFlag(), verboseFlag("name every program that could not be read")},
 		Action: func(c *cli.Context) error {
@@ -87,16 +87,60 @@ Examples:
 	}
 }
 
+// flagMaxSize is watch --max-size.
+const flagMaxSize = "max-size"
+
+// watchOpts are watch's options.
+type watchOpts struct {
+	outputOpts
+	verbosity
+	argv    []string // CMD and its arguments, after --
+	journal string   // --journal's directory
+	// journalGiven: watch --journal, whose --max-size is maxSize.
+	journalGiven bool
+	maxSize      int64
+}
+
+// watchOptionsOf reads watch's flags and CMD: the one place they are
+// read. With --journal, a CMD, -o, -f or --no-clobber, or a --max-size
+// that is not a size, is a usage error (--max-size is read with --journal
+// only).
+func watchOptionsOf(c *cli.Context) (watchOpts, error) {
+	v, err := verbosityOptionsOf(c)
+	if err != nil {
+		return watchOpts{}, err
+	}
+	o := watchOpts{outputOpts: outputOptionsOf(c), verbosity: v, argv: c.Args().Slice(),
+		journal: c.String(flagJournal), journalGiven: c.IsSet(flagJournal)}
+	if len(o.argv) > 0 && o.argv[0] == "--" {
+		o.argv = o.argv[1:]
+	}
+	if !o.journalGiven {
+		return o, nil
+	}
+	switch {
+	case len(o.argv) > 0:
+		return o, cliutil.Usagef("watch --journal runs no CMD: it runs until SIGINT, SIGTERM, SIGHUP or SIGQUIT")
+	case c.IsSet(flagOutput), c.IsSet(flagForce), c.IsSet(flagNoClobber):
+		return o, cliutil.Usagef("watch --journal writes no snapshot: -o, -f and --no-clobber go without it")
+	}
+	if o.maxSize, err = parseSize(c.String(flagMaxSize)); err != nil {
+		return o, cliutil.Usagef("--max-size: %v", err)
+	}
+	return o, nil
+}
+
 // runWatch runs the watch and returns the status to exit with when it is
 // not 0 (CMD's), and an error to report.
 func runWatch(c *cli.Context) (status int, err error) {
 	s := sessionOf(c)
-	argv := c.Args().Slice()
-	if len(argv) > 0 && argv[0] == "--" {
-		argv = argv[1:]
+	o, err := watchOptionsOf(c)
+	if err != nil {
+		return 0, err
 	}
-	if c.IsSet("journal") {
-		return 0, runJournal(c, argv)
+	argv := o.argv
+	if o.journalGiven {
+		return 0, runJournal(s, o)
 	}
 	// Fail now, not after a long recording, if the programs cannot be
 	// read with their addresses or the snapshot cannot be written.
@@ -104,7 +148,7 @@ func runWatch(c *cli.Context) (status int, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("the running kernel: %w", err)
 	}
-	out, err := openSnapshotOutput(c, true)
+	out, err := openSnapshotOutput(s, o.outputOpts, true)
 	if err != nil {
 		return 0, err
 	}
@@ -135,7 +179,7 @@ func runWatch(c *cli.Context) (status int, err error) {
 			return status, fmt.Errorf("watch: %w", err)
 		}
 	} else {
-		if !c.Bool("quiet") {
+		if !o.quiet {
 			fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: following BPF program loads (%d loaded) until Ctrl-C (SIGINT), SIGTERM or SIGHUP\n", w.AtStart())
 		}
 		select {
@@ -162,32 +206,22 @@ func runWatch(c *cli.Context) (status int, err error) {
 	if err := out.Commit(); err != nil {
 		return status, err
 	}
-	if !c.Bool("quiet") {
-		printWatchSummary(c.App.ErrWriter, out.Name, st, c.Bool("verbose"))
+	if !o.quiet {
+		printWatchSummary(c.App.ErrWriter, out.Name, st, o.verbose)
 	}
 	return status, nil
 }
 
 // runJournal is watch --journal: the flight recorder, until SIGINT,
 // SIGTERM, SIGHUP or SIGQUIT, each of which stops it the same way.
-func runJournal(c *cli.Context, argv []string) error {
-	switch {
-	case len(argv) > 0:
-		return cliutil.Usagef("watch --journal runs no CMD: it runs until SIGINT, SIGTERM, SIGHUP or SIGQUIT")
-	case c.IsSet("output"), c.IsSet("force"), c.IsSet("no-clobber"):
-		return cliutil.Usagef("watch --journal writes no snapshot: -o, -f and --no-clobber go without it")
-	}
-	maxSize, err := parseSize(c.String("max-size"))
-	if err != nil {
-		return cliutil.Usagef("--max-size: %v", err)
-	}
+func runJournal(s *cliutil.Session, o watchOpts) error {
 	k, err := live.Open()
 	if err != nil {
 		return fmt.Errorf("the running kernel: %w", err)
 	}
 	sigs := make(chan os.Signal, 4)
-	defer sessionOf(c).ClaimSignals(sigs)()
-	jw, err := journal.Create(c.String("journal"), k.System(), journal.Options{MaxSize: maxSize})
+	defer s.ClaimSignals(sigs)()
+	jw, err := journal.Create(o.journal, k.System(), journal.Options{MaxSize: o.maxSize})
 	if err != nil {
 		return err
 	}
@@ -196,18 +230,18 @@ func runJournal(c *cli.Context, argv []string) error {
 		jw.Close()
 		return err
 	}
-	if !c.Bool("quiet") {
-		fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: journal %s: following BPF program loads (%d loaded) until SIGINT, SIGTERM, SIGHUP or SIGQUIT\n", safetext.Quote(jw.Dir()), w.AtStart())
+	if !o.quiet {
+		fmt.Fprintf(s.Stderr, "bpfmeta: watch: journal %s: following BPF program loads (%d loaded) until SIGINT, SIGTERM, SIGHUP or SIGQUIT\n", safetext.Quote(jw.Dir()), w.AtStart())
 	}
 	select {
 	case <-sigs:
 	case <-w.Stopped():
 	}
 	st, jst, err := w.Stop()
-	if !c.Bool("quiet") {
+	if !o.quiet {
 		// also after an error (ENOSPC): what was journaled until then
-		printWatchSummary(c.App.ErrWriter, jw.Dir(), st, c.Bool("verbose"))
-		fmt.Fprintf(c.App.ErrWriter, "bpfmeta: watch: journal %s: %d loads, %d unloads and %d lost loads written; %d segments, %d bytes; %d segments (%d loads) dropped by --max-size since it began\n",
+		printWatchSummary(s.Stderr, jw.Dir(), st, o.verbose)
+		fmt.Fprintf(s.Stderr, "bpfmeta: watch: journal %s: %d loads, %d unloads and %d lost loads written; %d segments, %d bytes; %d segments (%d loads) dropped by --max-size since it began\n",
 			safetext.Quote(jw.Dir()), jst.Loads, jst.Unloads, jst.Lost, jst.Segments, jst.Bytes, jst.DroppedSegments, jst.DroppedLoads)
 	}
 	if err != nil {
