@@ -195,31 +195,29 @@ func runAnnotate(c *cli.Context) error {
 // recording, keys the recording has not, a fold without callchains.
 func warnAnnotated(o annotateOpts, name string, t *annotate.Table, st annotate.Stats, f *annotate.Folder) {
 	w := o.notes
-	junk := st.Lines > 0 && st.Unparsed*2 > st.Lines
+	junk := st.MostlyUnparsed()
 	if junk {
 		fmt.Fprintf(w, "bpfmeta: warning: %d of %s on stdin are not perf script output: annotate reads perf script's text (perf script -i %s | bpfmeta annotate -i %s), not a recording\n",
 			st.Unparsed, plural(int(st.Lines), "line"), name, name)
 	}
-	if st.NotInRecording*100 > st.Annotated {
+	if st.OftenNotInRecording() {
 		fmt.Fprintf(w, "bpfmeta: warning: %d of %s of BPF functions lie in no load of their name in %s (labelled %s): the text may not come from the recording given with -i, or its times are not perf's (perf script --reltime, --deltatime)\n",
 			st.NotInRecording, plural(int(st.Annotated), "frame"), name, annotate.NotInRecording)
 	}
-	if f != nil && !junk && f.Samples() > 0 && f.Frames() == 0 {
+	if f != nil && !junk && f.NoCallchains() {
 		fmt.Fprintf(w, "bpfmeta: warning: no callchains: record with -g (perf record -g): %s of the text and no stack to fold\n", plural(int(f.Samples()), "sample"))
 	}
-	if keys := t.ChosenKeys(); len(keys) > 0 {
-		has, more := t.Keys()
-		for _, k := range keys {
-			if slices.Contains(has, k) || more {
-				continue
-			}
-			list := "it has no BPF_METADATA records"
-			if len(has) > 0 {
-				list = "its records have " + strings.Join(has, ", ")
-			}
-			fmt.Fprintf(w, "bpfmeta: warning: --keys %s: no record of %s has the key %s: %s\n",
-				safetext.Clean(o.keysText), name, safetext.Clean(k), safetext.Clean(list))
-		}
+	missing := t.MissingKeys()
+	if len(missing) == 0 {
+		return
+	}
+	list := "it has no BPF_METADATA records"
+	if has, _ := t.Keys(); len(has) > 0 {
+		list = "its records have " + strings.Join(has, ", ")
+	}
+	for _, k := range missing {
+		fmt.Fprintf(w, "bpfmeta: warning: --keys %s: no record of %s has the key %s: %s\n",
+			safetext.Clean(o.keysText), name, safetext.Clean(k), safetext.Clean(list))
 	}
 }
 

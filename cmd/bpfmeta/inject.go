@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -214,17 +213,13 @@ func runInject(c *cli.Context) error {
 }
 
 // reportLimited names the programs that got no metadata because the
-// source is over a limit of bpfmeta's (bpfprog.ErrLimit: a journal too
-// large to index within MaxIndexed or the memory budget), whatever -v
-// says: not an answer, as "not found" is. Those with samples are errors,
-// to errw even with -q, as a record lost is; the others warnings, to warnw.
-// It returns how many have samples.
+// source is over a limit of bpfmeta's (inject.Summary.Limited), whatever
+// -v says. Those with samples are errors, to errw even with -q, as a
+// record lost is; the others warnings, to warnw. It returns how many have
+// samples.
 func reportLimited(errw, warnw io.Writer, name string, sum *inject.Summary) int {
 	withSamples := 0
-	for _, p := range sum.Programs {
-		if p.Missing == inject.NotMissing || !errors.Is(p.Err, bpfprog.ErrLimit) {
-			continue
-		}
+	for _, p := range sum.Limited() {
 		kind, w := "warning", warnw
 		if p.Samples > 0 {
 			kind, w = "error", errw

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"iter"
 	"os"
 
 	"github.com/urfave/cli/v2"
@@ -93,10 +92,9 @@ func runSnapshot(c *cli.Context) error {
 		}
 	}
 	var src bpfprog.Lister = k
-	progs := o.progs
-	named := make([]bool, len(progs))
-	if len(progs) > 0 {
-		src = onlyNamed{k, progs, named}
+	sel := bpfprog.Select(o.progs)
+	if !sel.All() {
+		src = sel.Of(k)
 	}
 	take := snapshot.Take
 	if o.portable {
@@ -106,10 +104,8 @@ func runSnapshot(c *cli.Context) error {
 	if err != nil {
 		return out.Error(err)
 	}
-	for i, ok := range named {
-		if !ok {
-			return fmt.Errorf("--prog %s: no loaded BPF program of that id or name; nothing written", safetext.Quote(progs[i]))
-		}
+	if missing := sel.Unmatched(); len(missing) > 0 {
+		return fmt.Errorf("--prog %s: no loaded BPF program of that id or name; nothing written", safetext.Quote(missing[0]))
 	}
 	if err := out.Release(); err != nil {
 		return err
@@ -121,28 +117,4 @@ func runSnapshot(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "bpfmeta: %s: %s saved\n", out.Name, plural(n, "BPF program"))
 	}
 	return nil
-}
-
-// onlyNamed lists the programs of a Lister that one of progs names
-// (Program.Named), and notes in named which of progs named one.
-type onlyNamed struct {
-	bpfprog.Lister
-	progs []string
-	named []bool
-}
-
-func (o onlyNamed) All() iter.Seq2[*bpfprog.Program, error] {
-	return func(yield func(*bpfprog.Program, error) bool) {
-		for p, err := range o.Lister.All() {
-			keep := err != nil
-			for i, name := range o.progs {
-				if err == nil && p.Named(name) {
-					keep, o.named[i] = true, true
-				}
-			}
-			if keep && !yield(p, err) {
-				return
-			}
-		}
-	}
 }
