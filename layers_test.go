@@ -28,6 +28,7 @@ var layers = []struct {
 	{"the perf.data vocabulary", []string{"perfdata"}},
 	{"the kernel's perf events; runs of records; the tests' kit", []string{"internal/perfevent", "internal/recrun", "internal/testkit"}},
 	{"bytes -> records, records -> bytes", []string{"reader", "writer"}},
+	{"a recording's records listed as text", []string{"dump"}},
 	{"programs: in a recording, as perf records them, BTF; the pipeline's tests", []string{"bpftrack", "bpfprog", "btf", "internal/testkit/rectest"}},
 	{"the documents bpfmeta writes: kinds, JSON, perf's text lines", []string{"doc"}},
 	{"metadata sources (a new one, bpfprog/NAME, is here already)", []string{"bpfprog/..."}},

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bpfmeta/bpfmeta/cmd/internal/cliutil"
+	"github.com/bpfmeta/bpfmeta/dump"
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
@@ -82,7 +83,7 @@ func printSummary(w io.Writer, in *cliutil.Input, start time.Time) {
 	if l := in.Layout(); l != nil {
 		size = l.Size
 	}
-	fmt.Fprintf(&b, ", %d bytes, %v format, %s", size, in.Format(), orderName(in.ByteOrder()))
+	fmt.Fprintf(&b, ", %d bytes, %v format, %s", size, in.Format(), dump.OrderName(in.ByteOrder()))
 	if o, _ := in.Origin(); o.PerfVersion != "" || o.Hostname != "" || o.OSRelease != "" {
 		b.WriteString(", recorded")
 		if o.PerfVersion != "" {

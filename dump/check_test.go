@@ -1,18 +1,19 @@
-package main
+package dump_test
 
 import (
 	"encoding/binary"
 	"errors"
 	"testing"
 
+	"github.com/bpfmeta/bpfmeta/dump"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
-// TestMalformed: dump refuses a KSYMBOL or BPF_EVENT record too short for
+// TestCheck: the listing refuses a KSYMBOL or BPF_EVENT record too short for
 // its fields with the reader's FormatError, so it says where the record is
 // as the reader's own errors do (a record of a compressed one included).
-func TestMalformed(t *testing.T) {
+func TestCheck(t *testing.T) {
 	short := func(typ perfdata.RecordType, offset, outer int64) *perfdata.Record {
 		raw := make([]byte, perfdata.EventHeaderSize+4)
 		binary.LittleEndian.PutUint32(raw, uint32(typ))
@@ -33,19 +34,19 @@ func TestMalformed(t *testing.T) {
 		{"MMAP", short(perfdata.RecordMmap, 0x30, -1), ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			err := malformed(c.rec)
+			err := dump.Check(c.rec)
 			if c.want == "" {
 				if err != nil {
-					t.Fatalf("malformed = %v, want nil", err)
+					t.Fatalf("Check = %v, want nil", err)
 				}
 				return
 			}
 			if err == nil || err.Error() != c.want {
-				t.Fatalf("malformed = %v, want %q", err, c.want)
+				t.Fatalf("Check = %v, want %q", err, c.want)
 			}
 			var fe *reader.FormatError
 			if !errors.As(err, &fe) || !errors.Is(err, reader.ErrCorrupt) {
-				t.Errorf("malformed = %v (%T), want a FormatError (corrupt)", err, err)
+				t.Errorf("Check = %v (%T), want a FormatError (corrupt)", err, err)
 			}
 		})
 	}
