@@ -50,6 +50,9 @@ func Open(path string, opts Options) (*Reader, error) {
 			r.Close() // not f: Open closes it below
 			r, err = nil, ErrDataFileOfDir
 		}
+		if errors.Is(err, ErrNotPerfData) && st.Mode().IsRegular() {
+			err = notRecording(f, err)
+		}
 		if err == nil {
 			r.files = append(r.files, f)
 		}
@@ -59,6 +62,27 @@ func Open(path string, opts Options) (*Reader, error) {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
 	return r, nil
+}
+
+// A NotRecordingError is Open's error for a regular file that is no
+// recording (ErrNotPerfData): with its first bytes (Head, at most
+// 64), read from the file Open opened, so that a caller can tell what else
+// the file is without opening the path again, which another user may have
+// changed meanwhile. The message does not quote them: they may be
+// anything (a secret, if someone points bpfmeta at one).
+type NotRecordingError struct {
+	Head []byte
+	Err  error // an ErrNotPerfData
+}
+
+func (e *NotRecordingError) Error() string { return e.Err.Error() }
+func (e *NotRecordingError) Unwrap() error { return e.Err }
+
+// notRecording is err with the first bytes of f (NotRecordingError).
+func notRecording(f *os.File, err error) error {
+	head := make([]byte, 64)
+	n, _ := f.ReadAt(head, 0)
+	return &NotRecordingError{Head: head[:n], Err: err}
 }
 
 // isDataFileOfDir reports whether the recording has a HEADER_DIR_FORMAT

@@ -288,3 +288,26 @@ func pipeMaxSize(t *testing.T) int {
 	}
 	return n
 }
+
+// TestOpenNotRecording: Open's error for a regular file that is no
+// recording carries its first bytes, read from the file it opened (at most
+// 64), and does not quote them; a FIFO's error carries none.
+func TestOpenNotRecording(t *testing.T) {
+	dir := t.TempDir()
+	text := `{"format_version":1,"secret":"` + strings.Repeat("x", 100) + `"}`
+	path := filepath.Join(dir, "snap.jsonl")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := reader.Open(path, reader.Options{})
+	var nr *reader.NotRecordingError
+	if !errors.Is(err, reader.ErrNotPerfData) || !errors.As(err, &nr) {
+		t.Fatalf("Open: %v (%T), want a NotRecordingError", err, err)
+	}
+	if string(nr.Head) != text[:64] {
+		t.Errorf("Head %q, want %q", nr.Head, text[:64])
+	}
+	if strings.Contains(err.Error(), "secret") || strings.Contains(err.Error(), "format_version") {
+		t.Errorf("the message quotes the file: %v", err)
+	}
+}

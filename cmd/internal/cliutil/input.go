@@ -139,12 +139,14 @@ const UnfinishedQuestion = "was the 'perf record' command properly terminated?"
 // reader reads: what the reader says, and what the user may have meant.
 // path is the file -i named ("" for stdin, which is told no more of): a
 // file that is no directory "is not a perf.data recording", and a regular
-// one is read again for what else it is. Nothing of a file that is not a
-// recording is quoted (it may be a secret).
+// one's first bytes, as the reader read them (reader.NotRecordingError:
+// the path is not opened again), say whether it is a snapshot. Nothing of
+// a file that is not a recording is quoted (it may be a secret).
 func recordingError(name, path string, err error) error {
 	if errors.Is(err, reader.ErrNotPerfData) && path != "" {
 		if st, serr := os.Stat(path); serr != nil || !st.IsDir() {
-			if head := headOf(path, st); bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) && bytes.Contains(head, []byte(`"format_version"`)) {
+			var nr *reader.NotRecordingError
+			if errors.As(err, &nr) && isSnapshotHead(nr.Head) {
 				return fmt.Errorf("%s is a bpfmeta snapshot, not a recording (inject reads one with --snapshot FILE)", name)
 			}
 			return fmt.Errorf("%s is not a perf.data recording (it does not start with perf's magic number)", name)
@@ -162,19 +164,8 @@ func recordingError(name, path string, err error) error {
 	return fmt.Errorf("%s: %w", name, err)
 }
 
-// headOf is the first 64 bytes of the file at path if it is a regular
-// file (st its stat), for recordingError: nothing is read of a FIFO or a
-// device again.
-func headOf(path string, st fs.FileInfo) []byte {
-	if st == nil || !st.Mode().IsRegular() {
-		return nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var head [64]byte
-	n, _ := f.ReadAt(head[:], 0)
-	return head[:n]
+// isSnapshotHead reports whether a file's first bytes are those of a
+// bpfmeta snapshot: a JSON object with a format_version.
+func isSnapshotHead(head []byte) bool {
+	return bytes.HasPrefix(bytes.TrimLeft(head, " \t\r\n"), []byte("{")) && bytes.Contains(head, []byte(`"format_version"`))
 }
