@@ -100,9 +100,8 @@ func ExampleStrip() {
 		log.Fatal(err)
 	}
 	defer w.Abort()
-	st := &inject.Strip{Removed: func(rec *perfdata.Record) {
-		m, _ := perfdata.DecodeBPFMetadata(rec.Raw, r.ByteOrder())
-		fmt.Printf("removing the record at %#x, of %s\n", rec.Offset, m.ProgName)
+	st := &inject.Strip{Order: r.ByteOrder(), Removed: func(off int64, prog string) {
+		fmt.Printf("removing the record at %#x, of %s\n", off, prog)
 	}}
 	removed, err := writer.Copy(w, r, st.Keep)
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"github.com/bpfmeta/bpfmeta/inject"
 	"github.com/bpfmeta/bpfmeta/internal/outfile"
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
-	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/writer"
 )
 
@@ -44,11 +43,10 @@ Examples:
 			}
 			defer rw.close()
 			in := rw.in
-			st := &inject.Strip{}
+			st := &inject.Strip{Order: in.ByteOrder()}
 			if o.verbose {
-				st.Removed = func(rec *perfdata.Record) {
-					m, _ := perfdata.DecodeBPFMetadata(rec.Raw, in.ByteOrder())
-					fmt.Fprintf(o.notes, "bpfmeta: removed the BPF_METADATA record at %#x: prog %s\n", rec.Offset, safetext.Quote(m.ProgName))
+				st.Removed = func(off int64, prog string) {
+					fmt.Fprintf(o.notes, "bpfmeta: removed the BPF_METADATA record at %#x: prog %s\n", off, safetext.Quote(prog))
 				}
 			}
 			removed, err := rw.copy(st.Keep)
