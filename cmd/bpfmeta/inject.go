@@ -194,7 +194,7 @@ func runInject(c *cli.Context) error {
 		}
 	}
 	if n := reportLimited(c.App.ErrWriter, o.notes, in.Name, sum); n > 0 {
-		return fmt.Errorf("%s with samples in the recording got no metadata because of a limit of bpfmeta's (see above); no output written", plural(n, "BPF program"))
+		return fmt.Errorf("%s with samples in the recording got no metadata because of a limit of bpfmeta's (see above); %s", plural(n, "BPF program"), failedOutput(hold != "" || out.Regular(), out.Name))
 	}
 	if unmet := sum.Unmet(o.require...); len(unmet) > 0 {
 		// in the error itself, which -q does not silence
@@ -210,6 +210,16 @@ func runInject(c *cli.Context) error {
 		fmt.Fprintln(c.App.ErrWriter, "bpfmeta: note: perf before 6.17 cannot read BPF_METADATA records (\"failed to process type: 84\"): read them with perf >= 6.17 or bpfmeta show; bpfmeta strip gives back a recording old perf reads")
 	}
 	return nil
+}
+
+// failedOutput says what became of the output of an inject that fails
+// after the copy: nothing of it, if it appears only when committed (a
+// file, or a stream held back); else the stream has had it all.
+func failedOutput(committedOnly bool, name string) string {
+	if committedOnly {
+		return "no output written"
+	}
+	return name + " has had the recording without their metadata"
 }
 
 // reportLimited names the programs that got no metadata because the

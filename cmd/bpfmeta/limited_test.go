@@ -41,3 +41,15 @@ func TestReportLimited(t *testing.T) {
 		t.Errorf("a program not found is listed as limited:\n%s", out)
 	}
 }
+
+// TestFailedOutput: an inject that fails after the copy says "no output
+// written" only where nothing of it is left: a file, or a stream held back;
+// a stream not held back has had the recording.
+func TestFailedOutput(t *testing.T) {
+	if got := failedOutput(true, "out.data"); got != "no output written" {
+		t.Errorf("committed only: %q", got)
+	}
+	if got := failedOutput(false, "stdout"); got != "stdout has had the recording without their metadata" {
+		t.Errorf("a stream: %q", got)
+	}
+}
