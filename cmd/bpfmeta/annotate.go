@@ -124,11 +124,13 @@ func annotateOptionsOf(c *cli.Context) (annotateOpts, error) {
 		return o, err
 	}
 	o.sourceOpts = sourceOptionsOf(c)
-	switch {
-	case o.input == "" || o.input == "-":
+	if o.input == "" || o.input == "-" {
 		return o, cliutil.Usagef("annotate reads perf script text on stdin: name the recording it was made from with -i FILE")
-	case o.sourceArgs[flagSnapshot].Path == "-":
-		return o, cliutil.Usagef("annotate reads perf script text on stdin: name the snapshot's file (--snapshot FILE)")
+	}
+	for _, r := range sources.Rows {
+		if r.Stdin && o.sourceArgs[r.Flag].Path == "-" {
+			return o, cliutil.Usagef("annotate reads perf script text on stdin: name the file of %s (--%s FILE)", r.What, r.Flag)
+		}
 	}
 	o.folded, o.pprof = c.Bool(flagFolded), c.Bool(flagPprof)
 	if err := checkProfileOutput(sessionOf(c), o); err != nil {

@@ -70,7 +70,7 @@ func TestOptionsUsageErrors(t *testing.T) {
 		{[]string{"snapshot", "stray"}, "snapshot takes no arguments (use -o FILE); got stray"},
 		{[]string{"annotate", "stray", "--max-expansion", "-1"}, "annotate takes no arguments (the recording is -i FILE; the text comes on stdin); got stray"},
 		{[]string{"annotate", "--max-expansion", "-1"}, "annotate reads perf script text on stdin: name the recording it was made from with -i FILE"},
-		{[]string{"annotate", "-i", "x", "--snapshot", "-", "--pprof", "--folded"}, "annotate reads perf script text on stdin: name the snapshot's file (--snapshot FILE)"},
+		{[]string{"annotate", "-i", "x", "--snapshot", "-", "--pprof", "--folded"}, "annotate reads perf script text on stdin: name the file of a snapshot (--snapshot FILE)"},
 		{[]string{"annotate", "-i", "x", "--pprof", "--folded", "--keys", ","}, "--pprof and --folded are two outputs: give one"},
 		{[]string{"annotate", "-i", "x", "--keys", " , ", "--max-expansion", "-1"}, `--keys " , ": give the keys, comma-separated (--keys version,build)`},
 		{[]string{"annotate", "-i", "x", "--max-expansion", "-3"}, "--max-expansion -3: give a number of times, or 0 for no limit"},
