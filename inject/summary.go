@@ -327,6 +327,12 @@ func (s *Summary) Missing(groups ...Missing) []Program {
 	return out
 }
 
+// UnrecordedUnlooked reports that the programs loaded elsewhere during
+// the recording were not looked for for a reason the user did not choose
+// (ClockUnplaced, UnrecordedLimited), which a caller warns of; the others
+// (--recorded-only, a recording of another boot) are notes.
+func (s *Summary) UnrecordedUnlooked() bool { return s.ClockUnplaced || s.UnrecordedLimited }
+
 // Limited returns the listed programs that lack the metadata perf would
 // have written because the source is over a limit of bpfmeta's
 // (bpfprog.ErrLimit: a journal too large to index within its bounds or the

@@ -73,3 +73,21 @@ func TestSummaryLimited(t *testing.T) {
 		t.Errorf("Limited: ids %v, want %v", got, want)
 	}
 }
+
+// TestUnrecordedUnlooked: the programs loaded elsewhere not looked for are
+// a warning when the user did not choose it: the clock unplaced, a limit.
+func TestUnrecordedUnlooked(t *testing.T) {
+	for _, c := range []struct {
+		sum  inject.Summary
+		want bool
+	}{
+		{inject.Summary{}, false},
+		{inject.Summary{UnrecordedSkipped: "--recorded-only"}, false},
+		{inject.Summary{UnrecordedSkipped: "clock", ClockUnplaced: true}, true},
+		{inject.Summary{UnrecordedSkipped: "limit", UnrecordedLimited: true}, true},
+	} {
+		if got := c.sum.UnrecordedUnlooked(); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.sum, got, c.want)
+		}
+	}
+}

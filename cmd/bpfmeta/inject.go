@@ -188,7 +188,7 @@ func runInject(c *cli.Context) error {
 		if sum.EarlyFlushes > 0 {
 			fmt.Fprintf(o.notes, "bpfmeta: warning: %s: %s\n", in.Name, earlyFlushes(sum.EarlyFlushes))
 		}
-		if sum.ClockUnplaced || sum.UnrecordedLimited {
+		if sum.UnrecordedUnlooked() {
 			// unlike the other reasons, nothing the user chose: say it
 			fmt.Fprintf(o.notes, "bpfmeta: warning: %s: programs loaded elsewhere during the recording were not looked for: %s\n", in.Name, safetext.Clean(sum.UnrecordedSkipped))
 		}
@@ -339,7 +339,7 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 		fmt.Fprintf(&b, "; of them, %d loaded elsewhere during the recording, which has no record of them (%d got records at the end, as perf's side-band thread has them written)", t.Unrecorded, t.UnrecordedInjected)
 	}
 	fmt.Fprintln(w, safetext.Clean(b.String()))
-	if verbose && sum.UnrecordedSkipped != "" && !sum.ClockUnplaced && !sum.UnrecordedLimited {
+	if verbose && sum.UnrecordedSkipped != "" && !sum.UnrecordedUnlooked() {
 		fmt.Fprintf(w, "bpfmeta: note: programs loaded elsewhere during the recording were not looked for: %s\n", safetext.Clean(sum.UnrecordedSkipped))
 	}
 	list, all := r.missing, withSamples+others
