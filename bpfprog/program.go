@@ -213,6 +213,14 @@ func (p *Program) BPFMetadata() (*Metadata, error) {
 	return p.Metadata, nil
 }
 
+// HasMetadata reports whether the program has metadata exactly as perf
+// records it (BPFMetadata: known exactly, not too large): what "with
+// metadata" counts in bpfmeta programs -v and watch's summary alike.
+func (p *Program) HasMetadata() bool {
+	_, err := p.BPFMetadata()
+	return err == nil
+}
+
 // Check rejects a program no Source may hand out, whatever a file claims:
 // one whose metadata perf could not have recorded (more entries than a
 // record holds, a key or value longer than perf's, a prog_name count that

@@ -27,3 +27,25 @@ func TestNamed(t *testing.T) {
 		}
 	}
 }
+
+// TestHasMetadata: a program has metadata when it is known exactly and
+// perf records it: not when it has none, is too large for perf's records,
+// or could not be read exactly.
+func TestHasMetadata(t *testing.T) {
+	md := &Metadata{MapID: 1}
+	for _, c := range []struct {
+		name string
+		p    Program
+		want bool
+	}{
+		{"exact", Program{Metadata: md}, true},
+		{"none", Program{}, false},
+		{"too large", Program{TooLarge: &TooLargeError{}}, false},
+		{"inexact", Program{Metadata: md, MetadataErr: &MetadataError{}}, false},
+		{"unread", Program{MetadataErr: &MetadataError{}}, false},
+	} {
+		if got := c.p.HasMetadata(); got != c.want {
+			t.Errorf("%s: HasMetadata %v, want %v", c.name, got, c.want)
+		}
+	}
+}

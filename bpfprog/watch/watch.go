@@ -199,7 +199,7 @@ type Stats struct {
 	Recovered int
 	// Unloaded counts the programs read whose PROG_UNLOAD came while watching.
 	Unloaded     int
-	WithMetadata int // programs read with exact metadata
+	WithMetadata int // programs read with metadata (Program.HasMetadata)
 	// LateMetadata counts the programs of WithMetadata whose metadata
 	// appeared only on a re-read (bound after load, as libbpf binds .rodata).
 	LateMetadata int
@@ -510,7 +510,7 @@ func (w *Watcher) done(wp *watched) error {
 	default:
 		w.stats.Loaded++
 	}
-	if metadataRank(wp.p) == rankExact {
+	if wp.p.HasMetadata() {
 		w.stats.WithMetadata++
 		if wp.late {
 			w.stats.LateMetadata++

@@ -183,7 +183,7 @@ func runPrograms(c *cli.Context) error {
 	if o.verbose {
 		withMeta := 0
 		for _, p := range progs {
-			if p.Metadata != nil {
+			if p.HasMetadata() {
 				withMeta++
 			}
 		}
