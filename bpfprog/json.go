@@ -119,7 +119,7 @@ func (p Program) MarshalJSON() ([]byte, error) {
 	for i, f := range p.Funcs {
 		j.Funcs[i] = funcJSON{Tag: jsonTag(f.Tag), BTFName: f.BTFName,
 			PerfName: f.PerfName, KernelName: f.KernelName}
-		if f.Addr != 0 || f.Len != 0 {
+		if !f.Hidden() {
 			a, n := Addr(f.Addr).String(), f.Len
 			j.Funcs[i].Addr, j.Funcs[i].Len = &a, &n
 		}

@@ -101,6 +101,11 @@ type Func struct {
 	KernelName string
 }
 
+// Hidden reports that the kernel hid the function's address (and its
+// length) from the reader: Addr is 0, which no JITed function has. The
+// one rule of the commands' "hidden", JSON's null and live.CheckAddresses.
+func (f Func) Hidden() bool { return f.Addr == 0 }
+
 // Metadata is the content of the BPF_METADATA records perf writes for a
 // program: one record per function, all with the same entries.
 type Metadata struct {

@@ -1,6 +1,7 @@
 package bpfprog
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/perfdata"
@@ -46,6 +47,30 @@ func TestHasMetadata(t *testing.T) {
 	} {
 		if got := c.p.HasMetadata(); got != c.want {
 			t.Errorf("%s: HasMetadata %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// TestFuncHidden: a function's address is hidden when the kernel gave 0,
+// whatever its length; JSON then has null for both.
+func TestFuncHidden(t *testing.T) {
+	for _, c := range []struct {
+		f    Func
+		want bool
+	}{
+		{Func{}, true},
+		{Func{Len: 40}, true},
+		{Func{Addr: 0xffffffffc0001000, Len: 40}, false},
+	} {
+		if got := c.f.Hidden(); got != c.want {
+			t.Errorf("%+v: Hidden %v, want %v", c.f, got, c.want)
+		}
+		j, err := (&Program{ID: 1, Funcs: []Func{c.f}}).MarshalJSON()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if null := strings.Contains(string(j), `"addr":null`) || !strings.Contains(string(j), `"addr"`); null != c.want {
+			t.Errorf("%+v: JSON %s", c.f, j)
 		}
 	}
 }

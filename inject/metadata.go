@@ -83,7 +83,7 @@ func (j *injector) records(tp *bpftrack.Program, p *program) ([]pending, Outcome
 	case err != nil:
 		return nil, Failed, err
 	}
-	if slices.ContainsFunc(sp.Funcs, func(f bpfprog.Func) bool { return f.Addr == 0 }) {
+	if slices.ContainsFunc(sp.Funcs, bpfprog.Func.Hidden) {
 		// Names alone are the same in every boot; without its addresses
 		// the program cannot be told from another boot's.
 		return nil, Failed, fmt.Errorf("program %d: the source has no addresses for its functions (read without CAP_SYSLOG, or with kernel.kptr_restrict): it cannot be matched to the recording's KSYMBOLs", tp.ID)

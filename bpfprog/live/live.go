@@ -101,7 +101,7 @@ func (l *Kernel) Check() error {
 // kernel addresses from, and a program without them matches no recording.
 func CheckAddresses(p *bpfprog.Program) error {
 	for _, f := range p.Funcs {
-		if f.Addr == 0 {
+		if f.Hidden() {
 			return ErrHiddenAddresses
 		}
 	}

@@ -201,7 +201,7 @@ func printProgram(w io.Writer, p *bpfprog.Program) {
 		p.LoadedAt.Local().Format(time.DateTime), p.CreatedByUID)
 	for i, f := range p.Funcs {
 		addr, n := "hidden", "hidden"
-		if f.Addr != 0 || f.Len != 0 {
+		if !f.Hidden() {
 			addr, n = strconv.FormatUint(f.Addr, 16), strconv.FormatUint(uint64(f.Len), 10)
 		}
 		fmt.Fprintf(&b, "\tfunc %d: addr %s  len %s  tag %s", i, addr, n, f.Tag)
