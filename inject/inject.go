@@ -150,7 +150,7 @@ func Run(r Recording, w RecordWriter, src bpfprog.Source, opts Options) (*Summar
 		src:    src,
 		opts:   opts,
 		track:  bpftrack.New(r, bpftrack.Options{Samples: true}),
-		sum:    &Summary{},
+		sum:    &Summary{src: src},
 		progs: programs{
 			byTP:      map[*bpftrack.Program]*program{},
 			claimable: map[string][]*program{},

@@ -131,6 +131,17 @@ func (p Program) Why() string {
 	return reasonOf(p.ID, p.Err)
 }
 
+// WhyIn says why the program has its outcome as Why does, but for a
+// program src does not have, or has another of (NotFound, Mismatch), in
+// src's own words (bpfprog.Describer: "no longer loaded", "not in the
+// snapshot"): the reason the summary and --require give alike.
+func (p Program) WhyIn(src bpfprog.Source) string {
+	if d, ok := src.(bpfprog.Describer); ok && (p.Outcome == NotFound || p.Outcome == Mismatch) {
+		return d.WhyNot(p.Err, p.Unloaded)
+	}
+	return p.Why()
+}
+
 // Missing is whether the output lacks the metadata perf would have written
 // for a program (or, TooLarge, that perf writes none for because it has
 // too many variables), and in which group.
@@ -221,11 +232,14 @@ type Summary struct {
 	// were too many (bpftrack's Tracker.EarlyFlushes): the programs'
 	// sample counts may be short.
 	EarlyFlushes int
+
+	src bpfprog.Source // what Run looked programs up in: the words of Unmet's reasons (WhyIn)
 }
 
 // Unmet says, for each of names that no program of s got metadata for
-// (Outcome.GotMetadata), why, beginning with the name: no program
-// of that name, or what became of the programs of that name. A program is
+// (Outcome.GotMetadata), why, beginning with the name: no program of that
+// name, or what became of the programs of that name (in the source's
+// words, Program.WhyIn). A program is
 // named as every --prog and --require names one (perfdata.ProgNamed): by
 // id, or by its name with or without bpf_prog_<tag>_. bpfmeta inject
 // --require fails on what it returns.
@@ -242,7 +256,7 @@ func (s *Summary) Unmet(names ...string) []string {
 				got = true
 				break
 			}
-			whys = append(whys, fmt.Sprintf("program %d: %s", p.ID, p.Why()))
+			whys = append(whys, fmt.Sprintf("program %d: %s", p.ID, p.WhyIn(s.src)))
 		}
 		switch {
 		case got:

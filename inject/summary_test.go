@@ -91,3 +91,37 @@ func TestUnrecordedUnlooked(t *testing.T) {
 		}
 	}
 }
+
+// describer is a source that words why it lacks a program.
+type describer struct{ *bpfprog.List }
+
+func (describer) Describe() string { return "the test source" }
+func (describer) WhyNot(err error, unloaded bool) string {
+	if unloaded {
+		return "gone from the test source"
+	}
+	return "not in the test source"
+}
+func (describer) Hint() string { return "" }
+
+// TestWhyIn: a program the source lacks, or has another of, is told in
+// the source's words; any other outcome, and any source that does not
+// word it, by Why.
+func TestWhyIn(t *testing.T) {
+	src := describer{&bpfprog.List{}}
+	notFound := inject.Program{ID: 3, Outcome: inject.NotFound, Err: fmt.Errorf("program 3: %w", bpfprog.ErrNotFound)}
+	for _, c := range []struct {
+		p    inject.Program
+		src  bpfprog.Source
+		want string
+	}{
+		{notFound, src, "not in the test source"},
+		{inject.Program{ID: 3, Outcome: inject.Mismatch, Unloaded: true, Err: errors.New("program 3: tag")}, src, "gone from the test source"},
+		{inject.Program{ID: 3, Outcome: inject.Failed, Err: errors.New("program 3: EPERM")}, src, "EPERM"},
+		{notFound, &bpfprog.List{}, "no such BPF program"},
+	} {
+		if got := c.p.WhyIn(c.src); got != c.want {
+			t.Errorf("%v in %T: %q, want %q", c.p.Outcome, c.src, got, c.want)
+		}
+	}
+}

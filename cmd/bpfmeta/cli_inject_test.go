@@ -633,7 +633,7 @@ func TestInjectRequire(t *testing.T) {
 		args      []string
 		fail      string
 	}{
-		{only10, "no samples, but required", []string{"--require", "prog11"}, "prog11: no metadata (program 11: no such BPF program)"},
+		{only10, "no samples, but required", []string{"--require", "prog11"}, "prog11: no metadata (program 11: not in the snapshot)"},
 		{only10, "by its KSYMBOL's name", []string{"--require", full11}, full11 + ": no metadata (program 11:"},
 		{only10, "--strict lets it go, --require not", []string{"--strict", "--require", "prog11"}, "prog11: no metadata"},
 		{only10, "no such program", []string{"--require", "prog10", "--require", "nosuch"}, "nosuch: the recording has no program of this name"},

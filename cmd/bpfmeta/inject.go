@@ -373,12 +373,5 @@ func (r *report) print(w io.Writer, name string, verbose bool) {
 	}
 }
 
-// why says why p has no metadata, in the user's terms: for a program the
-// source does not have, or has another of, in the source's own
-// (bpfprog.Describer).
-func (r *report) why(p inject.Program) string {
-	if d, ok := r.src.(bpfprog.Describer); ok && (p.Outcome == inject.NotFound || p.Outcome == inject.Mismatch) {
-		return d.WhyNot(p.Err, p.Unloaded)
-	}
-	return p.Why()
-}
+// why says why p has no metadata, in the user's terms (Program.WhyIn).
+func (r *report) why(p inject.Program) string { return p.WhyIn(r.src) }
