@@ -175,7 +175,6 @@ func recordingFuncs(path, snap, dir string, programs []string) ([]stable.Func, e
 		return nil, err
 	}
 	defer r.Close()
-	fns.Max = bpftrack.MaxMetadataRecords
 	found := make([]bool, len(programs))
 	_, err = bpftrack.WalkMetadata(r, func(rec *bpftrack.MetadataRecord) error {
 		for i, p := range programs {

@@ -46,7 +46,9 @@ type Funcs struct {
 	count int
 	size  int64 // charged to mem
 	mem   budget.Meter
-	// Max bounds the distinct functions kept (0: no bound).
+	// Max bounds the distinct functions kept; 0 is
+	// bpftrack.MaxMetadataRecords, the bound of show --stable and
+	// bpfmetatest (what a recording may hold, whatever it claims).
 	Max int
 	// Typed, if not nil, gives the typed form of an entry of function
 	// (named as in Func), or nil: perf's record holds only the text, the
@@ -97,8 +99,8 @@ func (s *Funcs) AddAs(name string, m perfdata.BPFMetadata) error {
 	if set != nil && set.names[name] {
 		return nil
 	}
-	if s.Max > 0 && s.count >= s.Max {
-		return fmt.Errorf("more than %d distinct functions and metadata", s.Max)
+	if max := cmp.Or(s.Max, bpftrack.MaxMetadataRecords); s.count >= max {
+		return fmt.Errorf("more than %d distinct functions and metadata", max)
 	}
 	if s.sets == nil {
 		s.sets = map[[sha256.Size]byte]*entrySet{}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/bpfprog"
+	"github.com/bpfmeta/bpfmeta/bpftrack"
 	"github.com/bpfmeta/bpfmeta/internal/budget"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 	"github.com/bpfmeta/bpfmeta/stable"
@@ -212,5 +213,29 @@ func TestFuncsBudget(t *testing.T) {
 	}
 	if !errors.Is(err, budget.ErrExhausted) {
 		t.Errorf("1,000 distinct sets of 202 entries (60 MB) within 32 MiB: %v, want the budget exhausted", err)
+	}
+}
+
+// TestFuncsBound: Funcs keeps at most bpftrack.MaxMetadataRecords distinct
+// functions unless Max says another bound: a zero Funcs is bounded too.
+func TestFuncsBound(t *testing.T) {
+	var fns stable.Funcs
+	defer fns.Close()
+	var err error
+	n := 0
+	for ; n <= bpftrack.MaxMetadataRecords && err == nil; n++ {
+		err = fns.Add(perfdata.BPFMetadata{ProgName: fmt.Sprintf("bpf_prog_0123456789abcdef_f%d", n),
+			Entries: []perfdata.BPFMetadataEntry{{Key: "bpf_metadata_v", Value: "1"}}})
+	}
+	if err == nil || n != bpftrack.MaxMetadataRecords+1 {
+		t.Errorf("took %d functions (%v), want an error after %d", n, err, bpftrack.MaxMetadataRecords)
+	}
+	small := stable.Funcs{Max: 2}
+	defer small.Close()
+	for i := range 3 {
+		err = small.Add(perfdata.BPFMetadata{ProgName: fmt.Sprintf("f%d", i)})
+	}
+	if err == nil {
+		t.Error("Max 2 took 3 functions")
 	}
 }

@@ -18,10 +18,7 @@ type stablePrinter struct {
 	fns  stable.Funcs
 }
 
-func (p *stablePrinter) record(r *bpftrack.MetadataRecord) error {
-	p.fns.Max = bpftrack.MaxMetadataRecords
-	return p.fns.AddRecord(r)
-}
+func (p *stablePrinter) record(r *bpftrack.MetadataRecord) error { return p.fns.AddRecord(r) }
 
 func (p *stablePrinter) end() error {
 	fns := p.fns.Sorted()
