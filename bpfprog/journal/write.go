@@ -128,12 +128,21 @@ func checkHost(h string) error {
 	return nil
 }
 
+// CheckMaxSize refuses a size limit outside [MinMaxSize, MaxMaxSize]
+// (Options.MaxSize, watch --max-size).
+func CheckMaxSize(n int64) error {
+	if n < MinMaxSize || n > MaxMaxSize {
+		return fmt.Errorf("journal: a size limit of %d bytes: at least %d MiB and at most %d MiB", n, MinMaxSize>>20, MaxMaxSize>>20)
+	}
+	return nil
+}
+
 func (o *Options) fill() error {
 	if o.MaxSize == 0 {
 		o.MaxSize = DefaultMaxSize
 	}
-	if o.MaxSize < MinMaxSize || o.MaxSize > MaxMaxSize {
-		return fmt.Errorf("journal: a size limit of %d bytes: at least %d MiB and at most %d MiB", o.MaxSize, MinMaxSize>>20, MaxMaxSize>>20)
+	if err := CheckMaxSize(o.MaxSize); err != nil {
+		return err
 	}
 	if o.SegmentSize == 0 {
 		o.SegmentSize = min(max(o.MaxSize/16, 64<<10), 16<<20)

@@ -67,6 +67,7 @@ func TestOptionsUsageErrors(t *testing.T) {
 		{[]string{"watch", "--journal", "d", "--", "true"}, "watch --journal runs no CMD: it runs until SIGINT, SIGTERM, SIGHUP or SIGQUIT"},
 		{[]string{"watch", "--journal", "d", "-f"}, "watch --journal writes no snapshot: -o, -f and --no-clobber go without it"},
 		{[]string{"watch", "--journal", "d", "--max-size", "huge"}, "--max-size: huge is not a size (bytes, or a number with K, M or G)"},
+		{[]string{"watch", "--journal", "d", "--max-size", "1G"}, "--max-size: journal: a size limit of 1073741824 bytes: at least 4 MiB and at most 128 MiB"},
 		{[]string{"snapshot", "stray"}, "snapshot takes no arguments (use -o FILE); got stray"},
 		{[]string{"annotate", "stray", "--max-expansion", "-1"}, "annotate takes no arguments (the recording is -i FILE; the text comes on stdin); got stray"},
 		{[]string{"annotate", "--max-expansion", "-1"}, "annotate reads perf script text on stdin: name the recording it was made from with -i FILE"},

@@ -74,8 +74,9 @@ Examples:
 		Flags: []cli.Flag{outputFlag("snapshot"), forceFlag(), noClobberFlag(),
 			&cli.StringFlag{Name: flagJournal, TakesFile: true,
 				Usage: "append every load and unload to the journal in `DIR` (DIR/HOSTNAME/), as a service, instead of a snapshot; no CMD"},
-			&cli.StringFlag{Name: flagMaxSize, Value: "128M",
-				Usage: "keep the host's journal under `SIZE` bytes (K, M: KiB, MiB; 4M to 128M), dropping its oldest segments; 128M hold about 100,000 loads"},
+			&cli.StringFlag{Name: flagMaxSize, Value: fmt.Sprintf("%dM", journal.DefaultMaxSize>>20),
+				Usage: fmt.Sprintf("keep the host's journal under `SIZE` bytes (K, M: KiB, MiB; %dM to %dM), dropping its oldest segments; %dM hold about 100,000 loads",
+					journal.MinMaxSize>>20, journal.MaxMaxSize>>20, journal.DefaultMaxSize>>20)},
 			quietFlag(), verboseFlag("name every program that could not be read")},
 		Action: func(c *cli.Context) error {
 			status, err := runWatch(c)
@@ -124,7 +125,10 @@ func watchOptionsOf(c *cli.Context) (watchOpts, error) {
 	case c.IsSet(flagOutput), c.IsSet(flagForce), c.IsSet(flagNoClobber):
 		return o, cliutil.Usagef("watch --journal writes no snapshot: -o, -f and --no-clobber go without it")
 	}
-	if o.maxSize, err = parseSize(c.String(flagMaxSize)); err != nil {
+	if o.maxSize, err = parseSize(c.String(flagMaxSize)); err == nil {
+		err = journal.CheckMaxSize(o.maxSize)
+	}
+	if err != nil {
 		return o, cliutil.Usagef("--max-size: %v", err)
 	}
 	return o, nil
