@@ -14,13 +14,7 @@ import (
 // a stream, end (with an error or not) and print no control byte but the
 // newline: what comes from a recording reaches a terminal escaped.
 func FuzzDump(f *testing.F) {
-	for _, name := range testkit.CorpusNames(f) {
-		b := testkit.CorpusBytes(f, name)
-		if len(b) > 64<<10 {
-			b = b[:64<<10]
-		}
-		f.Add(b)
-	}
+	testkit.AddCorpusPrefixes(f, 64<<10)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		open := func(stream bool) (*reader.Reader, error) {
 			opts := reader.Options{Decompress: true, MaxExpansion: 20}

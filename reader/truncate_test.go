@@ -153,13 +153,7 @@ func usedEnd(t *testing.T, b []byte) int64 {
 // FuzzReader: no input makes the reader panic or loop, and every error it
 // returns is one of its own.
 func FuzzReader(f *testing.F) {
-	for _, name := range testkit.CorpusNames(f) {
-		b := testkit.CorpusBytes(f, name)
-		if len(b) > 64<<10 {
-			b = b[:64<<10]
-		}
-		f.Add(b)
-	}
+	testkit.AddCorpusPrefixes(f, 64<<10)
 	f.Fuzz(func(t *testing.T, b []byte) {
 		for _, stream := range []bool{false, true} {
 			offs, _, err := readAll(b, stream)

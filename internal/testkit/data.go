@@ -174,6 +174,16 @@ func LargestCorpusFile(t testing.TB, keep func(name string) bool) string {
 	return path
 }
 
+// AddCorpusPrefixes seeds f with the first max bytes of every corpus
+// recording (all of a smaller one): the fuzz targets that read any bytes
+// as a recording (reader, dump).
+func AddCorpusPrefixes(f *testing.F, max int) {
+	for _, name := range CorpusNames(f) {
+		b := CorpusBytes(f, name)
+		f.Add(b[:min(len(b), max)])
+	}
+}
+
 // CorpusBytes returns the content of corpus recording name.
 func CorpusBytes(t testing.TB, name string) []byte {
 	t.Helper()
