@@ -135,24 +135,18 @@ var recordTypes = []typeRow{
 	{Type: RecordSchedstatDomain, Name: "SCHEDSTAT_DOMAIN"},
 }
 
-// recordNames and recordRows are recordTypes indexed by type, made once
-// (init): String is called for every line bpfmeta dump prints, millions
-// of them, and finds the name by index. A type without a row has "" and
-// nil.
-var (
-	recordNames []string
-	recordRows  []*typeRow
-)
+// recordRows is recordTypes indexed by type, made once (init): String is
+// called for every line bpfmeta dump prints, millions of them, and finds
+// the name by index. A type without a row has nil.
+var recordRows []*typeRow
 
 func init() {
 	n := RecordType(0)
 	for _, r := range recordTypes {
 		n = max(n, r.Type+1)
 	}
-	recordNames = make([]string, n)
 	recordRows = make([]*typeRow, n)
 	for i, r := range recordTypes {
-		recordNames[r.Type] = r.Name
 		recordRows[r.Type] = &recordTypes[i]
 	}
 }
@@ -169,8 +163,8 @@ func (t RecordType) row() *typeRow {
 // (the names perf report --stats prints: PERF_RECORD_HEADER_ATTR is
 // "ATTR"), or the number for types perf does not know.
 func (t RecordType) String() string {
-	if t < RecordType(len(recordNames)) && recordNames[t] != "" {
-		return recordNames[t]
+	if r := t.row(); r != nil {
+		return r.Name
 	}
 	return strconv.FormatUint(uint64(t), 10)
 }
