@@ -244,7 +244,7 @@ func fillTable(s *cliutil.Session, o annotateOpts, t *annotate.Table) (string, e
 			}
 			return src.Source, src.Close, nil
 		}}
-	if in.File != nil || in.Dir != "" {
+	if in.File() != nil || in.Dir != "" {
 		from.Reopen = func() (inject.Recording, error) {
 			in.Close()
 			again, err := openInput(s, o.readOpts, reader.Options{Decompress: true})

@@ -191,7 +191,7 @@ func openInOut(s *cliutil.Session, o rewriteOpts, dirOut bool) (*cliutil.Input, 
 		return nil, nil, err
 	}
 	out, err := s.OpenOutput(o.output, cliutil.OutputOptions{
-		Given: o.outputGiven, Force: o.force, NoClobber: o.noClobber, Sync: o.sync, Binary: true, Input: in.File,
+		Given: o.outputGiven, Force: o.force, NoClobber: o.noClobber, Sync: o.sync, Binary: true, Input: in.File(),
 		Dir: dirOut && in.Dir != "", InputDir: in.Dir})
 	if err != nil {
 		in.Close()

@@ -4,25 +4,23 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/bpfmeta/bpfmeta/internal/scratch"
 	"io"
 	"io/fs"
 	"os"
 	"sync/atomic"
 
 	"github.com/bpfmeta/bpfmeta/internal/safetext"
+	"github.com/bpfmeta/bpfmeta/internal/scratch"
 	"github.com/bpfmeta/bpfmeta/reader"
 )
 
 // Input is an opened recording (reader.Open, OpenFile, OpenStream),
-// named for messages. Closing it closes what the reader opened.
+// named for messages. Closing it closes what the reader opened; its File
+// (the reader's) is what an output must not be.
 type Input struct {
 	*reader.Reader
 	Name string // for messages: the path (quoted as needed), or "stdin"
 	Dir  string // the path of a directory recording (perf record --threads)
-	// File is the regular file the recording is read from, if it is one
-	// (Reader.File): what an output must not be.
-	File *os.File
 }
 
 // defaultInput is what is read when stdin is a terminal and no -i says
@@ -97,7 +95,7 @@ func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Inpu
 		if err != nil {
 			return nil, recordingError(StdinName, "", err)
 		}
-		return &Input{Reader: r, Name: StdinName, File: r.File()}, nil
+		return &Input{Reader: r, Name: StdinName}, nil
 	}
 	name := safetext.Quote(path)
 	r, err := reader.Open(path, opts)
@@ -114,7 +112,7 @@ func (s *Session) OpenInput(path string, given bool, opts reader.Options) (*Inpu
 		}
 		return nil, recordingError(name, path, err)
 	}
-	in := &Input{Reader: r, Name: name, File: r.File()}
+	in := &Input{Reader: r, Name: name}
 	if r.IsDirRecording() {
 		in.Dir = path
 	}

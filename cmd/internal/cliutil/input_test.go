@@ -137,8 +137,8 @@ func TestOpenInputMessages(t *testing.T) {
 			t.Errorf("%s: %v", c.what, err)
 			continue
 		}
-		if in.Dir != c.dir || c.file != nil && in.File != c.file || c.fname != "" && (in.File == nil || in.File.Name() != c.fname) || c.file == nil && c.fname == "" && in.File != nil {
-			t.Errorf("%s: Dir %q, File %v", c.what, in.Dir, in.File)
+		if f := in.File(); in.Dir != c.dir || c.file != nil && f != c.file || c.fname != "" && (f == nil || f.Name() != c.fname) || c.file == nil && c.fname == "" && f != nil {
+			t.Errorf("%s: Dir %q, File %v", c.what, in.Dir, f)
 		}
 		in.Close()
 	}
