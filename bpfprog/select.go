@@ -3,12 +3,14 @@ package bpfprog
 import (
 	"iter"
 	"strconv"
+
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 // A Selection is the programs a list of arguments picks, as bpfmeta
-// programs ID|NAME... takes them: an argument that is a number is an id,
-// any other a name as Program.Named takes it (the program's, or one of
-// its functions'). No argument picks every program. It remembers what
+// programs ID|NAME... takes them: an argument that is a number is an id
+// (perfdata.ProgID), any other a name as Program.Named takes it (the
+// program's, or one of its functions'). No argument picks every program. It remembers what
 // each argument picked, to name those that picked none, and the ids of
 // the programs picked, whose unloads a journal lists with their loads.
 type Selection struct {
@@ -25,14 +27,17 @@ type Selection struct {
 func Select(args []string) *Selection {
 	s := &Selection{args: args, found: map[string]bool{}, matched: map[uint32]bool{}}
 	for _, a := range args {
-		if id, err := strconv.ParseUint(a, 10, 32); err == nil {
-			s.IDs = append(s.IDs, uint32(id))
+		if id, ok := perfdata.ProgID(a); ok {
+			s.IDs = append(s.IDs, id)
 		} else {
 			s.Names = append(s.Names, a)
 		}
 	}
 	return s
 }
+
+// idKey is how found notes an id argument: "7" for "007" too.
+func idKey(id uint32) string { return strconv.FormatUint(uint64(id), 10) }
 
 // All reports whether no program was named: every one is picked.
 func (s *Selection) All() bool { return len(s.IDs) == 0 && len(s.Names) == 0 }
@@ -45,7 +50,7 @@ func (s *Selection) Program(p *Program) bool {
 	ok := false
 	for _, id := range s.IDs {
 		if p.ID == id {
-			s.found[strconv.FormatUint(uint64(id), 10)], ok = true, true
+			s.found[idKey(id)], ok = true, true
 		}
 	}
 	for _, name := range s.Names {
@@ -90,7 +95,7 @@ func (s *Selection) MissingNames() []string {
 func (s *Selection) MissingIDs() []uint32 {
 	var missing []uint32
 	for _, id := range s.IDs {
-		if !s.found[strconv.FormatUint(uint64(id), 10)] {
+		if !s.found[idKey(id)] {
 			missing = append(missing, id)
 		}
 	}
@@ -103,8 +108,8 @@ func (s *Selection) Unmatched() []string {
 	var missing []string
 	for _, a := range s.args {
 		key := a
-		if id, err := strconv.ParseUint(a, 10, 32); err == nil {
-			key = strconv.FormatUint(id, 10)
+		if id, ok := perfdata.ProgID(a); ok {
+			key = idKey(id)
 		}
 		if !s.found[key] {
 			missing = append(missing, a)

@@ -259,6 +259,13 @@ func lowerHex(c byte) (byte, bool) {
 	return 0, false
 }
 
+// ProgID is the program id sel names, if it is one (ProgNamed): a decimal
+// number a program id can be (a uint32); any other sel is a name.
+func ProgID(sel string) (uint32, bool) {
+	id, err := strconv.ParseUint(sel, 10, 32)
+	return uint32(id), err == nil
+}
+
 // ProgNamed is the one rule by which a program is selected by what a user
 // typed (sel): every --prog and --require, and the library's filters
 // (bpfprog.Program.Named, bpftrack.MetadataRecord.OfProgram,
@@ -269,8 +276,8 @@ func lowerHex(c byte) (byte, bool) {
 // An empty sel names nothing: a record named "bpf_prog_<tag>" has no
 // function name to be selected by.
 func ProgNamed(sel string, id uint32, names ...string) bool {
-	if n, err := strconv.ParseUint(sel, 10, 32); err == nil {
-		return id != 0 && uint32(n) == id
+	if n, ok := ProgID(sel); ok {
+		return id != 0 && n == id
 	}
 	if sel == "" {
 		return false
