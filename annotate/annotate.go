@@ -7,7 +7,6 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
@@ -369,7 +368,7 @@ func perfScriptLine(line []byte) bool {
 		// which perf script right-aligns (comm in %16s); a frame's source
 		// line (-F +srcline); an entry of a BPF_METADATA record
 		_, _, frame := stackFields(line)
-		return srcline(line) || frame || sampleLine(line[i:]) || doc.IsEntryLine(line)
+		return srcline(line) || frame || sampleLine(line[i:]) || perfdata.IsEntryLine(line)
 	}
 	return sampleLine(line) || recordLine(line)
 }

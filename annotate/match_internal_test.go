@@ -6,7 +6,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/bpfmeta/bpfmeta/doc"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 // The regular expressions the line matchers stand for: perf script's
@@ -54,8 +54,8 @@ func TestLineMatchersAsRegexps(t *testing.T) {
 		if got, want := recordLine(line), recordRE.Match(line); got != want {
 			t.Errorf("recordLine(%q) = %v, want %v", line, got, want)
 		}
-		if got, want := doc.IsEntryLine(line), metadataEntryRE.Match(line); got != want {
-			t.Errorf("doc.IsEntryLine(%q) = %v, want %v", line, got, want)
+		if got, want := perfdata.IsEntryLine(line), metadataEntryRE.Match(line); got != want {
+			t.Errorf("perfdata.IsEntryLine(%q) = %v, want %v", line, got, want)
 		}
 		comm, ok := headerLine(line)
 		if m := headerRE.FindSubmatch(line); ok != (m != nil) || ok && !bytes.Equal(comm, m[1]) {

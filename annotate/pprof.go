@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/pprof/profile"
 
-	"github.com/bpfmeta/bpfmeta/doc"
 	"github.com/bpfmeta/bpfmeta/internal/budget"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 // LabelledLineWriter is a LineWriter told, with each line, the label Run's
@@ -159,7 +159,7 @@ func (p *Profiler) LabelledLine(line []byte, label string) error {
 	if ok, err := p.header(body, label); ok || err != nil {
 		return err
 	}
-	if recordLine(body) || srcline(body) || doc.IsEntryLine(body) || !perfScriptLine(body) {
+	if recordLine(body) || srcline(body) || perfdata.IsEntryLine(body) || !perfScriptLine(body) {
 		// perf script output, but of no sample; or not perf script
 		// output, which Run counts (Stats.Unparsed)
 		return nil
@@ -172,7 +172,7 @@ func (p *Profiler) LabelledLine(line []byte, label string) error {
 // script prints after one (-F +srcline).
 func (p *Profiler) frameLine(body []byte, label string) error {
 	frame := bytes.TrimLeft(body, " \t")
-	if _, ok := frameAddress(frame); !ok && (srcline(body) || doc.IsEntryLine(body)) {
+	if _, ok := frameAddress(frame); !ok && (srcline(body) || perfdata.IsEntryLine(body)) {
 		return nil
 	}
 	l, err := p.location(frame, label)

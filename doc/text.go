@@ -27,8 +27,3 @@ func WriteUnindexedEntry(w io.Writer, key, value string) error {
 	_, err := fmt.Fprintf(w, unindexedFormat, safetext.Clean(key), safetext.Clean(value))
 	return err
 }
-
-// IsEntryLine reports whether line (without its newline) is an entry as
-// perf writes it (WriteEntry without a prefix) of a key without blanks,
-// as a variable's name is: perfdata.IsEntryLine.
-func IsEntryLine(line []byte) bool { return perfdata.IsEntryLine(line) }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bpfmeta/bpfmeta/doc"
+	"github.com/bpfmeta/bpfmeta/perfdata"
 )
 
 // TestEntryLines pins perf's line of an entry (perf_event__fprintf_bpf_metadata()),
@@ -49,15 +50,15 @@ func TestEntryLines(t *testing.T) {
 			t.Errorf("WriteUnindexedEntry(%q, %q) = %q, want %q", c.key, c.value, u.String(), c.unindexed)
 		}
 		line := strings.TrimSuffix(b.String(), "\n")
-		if got := doc.IsEntryLine([]byte(line)); got != c.isEntry {
+		if got := perfdata.IsEntryLine([]byte(line)); got != c.isEntry {
 			t.Errorf("IsEntryLine(%q) = %v, want %v", line, got, c.isEntry)
 		}
-		if line := strings.TrimSuffix(u.String(), "\n"); doc.IsEntryLine([]byte(line)) {
+		if line := strings.TrimSuffix(u.String(), "\n"); perfdata.IsEntryLine([]byte(line)) {
 			t.Errorf("IsEntryLine(%q) of the unindexed form", line)
 		}
 	}
 	for _, line := range []string{"", "  entry ", "  entry 1:", " entry 1: k = v", "  entry x: k = v", "  entry 1:k = v"} {
-		if doc.IsEntryLine([]byte(line)) {
+		if perfdata.IsEntryLine([]byte(line)) {
 			t.Errorf("IsEntryLine(%q)", line)
 		}
 	}
